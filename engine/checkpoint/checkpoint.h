@@ -1,0 +1,56 @@
+// Checkpoints: <root>/step_NNNNNNNN/ holding
+//   model.safetensors      the weights, names and shapes of gpt_param_tensors() (docs/formats.md)
+//   optimizer.safetensors  AdamW moments: "<name>.exp_avg" and "<name>.exp_avg_sq" per tensor
+//   trainer.json           step, tokens seen, run id, attempt, RNG states, loader position, config
+// A checkpoint is written into step_NNNNNNNN.tmp/, every file fsynced, then renamed; a directory
+// without the .tmp suffix is therefore complete. The newest `keep` checkpoints are kept.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/data/loader.h"
+#include "engine/model/gpt.h"
+#include "engine/optim/adamw.h"
+
+namespace td {
+
+struct TrainerState {
+  int step = 0;                 // optimizer steps completed
+  uint64_t tokens_seen = 0;     // tokens of all ranks
+  int adam_t = 0;               // AdamW updates applied (skipped steps do not count)
+  std::string run_id;
+  int attempt = 0;
+  uint64_t sample_rng = 0;      // state of the sampling RNG
+  LoaderState loader;
+  nlohmann::json config;        // the run's full config
+  nlohmann::json to_json() const;
+  static TrainerState from_json(const nlohmann::json& j);
+};
+
+struct CheckpointInfo {
+  std::string path;  // the step_NNNNNNNN directory
+  uint64_t bytes = 0;
+};
+
+/// Writes a checkpoint of model (and optimizer, when non-null) at state.step under root.
+/// Throws td::Error on I/O failure; a failed write leaves only a .tmp directory behind.
+CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state);
+
+/// The newest complete checkpoint directory under root (by step), or nullopt.
+std::optional<std::string> latest_checkpoint(const std::string& root);
+
+/// Reads trainer.json of a checkpoint directory (td::Error when missing or malformed).
+TrainerState read_trainer_state(const std::string& ckpt_dir);
+
+/// Loads weights (and optimizer moments when opt is non-null) into an already constructed model
+/// of the same shape. Throws td::Error on a shape mismatch or a damaged file.
+void load_checkpoint(const std::string& ckpt_dir, GPT& model, AdamW* opt);
+
+/// Deletes all but the newest `keep` complete checkpoints under root, and stale .tmp directories.
+void prune_checkpoints(const std::string& root, int keep);
+
+}  // namespace td

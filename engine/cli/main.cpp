@@ -1,0 +1,212 @@
+// traindeck-engine: the command-line front of the engine.
+//   prepare   text files -> dataset directory (token shards, tokenizer, manifest)
+//   train     train a model from a config; events on stdout and in <out>/events.jsonl
+//   sample    generate text from a checkpoint
+//   plan      parameters, FLOPs and memory of a config
+//   calibrate measure this CPU's sgemm peak (the MFU denominator)
+//   config    print the config reference (docs/config.md)
+//   runs      list, show and export runs in the store
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/common/error.h"
+#include "engine/config.h"
+#include "engine/data/prepare.h"
+#include "engine/metrics/calibrate.h"
+#include "engine/metrics/sysinfo.h"
+#include "engine/model/gpt.h"
+#include "engine/ops/cpu_ops.h"
+#include "engine/plan/plan.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/train/sampler.h"
+#include "engine/train/trainer.h"
+#include "engine/cli/runs_cmd.h"
+#include "engine/cli/db_sink.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+// Reads --config, resolves data.path against the config file's directory, applies --set.
+td::RunConfig load_config(const std::string& path, const std::vector<std::string>& sets) {
+  json doc = td::read_json_file(path);
+  if (doc.is_object() && doc.contains("data") && doc["data"].is_object() && doc["data"].contains("path") &&
+      doc["data"]["path"].is_string()) {
+    fs::path p = doc["data"]["path"].get<std::string>();
+    if (p.is_relative()) doc["data"]["path"] = (fs::absolute(path).parent_path() / p).lexically_normal().string();
+  }
+  for (const auto& s : sets) td::apply_override(doc, s);
+  return td::parse_config(doc);
+}
+
+int cmd_prepare(const td::PrepareOptions& opt) {
+  auto r = td::prepare_dataset(opt, [&](uint64_t done, uint64_t total) {
+    if (opt.quiet) return;
+    std::fprintf(stderr, "\rprepare: %6.1f / %.1f MB (%3.0f%%)", done / 1e6, total / 1e6, total ? 100.0 * done / total : 100.0);
+    std::fflush(stderr);
+  });
+  if (!opt.quiet) std::fprintf(stderr, "\n");
+  for (const auto& s : r.skipped) std::fprintf(stderr, "warning: skipped %s\n", s.c_str());
+  std::printf("dataset %s: %llu train tokens, %llu val tokens, vocab %d, %.1f MB of text\n", opt.out_dir.c_str(),
+              (unsigned long long)r.train_tokens, (unsigned long long)r.val_tokens, r.vocab_size, r.bytes_read / 1e6);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"traindeck-engine " TD_VERSION ": train GPT-style language models (TrainDeck's engine)"};
+  app.set_version_flag("--version", std::string("traindeck-engine ") + TD_VERSION);
+  app.require_subcommand(1);
+
+  // prepare
+  td::PrepareOptions popt;
+  auto* prep = app.add_subcommand("prepare", "Tokenize text files into a dataset directory");
+  prep->add_option("--input", popt.inputs, "Text files or directories (recursive)")->required();
+  prep->add_option("--out", popt.out_dir, "Output dataset directory")->required();
+  prep->add_option("--tokenizer", popt.tokenizer, "byte or bpe")->check(CLI::IsMember({"byte", "bpe"}));
+  prep->add_option("--vocab-size", popt.vocab_size, "Vocabulary size (bpe; default 8000)");
+  prep->add_option("--val-fraction", popt.val_fraction, "Fraction of the token stream kept for validation")->check(CLI::Range(0.0, 0.5));
+  prep->add_option("--threads", popt.threads, "Encoding threads (0: all cores)");
+  prep->add_flag("--quiet", popt.quiet, "No progress line");
+
+  // train
+  std::string config_path, db_path, experiment = "default";
+  std::vector<std::string> sets;
+  td::TrainOptions topt;
+  double peak = 0;
+  auto* train = app.add_subcommand("train", "Train a model");
+  train->add_option("--config", config_path, "Run config (JSON)")->required()->check(CLI::ExistingFile);
+  train->add_option("--set", sets, "Override a field: section.field=value (repeatable)");
+  train->add_option("--out", topt.out_dir, "Run directory (default: runs/<run-id>)");
+  train->add_option("--run-id", topt.run_id, "Run id (default: generated)");
+  train->add_flag("--resume", topt.resume, "Continue from the newest valid checkpoint in --out");
+  train->add_option("--db", db_path, "Also record the run in this SQLite store");
+  train->add_option("--experiment", experiment, "Experiment name in the store");
+  train->add_option("--peak-flops", peak, "Peak FLOP/s for MFU (default: calibrated sgemm peak)");
+  train->add_flag("--quiet", topt.quiet, "No progress lines on stderr");
+  train->add_option("--debug-nonfinite-at", topt.inject_nonfinite_steps, "Testing: force a non-finite loss at these steps")->group("");
+
+  // sample
+  std::string ckpt, prompt, dataset;
+  td::SampleOptions sopt;
+  uint64_t sample_seed = 1;
+  auto* samp = app.add_subcommand("sample", "Generate text from a checkpoint");
+  samp->add_option("--checkpoint", ckpt, "Checkpoint directory (step_NNNNNNNN) or a run directory (its newest)")->required();
+  samp->add_option("--prompt", prompt, "Text to continue");
+  samp->add_option("--tokens", sopt.max_new_tokens, "Tokens to generate");
+  samp->add_option("--temperature", sopt.temperature, "Sampling temperature (0: greedy)");
+  samp->add_option("--top-k", sopt.top_k, "Top-k (0: all)");
+  samp->add_option("--seed", sample_seed, "Sampling seed");
+  samp->add_option("--data", dataset, "Dataset directory whose tokenizer to use (default: the run's)");
+
+  // plan
+  bool plan_json = false;
+  int world = 1;
+  auto* plan = app.add_subcommand("plan", "Parameters, FLOPs and memory per rank of a config");
+  plan->add_option("--config", config_path, "Run config (JSON)")->required()->check(CLI::ExistingFile);
+  plan->add_option("--set", sets, "Override a field (repeatable)");
+  plan->add_option("--world-size", world, "Ranks")->check(CLI::PositiveNumber);
+  plan->add_flag("--json", plan_json, "JSON output");
+
+  // calibrate
+  int cal_threads = 0;
+  auto* cal = app.add_subcommand("calibrate", "Measure this CPU's sgemm peak (MFU denominator) and cache it");
+  cal->add_option("--threads", cal_threads, "Threads (0: all cores)");
+
+  // config reference
+  bool markdown = false;
+  auto* conf = app.add_subcommand("config", "Print the config reference");
+  conf->add_flag("--markdown", markdown, "As the Markdown of docs/config.md");
+
+  td::cli::add_runs_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (*prep) return cmd_prepare(popt);
+    if (*train) {
+      td::RunConfig cfg = load_config(config_path, sets);
+      if (topt.out_dir.empty()) {
+        if (topt.resume) throw td::Error("--resume needs --out: the run directory to continue");
+        if (topt.run_id.empty()) topt.run_id = td::new_run_id();
+        topt.out_dir = "runs/" + topt.run_id;
+      }
+      if (peak > 0) topt.peak_flops = peak;
+      td::install_stop_handlers();
+      std::unique_ptr<td::cli::DbSink> sink;
+      if (!db_path.empty()) {
+        sink = std::make_unique<td::cli::DbSink>(db_path, topt.out_dir + "/events.jsonl", experiment);
+        topt.on_event = [&] { sink->poll(); };
+      }
+      int rc = td::run_training(cfg, topt);
+      if (sink) sink->finish();
+      return rc;
+    }
+    if (*samp) {
+      std::string dir = ckpt;
+      if (!fs::exists(dir + "/trainer.json")) {
+        auto latest = td::latest_checkpoint(dir + "/checkpoints");
+        if (!latest) throw td::Error("'" + ckpt + "' is neither a checkpoint nor a run directory with checkpoints");
+        dir = *latest;
+      }
+      td::TrainerState st = td::read_trainer_state(dir);
+      td::RunConfig cfg = td::parse_config(st.config);
+      if (!dataset.empty()) cfg.data.path = dataset;
+      td::set_cpu_threads(cfg.train.threads);
+      auto tok = td::Tokenizer::load(cfg.data.path);
+      auto be = td::make_cpu_backend();
+      td::GPT model(cfg.model, *be, 1);
+      td::load_checkpoint(dir, model, nullptr);
+      td::Rng rng(sample_seed);
+      auto ids = td::generate(model, tok->encode(prompt), tok->eot_id(), sopt, rng);
+      std::printf("%s%s\n", prompt.c_str(), tok->decode(ids).c_str());
+      return 0;
+    }
+    if (*plan) {
+      td::RunConfig cfg = load_config(config_path, sets);
+      td::Plan p = td::make_plan(cfg, world);
+      if (plan_json) std::printf("%s\n", td::plan_json(p).dump(2).c_str());
+      else std::printf("%s", td::plan_table(p).c_str());
+      return 0;
+    }
+    if (*cal) {
+      int threads = td::set_cpu_threads(cal_threads);
+      double f = td::measure_sgemm_flops(threads, 2.0, 1536);
+      td::store_peak_flops(threads, f);
+      std::printf("sgemm peak with %d threads on %s: %.1f GFLOP/s (cached in %s)\n", threads, td::cpu_model().c_str(), f / 1e9,
+                  td::calibration_cache_path().c_str());
+      return 0;
+    }
+    if (*conf) {
+      if (markdown) {
+        std::printf("# Run config reference\n\nGenerated by `traindeck-engine config --markdown`. A config is one JSON document with the sections\n"
+                    "`model`, `train` and `data`; unknown fields are errors, and every error names the field path, the value\n"
+                    "and the allowed range. Override any field on the command line with `--set section.field=value`.\n\n"
+                    "| field | default | allowed | meaning |\n|---|---|---|---|\n");
+        for (const auto& f : td::config_field_docs())
+          std::printf("| `%s` | `%s` | %s | %s |\n", f.path.c_str(), f.default_value.c_str(), f.range.c_str(), f.meaning.c_str());
+      } else {
+        td::RunConfig defaults;
+        std::printf("%s\n", td::to_json(defaults).dump(2).c_str());
+      }
+      return 0;
+    }
+  } catch (const td::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,270 @@
+#include "engine/config.h"
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "engine/common/error.h"
+
+namespace td {
+namespace {
+
+using json = nlohmann::json;
+
+// One row per config field: its path, documentation and how to read, check and write it.
+// Validation, to_json and docs/config.md all come from this table.
+struct Field {
+  std::string section, name;
+  std::string range, meaning;
+  std::function<void(RunConfig&, const json&, const std::string&)> read;
+  std::function<json(const RunConfig&)> write;
+};
+
+std::string show(const json& v) { return v.dump(); }
+
+
+// Integer field in [lo, hi].
+template <class S>
+Field make_int(std::string sec, std::string name, S RunConfig::*section, int S::*member, long lo,
+               long hi, std::string meaning) {
+  Field f;
+  f.section = sec;
+  f.name = name;
+  f.range = "integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  f.meaning = std::move(meaning);
+  f.read = [=](RunConfig& c, const json& v, const std::string& path) {
+    if (!v.is_number_integer() && !(v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()))
+      throw ConfigError(path, "expected an integer in [" + std::to_string(lo) + ", " +
+                                  std::to_string(hi) + "], got " + show(v));
+    double d = v.get<double>();
+    if (d < lo || d > hi)
+      throw ConfigError(path, "value " + show(v) + " is out of range: allowed [" +
+                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    (c.*section).*member = static_cast<int>(d);
+  };
+  f.write = [=](const RunConfig& c) { return json((c.*section).*member); };
+  return f;
+}
+
+template <class S>
+Field make_u64(std::string sec, std::string name, S RunConfig::*section, uint64_t S::*member,
+               std::string meaning) {
+  Field f;
+  f.section = sec;
+  f.name = name;
+  f.range = "integer >= 0";
+  f.meaning = std::move(meaning);
+  f.read = [=](RunConfig& c, const json& v, const std::string& path) {
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+      throw ConfigError(path, "expected a non-negative integer, got " + show(v));
+    (c.*section).*member = v.get<uint64_t>();
+  };
+  f.write = [=](const RunConfig& c) { return json((c.*section).*member); };
+  return f;
+}
+
+// Real field in [lo, hi] (inclusive unless open_lo).
+template <class S>
+Field make_real(std::string sec, std::string name, S RunConfig::*section, double S::*member,
+                double lo, double hi, bool open_lo, std::string meaning) {
+  Field f;
+  f.section = sec;
+  f.name = name;
+  std::ostringstream r;
+  r << "number in " << (open_lo ? "(" : "[") << lo << ", " << hi << "]";
+  f.range = r.str();
+  f.meaning = std::move(meaning);
+  std::string range = f.range;
+  f.read = [=](RunConfig& c, const json& v, const std::string& path) {
+    if (!v.is_number()) throw ConfigError(path, "expected a " + range + ", got " + show(v));
+    double d = v.get<double>();
+    if (!std::isfinite(d) || d < lo || d > hi || (open_lo && d == lo))
+      throw ConfigError(path, "value " + show(v) + " is out of range: allowed " + range);
+    (c.*section).*member = d;
+  };
+  f.write = [=](const RunConfig& c) { return json((c.*section).*member); };
+  return f;
+}
+
+template <class S>
+Field make_bool(std::string sec, std::string name, S RunConfig::*section, bool S::*member,
+                std::string meaning) {
+  Field f;
+  f.section = sec;
+  f.name = name;
+  f.range = "true or false";
+  f.meaning = std::move(meaning);
+  f.read = [=](RunConfig& c, const json& v, const std::string& path) {
+    if (!v.is_boolean()) throw ConfigError(path, "expected true or false, got " + show(v));
+    (c.*section).*member = v.get<bool>();
+  };
+  f.write = [=](const RunConfig& c) { return json((c.*section).*member); };
+  return f;
+}
+
+template <class S>
+Field make_string(std::string sec, std::string name, S RunConfig::*section, std::string S::*member,
+                  std::vector<std::string> allowed, std::string meaning) {
+  Field f;
+  f.section = sec;
+  f.name = name;
+  if (allowed.empty()) {
+    f.range = "string";
+  } else {
+    for (size_t i = 0; i < allowed.size(); ++i) f.range += (i ? " | " : "") + ("\"" + allowed[i] + "\"");
+  }
+  f.meaning = std::move(meaning);
+  std::string range = f.range;
+  f.read = [=](RunConfig& c, const json& v, const std::string& path) {
+    if (!v.is_string()) throw ConfigError(path, "expected a string, got " + show(v));
+    std::string s = v.get<std::string>();
+    if (!allowed.empty()) {
+      bool ok = false;
+      for (const auto& a : allowed) ok |= (a == s);
+      if (!ok) throw ConfigError(path, "value " + show(v) + " is not allowed: use " + range);
+    }
+    (c.*section).*member = s;
+  };
+  f.write = [=](const RunConfig& c) { return json((c.*section).*member); };
+  return f;
+}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> table = [] {
+    using M = ModelConfig;
+    using T = TrainConfig;
+    using D = DataConfig;
+    auto m = &RunConfig::model;
+    auto t = &RunConfig::train;
+    auto d = &RunConfig::data;
+    const long big = 1L << 30;
+    std::vector<Field> v;
+    v.push_back(make_int<M>("model", "vocab_size", m, &M::vocab_size, 2, 1 << 24, "Vocabulary size V; must equal the dataset's tokenizer (257 for the byte tokenizer)."));
+    v.push_back(make_int<M>("model", "seq_len", m, &M::seq_len, 1, 1 << 16, "Context length T in tokens (learned position embeddings)."));
+    v.push_back(make_int<M>("model", "n_layer", m, &M::n_layer, 1, 1024, "Number of transformer blocks L."));
+    v.push_back(make_int<M>("model", "n_head", m, &M::n_head, 1, 1024, "Attention heads NH; d_model must be a multiple of n_head."));
+    v.push_back(make_int<M>("model", "d_model", m, &M::d_model, 1, 1 << 16, "Residual stream width C."));
+    v.push_back(make_int<M>("model", "d_ff", m, &M::d_ff, 0, 1 << 18, "MLP hidden width F; 0 means 4 * d_model."));
+    v.push_back(make_bool<M>("model", "tie_embeddings", m, &M::tie_embeddings, "The LM head reuses the token embedding matrix (GPT-2)."));
+
+    v.push_back(make_string<T>("train", "device", t, &T::device, {}, "\"cpu\" (the CUDA backend adds \"cuda\" and \"cuda:N\")."));
+    v.push_back(make_string<T>("train", "precision", t, &T::precision, {"fp32", "bf16"}, "Arithmetic precision; the CPU backend computes in fp32."));
+    v.push_back(make_int<T>("train", "threads", t, &T::threads, 0, 4096, "CPU threads for OpenMP and OpenBLAS; 0 means all cores."));
+    v.push_back(make_u64<T>("train", "seed", t, &T::seed, "Seed of the weight initialisation, the data order and sampling."));
+    v.push_back(make_int<T>("train", "steps", t, &T::steps, 1, big, "Optimizer steps to train."));
+    v.push_back(make_real<T>("train", "lr", t, &T::lr, 0, 10, true, "Peak learning rate (after warmup)."));
+    v.push_back(make_int<T>("train", "warmup", t, &T::warmup, 0, big, "Steps of linear warmup from 0 to lr."));
+    v.push_back(make_real<T>("train", "min_lr", t, &T::min_lr, 0, 10, false, "Learning rate at the end of the cosine decay; at most lr."));
+    v.push_back(make_real<T>("train", "weight_decay", t, &T::weight_decay, 0, 10, false, "AdamW decoupled weight decay, applied to matrices only (not biases, norms, embeddings)."));
+    v.push_back(make_real<T>("train", "beta1", t, &T::beta1, 0, 0.999999, false, "AdamW first-moment decay."));
+    v.push_back(make_real<T>("train", "beta2", t, &T::beta2, 0, 0.999999, false, "AdamW second-moment decay."));
+    v.push_back(make_real<T>("train", "eps", t, &T::eps, 0, 1, true, "AdamW epsilon."));
+    v.push_back(make_real<T>("train", "grad_clip", t, &T::grad_clip, 0, 1e6, false, "Clip the global gradient L2 norm to this value; 0 disables clipping."));
+    v.push_back(make_int<T>("train", "micro_batch", t, &T::micro_batch, 1, 1 << 16, "Sequences per forward/backward on each rank (B)."));
+    v.push_back(make_int<T>("train", "grad_accum", t, &T::grad_accum, 1, 1 << 16, "Micro batches accumulated per optimizer step; global batch = micro_batch * grad_accum * world_size sequences."));
+    v.push_back(make_int<T>("train", "eval_interval", t, &T::eval_interval, 0, big, "Steps between evaluations on the validation split; 0 disables them."));
+    v.push_back(make_int<T>("train", "eval_batches", t, &T::eval_batches, 1, 1 << 20, "Micro batches per evaluation."));
+    v.push_back(make_int<T>("train", "sample_interval", t, &T::sample_interval, 0, big, "Steps between text samples; 0 disables them."));
+    v.push_back(make_int<T>("train", "sample_tokens", t, &T::sample_tokens, 1, 1 << 20, "Tokens generated per sample."));
+    v.push_back(make_real<T>("train", "sample_temperature", t, &T::sample_temperature, 0, 100, false, "Sampling temperature; 0 picks the most likely token."));
+    v.push_back(make_int<T>("train", "sample_top_k", t, &T::sample_top_k, 0, 1 << 24, "Sample among the k most likely tokens; 0 means all."));
+    v.push_back(make_string<T>("train", "sample_prompt", t, &T::sample_prompt, {}, "Text the samples continue (empty: start after an end-of-text token)."));
+    v.push_back(make_int<T>("train", "checkpoint_interval", t, &T::checkpoint_interval, 0, big, "Steps between checkpoints; 0 writes one only at the end."));
+    v.push_back(make_int<T>("train", "keep_checkpoints", t, &T::keep_checkpoints, 1, 1 << 20, "Newest checkpoints kept; older ones are deleted."));
+    v.push_back(make_int<T>("train", "log_interval", t, &T::log_interval, 1, big, "Steps between progress lines on stderr (every step is an event)."));
+
+    v.push_back(make_string<D>("data", "path", d, &D::path, {}, "A prepared dataset directory (traindeck-engine prepare); relative paths are taken from the config file's directory."));
+    return v;
+  }();
+  return table;
+}
+
+void check_object(const json& j, const std::string& path) {
+  if (!j.is_object()) throw ConfigError(path.empty() ? "(document)" : path, "expected a JSON object, got " + show(j));
+}
+
+}  // namespace
+
+RunConfig parse_config(const json& doc) {
+  check_object(doc, "");
+  RunConfig c;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (it.key() != "model" && it.key() != "train" && it.key() != "data")
+      throw ConfigError(it.key(), "unknown section: allowed sections are model, train, data");
+    check_object(it.value(), it.key());
+    for (auto f = it.value().begin(); f != it.value().end(); ++f) {
+      bool known = false;
+      for (const auto& field : fields()) {
+        if (field.section == it.key() && field.name == f.key()) {
+          field.read(c, f.value(), it.key() + "." + f.key());
+          known = true;
+          break;
+        }
+      }
+      if (!known) throw ConfigError(it.key() + "." + f.key(), "unknown field (see docs/config.md for the fields of '" + it.key() + "')");
+    }
+  }
+  // Cross-field rules.
+  auto& m = c.model;
+  if (m.d_model % m.n_head != 0)
+    throw ConfigError("model.d_model", "value " + std::to_string(m.d_model) + " must be a multiple of model.n_head = " + std::to_string(m.n_head));
+  if (m.d_ff == 0) m.d_ff = 4 * m.d_model;
+  if (c.train.min_lr > c.train.lr)
+    throw ConfigError("train.min_lr", "value " + std::to_string(c.train.min_lr) + " must be at most train.lr = " + std::to_string(c.train.lr));
+  if (c.train.device != "cpu" && c.train.device.rfind("cuda", 0) != 0)
+    throw ConfigError("train.device", "value \"" + c.train.device + "\" is not a device: use \"cpu\", \"cuda\" or \"cuda:N\"");
+  if (c.data.path.empty()) throw ConfigError("data.path", "missing: set it to a dataset directory made by `traindeck-engine prepare`");
+  return c;
+}
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail_errno("cannot open config", path);
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw Error("config '" + path + "' is not valid JSON: " + e.what());
+  }
+}
+
+void apply_override(json& doc, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError(assignment, "an override is written section.field=value, e.g. train.lr=3e-4");
+  std::string path = assignment.substr(0, eq);
+  std::string value = assignment.substr(eq + 1);
+  auto dot = path.find('.');
+  if (dot == std::string::npos)
+    throw ConfigError(path, "an override names section.field, e.g. train.lr");
+  std::string sec = path.substr(0, dot), name = path.substr(dot + 1);
+  bool known = false;
+  for (const auto& f : fields()) known |= (f.section == sec && f.name == name);
+  if (!known) throw ConfigError(path, "unknown field (see docs/config.md)");
+  json v;
+  try {
+    v = json::parse(value);
+  } catch (const json::parse_error&) {
+    v = value;
+  }
+  if (!doc.is_object()) doc = json::object();
+  if (!doc[sec].is_object()) doc[sec] = json::object();
+  doc[sec][name] = v;
+}
+
+json to_json(const RunConfig& c) {
+  json j = {{"model", json::object()}, {"train", json::object()}, {"data", json::object()}};
+  for (const auto& f : fields()) j[f.section][f.name] = f.write(c);
+  return j;
+}
+
+std::vector<FieldDoc> config_field_docs() {
+  RunConfig defaults;
+  std::vector<FieldDoc> out;
+  for (const auto& f : fields())
+    out.push_back({f.section + "." + f.name, f.write(defaults).dump(), f.range, f.meaning});
+  return out;
+}
+
+}  // namespace td

@@ -1,0 +1,86 @@
+// Run configuration: the JSON document `traindeck-engine train --config run.json` reads.
+//
+// Sections `model`, `train`, `data` (docs/config.md documents every field with its default and
+// range). Unknown fields are errors; every validation error is a td::ConfigError that names the
+// field path ("train.lr"), the value and the allowed range.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace td {
+
+/// GPT-2 shape. C = d_model, NH = n_head, hs = C / NH, F = d_ff, V = vocab_size, T = seq_len.
+struct ModelConfig {
+  int vocab_size = 257;
+  int seq_len = 256;
+  int n_layer = 6;
+  int n_head = 6;
+  int d_model = 384;
+  int d_ff = 0;  // 0 in JSON means 4 * d_model; after validation always set
+  bool tie_embeddings = true;
+};
+
+struct TrainConfig {
+  std::string device = "cpu";
+  std::string precision = "fp32";
+  int threads = 0;  // 0: all cores
+  uint64_t seed = 1337;
+  int steps = 1000;
+  double lr = 6e-4;
+  int warmup = 100;
+  double min_lr = 6e-5;
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double grad_clip = 1.0;  // 0 disables clipping
+  int micro_batch = 8;
+  int grad_accum = 1;
+  int eval_interval = 100;  // 0 disables evaluation
+  int eval_batches = 10;
+  int sample_interval = 200;  // 0 disables samples
+  int sample_tokens = 200;
+  double sample_temperature = 0.8;
+  int sample_top_k = 40;
+  std::string sample_prompt;
+  int checkpoint_interval = 500;  // 0: only at the end
+  int keep_checkpoints = 3;
+  int log_interval = 1;  // steps between stderr progress lines
+};
+
+struct DataConfig {
+  std::string path;  // a prepared dataset directory (traindeck-engine prepare)
+};
+
+struct RunConfig {
+  ModelConfig model;
+  TrainConfig train;
+  DataConfig data;
+};
+
+/// Parses and validates a config document. Throws td::ConfigError.
+RunConfig parse_config(const nlohmann::json& j);
+/// Reads a JSON file (td::Error when unreadable or not JSON, with line/column).
+nlohmann::json read_json_file(const std::string& path);
+/// Applies "--set section.field=value" overrides to a document before parse_config.
+/// The value is parsed as JSON when it is valid JSON, else taken as a string.
+/// Throws td::ConfigError for a malformed override or an unknown path.
+void apply_override(nlohmann::json& doc, const std::string& assignment);
+/// The full config as JSON (every field, defaults filled in).
+nlohmann::json to_json(const RunConfig& c);
+
+/// Documentation of every field: path, default (as JSON), range/allowed values, meaning.
+/// docs/config.md is generated from it by `traindeck-engine config --markdown`.
+struct FieldDoc {
+  std::string path;
+  std::string default_value;
+  std::string range;
+  std::string meaning;
+};
+std::vector<FieldDoc> config_field_docs();
+
+}  // namespace td

@@ -1,0 +1,43 @@
+// Run events (docs/events.md): one JSON object per line, flushed as written, to stdout and
+// appended to <out>/events.jsonl. The writer adds the common fields (type, v, t, run_id,
+// attempt, rank) to every event.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace td {
+
+constexpr int kEventSchemaVersion = 1;
+
+class EventWriter {
+ public:
+  /// Opens path for appending (creates it). to_stdout: also print each line on stdout.
+  /// Throws td::Error when the file cannot be opened.
+  EventWriter(const std::string& path, std::string run_id, int attempt, int rank, bool to_stdout);
+  ~EventWriter();
+  EventWriter(const EventWriter&) = delete;
+  EventWriter& operator=(const EventWriter&) = delete;
+  /// Writes {"type": type, "v": 1, "t": now, "run_id", "attempt", "rank", ...fields} and flushes.
+  void emit(const std::string& type, nlohmann::json fields);
+  /// fsyncs the events file (called at every checkpoint).
+  void sync();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::string run_id_;
+  int attempt_, rank_;
+  bool to_stdout_;
+  std::FILE* f_ = nullptr;
+};
+
+/// The highest `attempt` among the events of run_id in an events file (-1 when none / no file).
+int last_attempt_in_events(const std::string& path, const std::string& run_id);
+
+/// Unix time in seconds (fractional).
+double unix_time_s();
+
+}  // namespace td

@@ -1,0 +1,306 @@
+#include "engine/model/gpt.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "engine/common/error.h"
+#include "engine/common/rng.h"
+
+namespace td {
+namespace {
+
+// Forward activations kept for backward. Each buffer is sized for (maxB, maxT) and used
+// contiguously from its start for the actual (B, T).
+struct LayerActs {
+  float *ln1, *ln1_mean, *ln1_rstd;  // (B,T,C), (B,T), (B,T)
+  float* qkv;                        // (B,T,3C)
+  float* atty;                       // (B,T,C) attention output before c_proj
+  float* att;                        // (B,NH,T,T) softmax probabilities
+  float* attproj;                    // (B,T,C)
+  float* res2;                       // (B,T,C) residual after attention
+  float *ln2, *ln2_mean, *ln2_rstd;
+  float* fch;                        // (B,T,F) c_fc output
+  float* fch_gelu;                   // (B,T,F)
+  float* fcproj;                     // (B,T,C)
+  float* res3;                       // (B,T,C) residual after the MLP (block output)
+};
+struct Acts {
+  float* encoded;  // (B,T,C)
+  std::vector<LayerActs> layers;
+  float *lnf, *lnf_mean, *lnf_rstd;  // (B,T,C), (B,T), (B,T)
+  float* logits;                     // (B,T,V); overwritten by dlogits in backward
+  float* losses;                     // (B,T)
+};
+// Backward scratch (see backward()).
+struct DActs {
+  float* dres;  // (B,T,C) gradient of the residual stream
+  float* dc;    // (B,T,C)
+  float* dqkv;  // (B,T,3C)
+  float* df1;   // (B,T,F)
+  float* df2;   // (B,T,F)
+};
+
+// Walks the activation layout; with base == nullptr it only counts floats.
+size_t layout_acts(const ModelConfig& m, int B, int T, float* base, Acts* a) {
+  size_t n = 0;
+  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, V = m.vocab_size;
+  auto take = [&](size_t count) {
+    float* p = base ? base + n : nullptr;
+    n += (count + 15) / 16 * 16;  // 64-byte alignment of every buffer
+    return p;
+  };
+  Acts tmp;
+  Acts& A = a ? *a : tmp;
+  A.encoded = take(BT * C);
+  A.layers.resize(m.n_layer);
+  for (auto& L : A.layers) {
+    L.ln1 = take(BT * C);
+    L.ln1_mean = take(BT);
+    L.ln1_rstd = take(BT);
+    L.qkv = take(BT * 3 * C);
+    L.atty = take(BT * C);
+    L.att = take((size_t)B * m.n_head * T * T);
+    L.attproj = take(BT * C);
+    L.res2 = take(BT * C);
+    L.ln2 = take(BT * C);
+    L.ln2_mean = take(BT);
+    L.ln2_rstd = take(BT);
+    L.fch = take(BT * F);
+    L.fch_gelu = take(BT * F);
+    L.fcproj = take(BT * C);
+    L.res3 = take(BT * C);
+  }
+  A.lnf = take(BT * C);
+  A.lnf_mean = take(BT);
+  A.lnf_rstd = take(BT);
+  A.logits = take(BT * V);
+  A.losses = take(BT);
+  return n;
+}
+
+size_t layout_dacts(const ModelConfig& m, int B, int T, float* base, DActs* d) {
+  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff;
+  size_t n = 0;
+  auto take = [&](size_t count) {
+    float* p = base ? base + n : nullptr;
+    n += (count + 15) / 16 * 16;
+    return p;
+  };
+  DActs tmp;
+  DActs& D = d ? *d : tmp;
+  D.dres = take(BT * C);
+  D.dc = take(BT * C);
+  D.dqkv = take(BT * 3 * C);
+  D.df1 = take(BT * F);
+  D.df2 = take(BT * F);
+  return n;
+}
+
+// Index of each tensor of block l in tensors(): 2 embeddings, then 12 per block.
+enum BlockTensor { kLn1W, kLn1B, kAttnW, kAttnB, kProjW, kProjB, kLn2W, kLn2B, kFcW, kFcB, kFcProjW, kFcProjB, kPerBlock };
+
+}  // namespace
+
+std::vector<ParamTensor> gpt_param_tensors(const ModelConfig& m) {
+  const int64_t V = m.vocab_size, T = m.seq_len, C = m.d_model, F = m.d_ff;
+  std::vector<ParamTensor> t;
+  size_t off = 0;
+  auto add = [&](std::string name, std::vector<int64_t> shape, bool decay) {
+    size_t n = 1;
+    for (auto s : shape) n *= (size_t)s;
+    t.push_back({std::move(name), std::move(shape), off, n, decay});
+    off += n;
+  };
+  add("wte.weight", {V, C}, false);
+  add("wpe.weight", {T, C}, false);
+  for (int l = 0; l < m.n_layer; l++) {
+    std::string p = "h." + std::to_string(l) + ".";
+    add(p + "ln_1.weight", {C}, false);
+    add(p + "ln_1.bias", {C}, false);
+    add(p + "attn.c_attn.weight", {3 * C, C}, true);
+    add(p + "attn.c_attn.bias", {3 * C}, false);
+    add(p + "attn.c_proj.weight", {C, C}, true);
+    add(p + "attn.c_proj.bias", {C}, false);
+    add(p + "ln_2.weight", {C}, false);
+    add(p + "ln_2.bias", {C}, false);
+    add(p + "mlp.c_fc.weight", {F, C}, true);
+    add(p + "mlp.c_fc.bias", {F}, false);
+    add(p + "mlp.c_proj.weight", {C, F}, true);
+    add(p + "mlp.c_proj.bias", {C}, false);
+  }
+  add("ln_f.weight", {C}, false);
+  add("ln_f.bias", {C}, false);
+  if (!m.tie_embeddings) add("lm_head.weight", {V, C}, true);
+  return t;
+}
+
+size_t gpt_num_params(const ModelConfig& m) {
+  auto t = gpt_param_tensors(m);
+  return t.back().offset + t.back().numel;
+}
+
+size_t gpt_activation_floats(const ModelConfig& m, int B, int T) {
+  return layout_acts(m, B, T, nullptr, nullptr) + layout_dacts(m, B, T, nullptr, nullptr);
+}
+
+GPT::GPT(const ModelConfig& m, Backend& backend, int max_B) : cfg_(m), be_(backend), max_B_(max_B) {
+  TD_ASSERT(max_B > 0 && m.d_model % m.n_head == 0 && m.d_ff > 0);
+  tensors_ = gpt_param_tensors(m);
+  num_params_ = tensors_.back().offset + tensors_.back().numel;
+  params_ = static_cast<float*>(be_.alloc(num_params_ * sizeof(float)));
+  grads_ = static_cast<float*>(be_.alloc(num_params_ * sizeof(float)));
+  acts_ = static_cast<float*>(be_.alloc(layout_acts(m, max_B, m.seq_len, nullptr, nullptr) * sizeof(float)));
+  dacts_ = static_cast<float*>(be_.alloc(layout_dacts(m, max_B, m.seq_len, nullptr, nullptr) * sizeof(float)));
+  tokens_ = static_cast<int32_t*>(be_.alloc(2 * (size_t)max_B * m.seq_len * sizeof(int32_t)));
+}
+
+GPT::~GPT() {
+  be_.free(params_);
+  be_.free(grads_);
+  be_.free(acts_);
+  be_.free(dacts_);
+  be_.free(tokens_);
+}
+
+void GPT::init_weights(uint64_t seed) {
+  std::vector<float> host(num_params_);
+  Rng rng(seed);
+  const float std_proj = 0.02f / std::sqrt(2.0f * cfg_.n_layer);
+  for (const auto& t : tensors_) {
+    float* p = host.data() + t.offset;
+    const std::string& n = t.name;
+    auto ends_with = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
+    if (ends_with("ln_1.weight") || ends_with("ln_2.weight") || n == "ln_f.weight") {
+      for (size_t i = 0; i < t.numel; i++) p[i] = 1.0f;
+    } else if (ends_with(".bias")) {
+      for (size_t i = 0; i < t.numel; i++) p[i] = 0.0f;
+    } else {
+      float sd = (ends_with("attn.c_proj.weight") || ends_with("mlp.c_proj.weight")) ? std_proj : 0.02f;
+      for (size_t i = 0; i < t.numel; i++) p[i] = sd * rng.normal();
+    }
+  }
+  be_.upload(params_, host.data(), num_params_ * sizeof(float));
+}
+
+void GPT::check_tokens(const int32_t* ids, size_t n) const {
+  for (size_t i = 0; i < n; i++)
+    if (ids[i] < 0 || ids[i] >= cfg_.vocab_size)
+      fail("token id " + std::to_string(ids[i]) + " is outside the model's vocabulary [0, " +
+           std::to_string(cfg_.vocab_size) + "): the dataset's tokenizer does not match model.vocab_size");
+}
+
+float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T) {
+  TD_ASSERT(B >= 1 && B <= max_B_ && T >= 1 && T <= cfg_.seq_len);
+  const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
+  const size_t BT = (size_t)B * T;
+  check_tokens(inputs, BT);
+  int32_t* d_in = tokens_;
+  int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
+  be_.upload(d_in, inputs, BT * sizeof(int32_t));
+  if (targets) {
+    check_tokens(targets, BT);
+    be_.upload(d_tg, targets, BT * sizeof(int32_t));
+  }
+  B_ = B;
+  T_ = T;
+  has_targets_ = targets != nullptr;
+
+  Acts A;
+  layout_acts(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  const float* P = params_;
+  auto W = [&](int l, int k) { return P + tensors_[2 + l * kPerBlock + k].offset; };
+
+  be_.encoder_forward(A.encoded, d_in, P + tensors_[0].offset, P + tensors_[1].offset, B, T, C);
+  const float* x = A.encoded;  // residual stream (B,T,C)
+  for (int l = 0; l < cfg_.n_layer; l++) {
+    LayerActs& L = A.layers[l];
+    be_.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
+    be_.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * C);
+    be_.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
+    be_.matmul_forward(L.attproj, L.atty, W(l, kProjW), W(l, kProjB), (int)BT, C, C);
+    be_.residual_forward(L.res2, x, L.attproj, BT * C);
+    be_.layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res2, W(l, kLn2W), W(l, kLn2B), (int)BT, C);
+    be_.matmul_forward(L.fch, L.ln2, W(l, kFcW), W(l, kFcB), (int)BT, C, F);
+    be_.gelu_forward(L.fch_gelu, L.fch, BT * F);
+    be_.matmul_forward(L.fcproj, L.fch_gelu, W(l, kFcProjW), W(l, kFcProjB), (int)BT, F, C);
+    be_.residual_forward(L.res3, L.res2, L.fcproj, BT * C);
+    x = L.res3;
+  }
+  const size_t nt = tensors_.size();
+  const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
+  be_.layernorm_forward(A.lnf, A.lnf_mean, A.lnf_rstd, x, P + tensors_[lnf].offset, P + tensors_[lnf + 1].offset, (int)BT, C);
+  const float* head = cfg_.tie_embeddings ? P + tensors_[0].offset : P + tensors_[nt - 1].offset;
+  be_.matmul_forward(A.logits, A.lnf, head, nullptr, (int)BT, C, V);
+  if (!targets) return std::numeric_limits<float>::quiet_NaN();
+
+  be_.softmax_cross_entropy(A.losses, nullptr, A.logits, d_tg, (int)BT, V, 0.0f);
+  std::vector<float> losses(BT);
+  be_.download(losses.data(), A.losses, BT * sizeof(float));
+  double sum = 0.0;
+  for (float v : losses) sum += v;
+  return (float)(sum / BT);
+}
+
+const float* GPT::logits() const {
+  Acts A;
+  layout_acts(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  return A.logits;
+}
+
+void GPT::zero_grad() { be_.zero(grads_, num_params_ * sizeof(float)); }
+
+void GPT::backward(float loss_scale) {
+  TD_ASSERT(has_targets_);
+  const int B = B_, T = T_;
+  const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
+  const size_t BT = (size_t)B * T;
+  Acts A;
+  layout_acts(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  DActs D;
+  layout_dacts(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
+  const float* P = params_;
+  float* G = grads_;
+  auto W = [&](int l, int k) { return P + tensors_[2 + l * kPerBlock + k].offset; };
+  auto dW = [&](int l, int k) { return G + tensors_[2 + l * kPerBlock + k].offset; };
+  const int32_t* d_in = tokens_;
+  const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
+
+  // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
+  be_.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, (int)BT, V, loss_scale);
+  const size_t nt = tensors_.size();
+  const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
+  const size_t head_t = cfg_.tie_embeddings ? 0 : nt - 1;
+  // logits = lnf @ head^T: dlnf (in dc), dhead.
+  be_.zero(D.dc, BT * C * sizeof(float));
+  be_.matmul_backward(D.dc, G + tensors_[head_t].offset, nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, (int)BT, C, V);
+  // lnf = LN(x_L): dres = d x_L.
+  const float* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
+  be_.zero(D.dres, BT * C * sizeof(float));
+  be_.layernorm_backward(D.dres, G + tensors_[lnf].offset, G + tensors_[lnf + 1].offset, D.dc, xL,
+                         P + tensors_[lnf].offset, A.lnf_mean, A.lnf_rstd, (int)BT, C);
+  for (int l = cfg_.n_layer - 1; l >= 0; l--) {
+    LayerActs& L = A.layers[l];
+    const float* x = l == 0 ? A.encoded : A.layers[l - 1].res3;
+    // res3 = res2 + fcproj: d fcproj = dres, and dres carries on as d res2.
+    be_.zero(D.df1, BT * F * sizeof(float));
+    be_.matmul_backward(D.df1, dW(l, kFcProjW), dW(l, kFcProjB), D.dres, L.fch_gelu, W(l, kFcProjW), (int)BT, F, C);
+    be_.zero(D.df2, BT * F * sizeof(float));
+    be_.gelu_backward(D.df2, L.fch, D.df1, BT * F);
+    be_.zero(D.dc, BT * C * sizeof(float));
+    be_.matmul_backward(D.dc, dW(l, kFcW), dW(l, kFcB), D.df2, L.ln2, W(l, kFcW), (int)BT, C, F);
+    be_.layernorm_backward(D.dres, dW(l, kLn2W), dW(l, kLn2B), D.dc, L.res2, W(l, kLn2W), L.ln2_mean, L.ln2_rstd, (int)BT, C);
+    // res2 = x + attproj: d attproj = dres, and dres carries on as d x.
+    be_.zero(D.dc, BT * C * sizeof(float));
+    be_.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, C, C);
+    be_.zero(D.dqkv, BT * 3 * C * sizeof(float));
+    be_.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH);
+    be_.zero(D.dc, BT * C * sizeof(float));
+    be_.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * C);
+    be_.layernorm_backward(D.dres, dW(l, kLn1W), dW(l, kLn1B), D.dc, x, W(l, kLn1W), L.ln1_mean, L.ln1_rstd, (int)BT, C);
+  }
+  be_.encoder_backward(G + tensors_[0].offset, G + tensors_[1].offset, D.dres, d_in, B, T, C);
+  has_targets_ = false;  // the logits now hold gradients
+}
+
+}  // namespace td

@@ -1,0 +1,85 @@
+// The GPT-2 model: parameters, activations, forward and backward on a Backend.
+//
+// Architecture (Radford et al. 2019, "Language Models are Unsupervised Multitask Learners";
+// nanoGPT's model.py): token + learned position embeddings; n_layer pre-LayerNorm blocks
+// x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)) with causal multi-head self-attention (biases)
+// and a GELU (tanh) MLP; a final LayerNorm; the LM head tied to the token embedding (or a
+// separate lm_head when tie_embeddings is false). No dropout.
+//
+// All parameters live in ONE contiguous fp32 buffer and all gradients in another with the same
+// layout (params()[i] <-> grads()[i]); tensors() lists name, shape and offset of each tensor, in
+// the order of docs/formats.md. Linear weights are stored (out, in) as torch.nn.Linear.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/config.h"
+#include "engine/ops/ops.h"
+
+namespace td {
+
+struct ParamTensor {
+  std::string name;             // e.g. "h.0.attn.c_attn.weight"
+  std::vector<int64_t> shape;   // e.g. {3C, C}
+  size_t offset = 0;            // in elements, into params()/grads()
+  size_t numel = 0;
+  bool decay = false;           // AdamW weight decay applies (matrices except embeddings)
+};
+
+/// The parameter table of a model shape (no allocation). Order: wte, wpe, blocks, ln_f, lm_head.
+std::vector<ParamTensor> gpt_param_tensors(const ModelConfig& m);
+/// Total parameter count (every tensor, tied embedding counted once).
+size_t gpt_num_params(const ModelConfig& m);
+/// Floats of activation memory kept for backward with micro batch B and sequence length T.
+size_t gpt_activation_floats(const ModelConfig& m, int B, int T);
+
+class GPT {
+ public:
+  /// Allocates parameters, gradients and activations for up to max_B x m.seq_len tokens.
+  /// Throws td::Error when the backend cannot allocate.
+  GPT(const ModelConfig& m, Backend& backend, int max_B);
+  ~GPT();
+  GPT(const GPT&) = delete;
+  GPT& operator=(const GPT&) = delete;
+
+  const ModelConfig& config() const { return cfg_; }
+  const std::vector<ParamTensor>& tensors() const { return tensors_; }
+  size_t num_params() const { return num_params_; }
+  float* params() { return params_; }  // backend memory, num_params() floats
+  float* grads() { return grads_; }
+  Backend& backend() { return be_; }
+
+  /// GPT-2 initialisation from seed: N(0, 0.02) weights and embeddings, N(0, 0.02/sqrt(2 L))
+  /// for the residual projections (attn.c_proj, mlp.c_proj), zero biases, unit LN weights.
+  void init_weights(uint64_t seed);
+
+  /// Forward pass. inputs, targets: host arrays (B,T) of token ids (targets may be null).
+  /// Returns the mean cross-entropy in nats per token (NaN when targets is null).
+  /// Requires B <= max_B, T <= seq_len; ids must be < vocab_size (td::Error otherwise).
+  float forward(const int32_t* inputs, const int32_t* targets, int B, int T);
+  /// Backward of the last forward (which must have had targets): grads() += d(loss * loss_scale)
+  /// where loss is the SUM of per-token losses. Use loss_scale = 1 / (tokens in the global batch).
+  void backward(float loss_scale);
+  /// Logits (B,T,V) of the last forward, in backend memory (valid until the next forward/backward).
+  const float* logits() const;
+  void zero_grad();
+
+ private:
+  void check_tokens(const int32_t* ids, size_t n) const;
+  ModelConfig cfg_;
+  Backend& be_;
+  int max_B_;
+  std::vector<ParamTensor> tensors_;
+  size_t num_params_ = 0;
+  float* params_ = nullptr;
+  float* grads_ = nullptr;
+  float* acts_ = nullptr;   // forward activations, layout in gpt.cpp
+  float* dacts_ = nullptr;  // backward scratch
+  int32_t* tokens_ = nullptr;   // (max_B, T) inputs then (max_B, T) targets, backend memory
+  int B_ = 0, T_ = 0;           // shape of the last forward
+  bool has_targets_ = false;
+};
+
+}  // namespace td

@@ -1,0 +1,450 @@
+// CPU reference ops. Each function walks the maths it names; shapes are in ops.h.
+#include "engine/ops/cpu_ops.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "engine/common/error.h"
+
+namespace td {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kEncoderForward: return "encoder_forward";
+    case Op::kEncoderBackward: return "encoder_backward";
+    case Op::kLayerNormForward: return "layernorm_forward";
+    case Op::kLayerNormBackward: return "layernorm_backward";
+    case Op::kMatmulForward: return "matmul_forward";
+    case Op::kMatmulBackward: return "matmul_backward";
+    case Op::kAttentionForward: return "attention_forward";
+    case Op::kAttentionBackward: return "attention_backward";
+    case Op::kGeluForward: return "gelu_forward";
+    case Op::kGeluBackward: return "gelu_backward";
+    case Op::kResidualForward: return "residual_forward";
+    case Op::kSoftmaxCrossEntropy: return "softmax_cross_entropy";
+    case Op::kAdamW: return "adamw";
+    case Op::kGradNormSquared: return "grad_norm_squared";
+    case Op::kScale: return "scale";
+    case Op::kCount: break;
+  }
+  return "?";
+}
+
+int set_cpu_threads(int threads) {
+  if (threads <= 0) threads = omp_get_num_procs();
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+  return threads;
+}
+
+namespace cpu {
+namespace {
+
+constexpr double kLayerNormEps = 1e-5;
+// sqrt(2 / pi), the constant of the tanh approximation of GELU.
+constexpr double kGeluScale = 0.7978845608028654;
+
+// C (M,N) = alpha op(A) op(B) + beta C, row-major; the BLAS routine of the precision.
+void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+          const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  cblas_sgemm(o, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha,
+          const double* A, int lda, const double* B, int ldb, double beta, double* C, int ldc) {
+  cblas_dgemm(o, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+}  // namespace
+
+template <class R>
+void encoder_forward(R* out, const int32_t* inp, const R* wte, const R* wpe, int B,
+                     int T, int C) {
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int b = 0; b < B; b++) {
+    for (int t = 0; t < T; t++) {
+      R* o = out + ((size_t)b * T + t) * C;
+      const R* te = wte + (size_t)inp[b * T + t] * C;
+      const R* pe = wpe + (size_t)t * C;
+      for (int c = 0; c < C; c++) o[c] = te[c] + pe[c];
+    }
+  }
+}
+
+template <class R>
+void encoder_backward(R* dwte, R* dwpe, const R* dout, const int32_t* inp, int B,
+                      int T, int C) {
+  // Parallel over channels: every thread owns whole columns, so tokens that repeat never race
+  // and the summation order is fixed (deterministic).
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < C; c++) {
+    for (int b = 0; b < B; b++) {
+      for (int t = 0; t < T; t++) {
+        R d = dout[((size_t)b * T + t) * C + c];
+        dwte[(size_t)inp[b * T + t] * C + c] += d;
+        dwpe[(size_t)t * C + c] += d;
+      }
+    }
+  }
+}
+
+template <class R>
+void layernorm_forward(R* out, R* mean, R* rstd, const R* inp,
+                       const R* weight, const R* bias, int N, int C) {
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < N; i++) {
+    const R* x = inp + (size_t)i * C;
+    R m = R(0.0);
+    for (int c = 0; c < C; c++) m += x[c];
+    m /= C;
+    R var = R(0.0);  // biased variance, as PyTorch's layer_norm
+    for (int c = 0; c < C; c++) var += (x[c] - m) * (x[c] - m);
+    var /= C;
+    R s = R(1.0) / std::sqrt(var + R(kLayerNormEps));
+    R* o = out + (size_t)i * C;
+    for (int c = 0; c < C; c++) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+    mean[i] = m;
+    rstd[i] = s;
+  }
+}
+
+template <class R>
+void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout,
+                        const R* inp, const R* weight, const R* mean,
+                        const R* rstd, int N, int C) {
+  // dinp = rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), dnorm = dout * weight.
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < N; i++) {
+    const R* x = inp + (size_t)i * C;
+    const R* dy = dout + (size_t)i * C;
+    R* dx = dinp + (size_t)i * C;
+    R m = mean[i], s = rstd[i];
+    R dnorm_mean = R(0.0), dnorm_norm_mean = R(0.0);
+    for (int c = 0; c < C; c++) {
+      R norm = (x[c] - m) * s;
+      R dnorm = weight[c] * dy[c];
+      dnorm_mean += dnorm;
+      dnorm_norm_mean += dnorm * norm;
+    }
+    dnorm_mean /= C;
+    dnorm_norm_mean /= C;
+    for (int c = 0; c < C; c++) {
+      R norm = (x[c] - m) * s;
+      R dnorm = weight[c] * dy[c];
+      dx[c] += s * (dnorm - dnorm_mean - norm * dnorm_norm_mean);
+    }
+  }
+  // dweight, dbias: column sums, parallel over channels (no races, fixed order).
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < C; c++) {
+    R dw = R(0.0), db = R(0.0);
+    for (int i = 0; i < N; i++) {
+      R norm = (inp[(size_t)i * C + c] - mean[i]) * rstd[i];
+      R dy = dout[(size_t)i * C + c];
+      dw += norm * dy;
+      db += dy;
+    }
+    dweight[c] += dw;
+    dbias[c] += db;
+  }
+}
+
+template <class R>
+void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N,
+                    int C, int OC) {
+  R beta = R(0.0);
+  if (bias) {
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < N; i++) std::memcpy(out + (size_t)i * OC, bias, sizeof(R) * OC);
+    beta = R(1.0);
+  }
+  gemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, R(1.0), inp, C, weight, C, beta,
+              out, OC);
+}
+
+template <class R>
+void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout,
+                     const R* inp, const R* weight, int N, int C, int OC) {
+  if (dinp)
+    gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, R(1.0), dout, OC, weight, C,
+                R(1.0), dinp, C);
+  gemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, R(1.0), dout, OC, inp, C, R(1.0),
+              dweight, C);
+  if (dbias) {
+#pragma omp parallel for schedule(static)
+    for (int o = 0; o < OC; o++) {
+      R s = R(0.0);
+      for (int i = 0; i < N; i++) s += dout[(size_t)i * OC + o];
+      dbias[o] += s;
+    }
+  }
+}
+
+template <class R>
+void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C,
+                       int NH) {
+  const int hs = C / NH, C3 = 3 * C;
+  const R scale = R(1.0) / std::sqrt((R)hs);
+  // 1. scores (T,T) = scale * q @ k^T per (b,h); a GEMM each (only t2 <= t is used).
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < NH; h++) {
+      const R* q = qkv + (size_t)b * T * C3 + h * hs;
+      gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, q + C, C3,
+                  R(0.0), att + ((size_t)b * NH + h) * T * T, T);
+    }
+  // 2. causal softmax of every row; entries above the diagonal become 0.
+#pragma omp parallel for schedule(static)
+  for (long r = 0; r < (long)B * NH * T; r++) {
+    int t = (int)(r % T);
+    R* row = att + (size_t)r * T;
+    R mx = -INFINITY;
+    for (int j = 0; j <= t; j++) mx = std::max(mx, row[j]);
+    R sum = R(0.0);
+    for (int j = 0; j <= t; j++) {
+      row[j] = std::exp(row[j] - mx);
+      sum += row[j];
+    }
+    R inv = R(1.0) / sum;
+    for (int j = 0; j <= t; j++) row[j] *= inv;
+    for (int j = t + 1; j < T; j++) row[j] = R(0.0);
+  }
+  // 3. out[b, :, h*hs:(h+1)*hs] (T,hs) = att (T,T) @ v (T,hs).
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < NH; h++) {
+      const R* v = qkv + (size_t)b * T * C3 + 2 * C + h * hs;
+      gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, R(1.0),
+                  att + ((size_t)b * NH + h) * T * T, T, v, C3, R(0.0),
+                  out + (size_t)b * T * C + h * hs, C);
+    }
+}
+
+template <class R>
+void attention_backward(R* dqkv, R* datt, const R* dout, const R* qkv, const R* att,
+                        int B, int T, int C, int NH) {
+  const int hs = C / NH, C3 = 3 * C;
+  const R scale = R(1.0) / std::sqrt((R)hs);
+  
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < NH; h++) {
+      const R* v = qkv + (size_t)b * T * C3 + 2 * C + h * hs;
+      const R* a = att + ((size_t)b * NH + h) * T * T;
+      const R* dy = dout + (size_t)b * T * C + h * hs;
+      // datt (T,T) = dy (T,hs) @ v^T; dv (T,hs) += att^T @ dy.
+      gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, R(1.0), dy, C, v, C3, R(0.0),
+                  datt + ((size_t)b * NH + h) * T * T, T);
+      gemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, R(1.0), a, T, dy, C, R(1.0),
+                  dqkv + (size_t)b * T * C3 + 2 * C + h * hs, C3);
+    }
+  // Softmax backward in place: dpre[t,j] = att[t,j] * (datt[t,j] - sum_k att[t,k] datt[t,k]).
+#pragma omp parallel for schedule(static)
+  for (long r = 0; r < (long)B * NH * T; r++) {
+    int t = (int)(r % T);
+    const R* a = att + (size_t)r * T;
+    R* d = datt + (size_t)r * T;
+    R dot = R(0.0);
+    for (int j = 0; j <= t; j++) dot += a[j] * d[j];
+    for (int j = 0; j <= t; j++) d[j] = a[j] * (d[j] - dot);
+    for (int j = t + 1; j < T; j++) d[j] = R(0.0);
+  }
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < NH; h++) {
+      const R* q = qkv + (size_t)b * T * C3 + h * hs;
+      const R* dpre = datt + ((size_t)b * NH + h) * T * T;
+      R* dq = dqkv + (size_t)b * T * C3 + h * hs;
+      // dq (T,hs) += scale * dpre @ k; dk (T,hs) += scale * dpre^T @ q.
+      gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, scale, dpre, T, q + C, C3,
+                  R(1.0), dq, C3);
+      gemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, scale, dpre, T, q, C3, R(1.0),
+                  dq + C, C3);
+    }
+}
+
+template <class R>
+void gelu_forward(R* out, const R* inp, size_t N) {
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < N; i++) {
+    R x = inp[i];
+    out[i] = R(0.5) * x * (R(1.0) + std::tanh(R(kGeluScale) * (x + R(0.044715) * x * x * x)));
+  }
+}
+
+template <class R>
+void gelu_backward(R* dinp, const R* inp, const R* dout, size_t N) {
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < N; i++) {
+    R x = inp[i];
+    R u = R(kGeluScale) * (x + R(0.044715) * x * x * x);
+    R th = std::tanh(u);
+    R sech2 = R(1.0) - th * th;
+    R du = R(kGeluScale) * (R(1.0) + R(3.0) * R(0.044715) * x * x);
+    dinp[i] += (R(0.5) * (R(1.0) + th) + R(0.5) * x * sech2 * du) * dout[i];
+  }
+}
+
+template <class R>
+void residual_forward(R* out, const R* a, const R* b, size_t N) {
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < N; i++) out[i] = a[i] + b[i];
+}
+
+template <class R>
+void softmax_cross_entropy(R* losses, R* dlogits, const R* logits,
+                           const int32_t* targets, int N, int V, R grad_scale) {
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < N; i++) {
+    const R* z = logits + (size_t)i * V;
+    R mx = -INFINITY;
+    for (int j = 0; j < V; j++) mx = std::max(mx, z[j]);
+    double sum = 0.0;
+    for (int j = 0; j < V; j++) sum += std::exp((double)(z[j] - mx));
+    R logsum = (R)std::log(sum) + mx;
+    int y = targets[i];
+    losses[i] = logsum - z[y];
+    if (dlogits) {
+      R* dz = dlogits + (size_t)i * V;  // may alias z: each element is read before written
+      for (int j = 0; j < V; j++) {
+        R p = std::exp(z[j] - logsum);
+        dz[j] = (p - (j == y ? R(1.0) : R(0.0))) * grad_scale;
+      }
+    }
+  }
+}
+
+template <class R>
+void adamw(R* params, const R* grads, R* m, R* v, size_t n, R lr,
+           R beta1, R beta2, R eps, R weight_decay, int t) {
+  const R bc1 = R(1.0) - std::pow(beta1, (R)t);
+  const R bc2 = R(1.0) - std::pow(beta2, (R)t);
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    R g = grads[i];
+    R mi = beta1 * m[i] + (R(1.0) - beta1) * g;
+    R vi = beta2 * v[i] + (R(1.0) - beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    R mhat = mi / bc1, vhat = vi / bc2;
+    params[i] -= lr * (mhat / (std::sqrt(vhat) + eps) + weight_decay * params[i]);
+  }
+}
+
+template <class R>
+double grad_norm_squared(const R* g, size_t n) {
+  double total = 0.0;
+  // Fixed-size chunks summed in order: the result does not depend on the thread count.
+  const size_t chunk = 1 << 16;
+  const size_t nchunks = (n + chunk - 1) / chunk;
+  std::vector<double> partial(nchunks, 0.0);
+#pragma omp parallel for schedule(static)
+  for (size_t k = 0; k < nchunks; k++) {
+    double s = 0.0;
+    size_t end = std::min(n, (k + 1) * chunk);
+    for (size_t i = k * chunk; i < end; i++) s += (double)g[i] * g[i];
+    partial[k] = s;
+  }
+  for (double s : partial) total += s;
+  return total;
+}
+
+template <class R>
+void scale(R* x, R s, size_t n) {
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) x[i] *= s;
+}
+
+
+#define TD_INSTANTIATE(R)                                                                         \
+  template void encoder_forward<R>(R*, const int32_t*, const R*, const R*, int, int, int);        \
+  template void encoder_backward<R>(R*, R*, const R*, const int32_t*, int, int, int);             \
+  template void layernorm_forward<R>(R*, R*, R*, const R*, const R*, const R*, int, int);         \
+  template void layernorm_backward<R>(R*, R*, R*, const R*, const R*, const R*, const R*,         \
+                                      const R*, int, int);                                        \
+  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);               \
+  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int);      \
+  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                       \
+  template void attention_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int, int);  \
+  template void gelu_forward<R>(R*, const R*, size_t);                                            \
+  template void gelu_backward<R>(R*, const R*, const R*, size_t);                                 \
+  template void residual_forward<R>(R*, const R*, const R*, size_t);                              \
+  template void softmax_cross_entropy<R>(R*, R*, const R*, const int32_t*, int, int, R);          \
+  template void adamw<R>(R*, const R*, R*, R*, size_t, R, R, R, R, R, int);                       \
+  template double grad_norm_squared<R>(const R*, size_t);                                         \
+  template void scale<R>(R*, R, size_t);
+TD_INSTANTIATE(float)
+TD_INSTANTIATE(double)
+#undef TD_INSTANTIATE
+
+}  // namespace cpu
+
+namespace {
+
+// The Backend adapter over the fp32 instantiation of the reference ops.
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  bool supports(Op op, DType dtype) const override { return dtype == DType::kF32 && op != Op::kCount; }
+
+  void* alloc(size_t bytes) override {
+    // 64-byte aligned for vector loads; zeroed so fresh buffers are deterministic.
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    if (!p) fail("out of memory: could not allocate " + std::to_string(bytes) + " bytes; use a smaller model or micro_batch (see `traindeck-engine plan`)");
+    std::memset(p, 0, rounded);
+    return p;
+  }
+  void free(void* p) override { std::free(p); }
+  void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void zero(void* p, size_t bytes) override { std::memset(p, 0, bytes); }
+  void synchronize() override {}
+
+  void encoder_forward(float* out, const int32_t* inp, const float* wte, const float* wpe, int B, int T, int C) override {
+    cpu::encoder_forward(out, inp, wte, wpe, B, T, C);
+  }
+  void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* inp, int B, int T, int C) override {
+    cpu::encoder_backward(dwte, dwpe, dout, inp, B, T, C);
+  }
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias, int N, int C) override {
+    cpu::layernorm_forward(out, mean, rstd, inp, weight, bias, N, C);
+  }
+  void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight, const float* mean, const float* rstd, int N, int C) override {
+    cpu::layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+  }
+  void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) override {
+    cpu::matmul_forward(out, inp, weight, bias, N, C, OC);
+  }
+  void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight, int N, int C, int OC) override {
+    cpu::matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC);
+  }
+  void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) override {
+    cpu::attention_forward(out, att, qkv, B, T, C, NH);
+  }
+  void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH) override {
+    scratch_.resize((size_t)B * NH * T * T);
+    cpu::attention_backward(dqkv, scratch_.data(), dout, qkv, att, B, T, C, NH);
+  }
+  void gelu_forward(float* out, const float* inp, size_t N) override { cpu::gelu_forward(out, inp, N); }
+  void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N) override { cpu::gelu_backward(dinp, inp, dout, N); }
+  void residual_forward(float* out, const float* a, const float* b, size_t N) override { cpu::residual_forward(out, a, b, N); }
+  void softmax_cross_entropy(float* losses, float* dlogits, const float* logits, const int32_t* targets, int N, int V, float grad_scale) override {
+    cpu::softmax_cross_entropy(losses, dlogits, logits, targets, N, V, grad_scale);
+  }
+  void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int t) override {
+    cpu::adamw(params, grads, m, v, n, lr, beta1, beta2, eps, weight_decay, t);
+  }
+  double grad_norm_squared(const float* g, size_t n) override { return cpu::grad_norm_squared(g, n); }
+  void scale(float* x, float s, size_t n) override { cpu::scale(x, s, n); }
+
+ private:
+  std::vector<float> scratch_;  // (B,NH,T,T) gradient of the attention scores
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace td

@@ -1,0 +1,43 @@
+#include "engine/optim/adamw.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace td {
+
+double lr_at(int step, double lr, double min_lr, int warmup, int steps) {
+  if (step < warmup) return lr * (step + 1) / warmup;
+  if (steps <= warmup + 1) return lr;
+  double r = (double)(step - warmup) / (double)(steps - 1 - warmup);
+  r = std::clamp(r, 0.0, 1.0);
+  return min_lr + 0.5 * (1.0 + std::cos(M_PI * r)) * (lr - min_lr);
+}
+
+double clip_grad_norm(Backend& be, float* grads, size_t n, double max_norm) {
+  double norm = std::sqrt(be.grad_norm_squared(grads, n));
+  if (std::isfinite(norm) && max_norm > 0 && norm > max_norm)
+    be.scale(grads, (float)(max_norm / (norm + 1e-6)), n);
+  return norm;
+}
+
+AdamW::AdamW(Backend& be, std::vector<ParamTensor> tensors, size_t n, double beta1, double beta2,
+             double eps, double weight_decay)
+    : be_(be), tensors_(std::move(tensors)), n_(n), beta1_(beta1), beta2_(beta2), eps_(eps), wd_(weight_decay) {
+  m_ = static_cast<float*>(be_.alloc(n * sizeof(float)));
+  v_ = static_cast<float*>(be_.alloc(n * sizeof(float)));
+  be_.zero(m_, n * sizeof(float));
+  be_.zero(v_, n * sizeof(float));
+}
+
+AdamW::~AdamW() {
+  be_.free(m_);
+  be_.free(v_);
+}
+
+void AdamW::step(float* params, const float* grads, double lr, int t) {
+  for (const auto& pt : tensors_)
+    be_.adamw(params + pt.offset, grads + pt.offset, m_ + pt.offset, v_ + pt.offset, pt.numel,
+              (float)lr, (float)beta1_, (float)beta2_, (float)eps_, pt.decay ? (float)wd_ : 0.0f, t);
+}
+
+}  // namespace td

@@ -1,0 +1,72 @@
+#include "engine/plan/plan.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "engine/model/gpt.h"
+
+namespace td {
+
+double flops_per_token(const ModelConfig& m) {
+  double n = (double)gpt_num_params(m) - (double)m.seq_len * m.d_model;  // without wpe
+  return 6.0 * n + 12.0 * m.n_layer * (double)m.d_model * m.seq_len;
+}
+
+Plan make_plan(const RunConfig& c, int world_size) {
+  const ModelConfig& m = c.model;
+  Plan p;
+  p.n_params = gpt_num_params(m);
+  uint64_t emb = (uint64_t)m.vocab_size * m.d_model * (m.tie_embeddings ? 1 : 2) + (uint64_t)m.seq_len * m.d_model;
+  p.n_params_non_embedding = p.n_params - emb;
+  p.flops_per_token = flops_per_token(m);
+  p.tokens_per_step = (uint64_t)c.train.micro_batch * c.train.grad_accum * world_size * m.seq_len;
+  p.weights_bytes = 4 * p.n_params;
+  p.grads_bytes = 4 * p.n_params;
+  p.optimizer_bytes = 8 * p.n_params;
+  p.activations_bytes = 4 * (uint64_t)gpt_activation_floats(m, c.train.micro_batch, m.seq_len);
+  p.total_bytes = p.weights_bytes + p.grads_bytes + p.optimizer_bytes + p.activations_bytes;
+  return p;
+}
+
+static std::string human_bytes(uint64_t b) {
+  char buf[64];
+  if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / double(1ull << 30));
+  else std::snprintf(buf, sizeof buf, "%.1f MiB", b / double(1ull << 20));
+  return buf;
+}
+
+std::string plan_table(const Plan& p) {
+  std::ostringstream o;
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%-28s %15llu\n", "parameters", (unsigned long long)p.n_params);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "%-28s %15llu\n", "  without embeddings", (unsigned long long)p.n_params_non_embedding);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "%-28s %15.4g\n", "training FLOPs per token", p.flops_per_token);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "%-28s %15llu\n", "tokens per step (global)", (unsigned long long)p.tokens_per_step);
+  o << buf;
+  o << "memory per rank:\n";
+  auto row = [&](const char* name, uint64_t b) {
+    std::snprintf(buf, sizeof buf, "  %-26s %15s\n", name, human_bytes(b).c_str());
+    o << buf;
+  };
+  row("weights (fp32)", p.weights_bytes);
+  row("gradients (fp32)", p.grads_bytes);
+  row("optimizer (AdamW m, v)", p.optimizer_bytes);
+  row("activations", p.activations_bytes);
+  row("total", p.total_bytes);
+  return o.str();
+}
+
+nlohmann::json plan_json(const Plan& p) {
+  return {{"n_params", p.n_params},
+          {"n_params_non_embedding", p.n_params_non_embedding},
+          {"flops_per_token", p.flops_per_token},
+          {"tokens_per_step", p.tokens_per_step},
+          {"memory_per_rank", {{"weights_bytes", p.weights_bytes}, {"grads_bytes", p.grads_bytes},
+                               {"optimizer_bytes", p.optimizer_bytes}, {"activations_bytes", p.activations_bytes},
+                               {"total_bytes", p.total_bytes}}}};
+}
+
+}  // namespace td

@@ -1,0 +1,38 @@
+// The planner: what a model needs, before it runs (parameters, FLOPs, memory per rank).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/config.h"
+
+namespace td {
+
+/// Training FLOPs per token (forward + backward), PaLM's estimate (Chowdhery et al. 2022,
+/// appendix B; nanoGPT's estimate_mfu): 6 N + 12 L C T, where N is the number of parameters
+/// without the position embedding (it is a lookup, not a matmul) and 12 L C T counts the
+/// attention score and value matmuls (full T x T, as the convention does).
+double flops_per_token(const ModelConfig& m);
+
+struct Plan {
+  uint64_t n_params = 0;
+  uint64_t n_params_non_embedding = 0;  // without wte and wpe
+  double flops_per_token = 0;           // training FLOPs per token
+  uint64_t tokens_per_step = 0;         // global batch in tokens
+  // Memory per rank, bytes (fp32 everywhere on the CPU backend):
+  uint64_t weights_bytes = 0;           // 4 N
+  uint64_t grads_bytes = 0;             // 4 N
+  uint64_t optimizer_bytes = 0;         // AdamW m and v: 8 N
+  uint64_t activations_bytes = 0;       // what forward keeps for backward at micro_batch, plus backward scratch
+  uint64_t total_bytes = 0;
+};
+
+/// Estimates for a validated config and world size.
+Plan make_plan(const RunConfig& c, int world_size = 1);
+/// A human-readable table.
+std::string plan_table(const Plan& p);
+nlohmann::json plan_json(const Plan& p);
+
+}  // namespace td

@@ -1,0 +1,43 @@
+// The training loop of `traindeck-engine train` (one process, one rank on the CPU backend).
+//
+// Per step: grad_accum micro batches of forward + backward (gradients averaged over the global
+// batch), global-norm clipping, AdamW with the warmup + cosine schedule, then a `step` event.
+// Evaluation, samples and checkpoints at their intervals; a checkpoint at the end. Stopping:
+// SIGINT/SIGTERM stop at the next step boundary with a checkpoint and run_end "stopped"
+// (exit 0); a second signal exits at once. A non-finite loss or gradient norm skips the step
+// with a warning; 3 in a row end the run with run_end "failed" (the last checkpoint is kept).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "engine/config.h"
+
+namespace td {
+
+struct TrainOptions {
+  std::string out_dir;             // run directory: events.jsonl, checkpoints/
+  std::string run_id;              // empty: generated (or the checkpoint's on --resume)
+  bool resume = false;             // continue from the newest valid checkpoint in out_dir
+  std::optional<double> peak_flops;  // overrides the calibrated CPU peak (FLOP/s)
+  bool events_to_stdout = true;
+  bool quiet = false;              // no progress lines on stderr
+  std::vector<int> inject_nonfinite_steps;  // testing: steps (1-based) whose loss is forced to NaN
+  std::function<void()> on_event;  // called after each event is written (e.g. live store ingest)
+};
+
+/// Runs training. Returns the process exit code: 0 completed or stopped, 1 failed.
+/// Throws td::Error for bad input found before training starts (dataset, vocab, out dir).
+int run_training(const RunConfig& cfg, const TrainOptions& opt);
+
+/// A new run id: "YYYYmmdd-HHMMSS-xxxxxx" (UTC time and 24 random bits).
+std::string new_run_id();
+
+/// Installs the SIGINT/SIGTERM handlers (first: graceful stop; second: immediate exit 130).
+void install_stop_handlers();
+/// True once a stop was requested (signal, or request_stop()).
+bool stop_requested();
+void request_stop();
+
+}  // namespace td

@@ -1,0 +1,271 @@
+// The GPT model on the CPU backend: loss at initialisation, overfitting one batch, a
+// whole-model finite-difference check, and the PyTorch oracle (tests/reference/) for the loss,
+// every gradient and one AdamW step; checkpoints read back by an independent Python reader.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/common/error.h"
+#include "engine/model/gpt.h"
+#include "engine/ops/cpu_ops.h"
+#include "engine/optim/adamw.h"
+#include "test_util.h"
+
+using namespace td;
+using json = nlohmann::json;
+
+namespace {
+
+ModelConfig tiny(int V = 23, bool tie = true) {
+  ModelConfig m;
+  m.vocab_size = V;
+  m.seq_len = 8;
+  m.n_layer = 2;
+  m.n_head = 2;
+  m.d_model = 16;
+  m.d_ff = 64;
+  m.tie_embeddings = tie;
+  return m;
+}
+
+void random_batch(int B, int T, int V, uint64_t seed, std::vector<int32_t>& in, std::vector<int32_t>& tg) {
+  std::mt19937_64 g(seed);
+  in.resize((size_t)B * T);
+  tg.resize((size_t)B * T);
+  for (auto& x : in) x = (int32_t)(g() % V);
+  for (auto& x : tg) x = (int32_t)(g() % V);
+}
+
+std::vector<float> copy(const float* p, size_t n) { return std::vector<float>(p, p + n); }
+
+}  // namespace
+
+class TestModel : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { set_cpu_threads(2); }
+
+  void loss_at_init_is_ln_vocab() {
+    // Small init (std 0.02) makes the logits nearly uniform: loss ~ ln V = ln 257 = 5.549.
+    ModelConfig m = tiny(257);
+    m.seq_len = 32;
+    auto be = make_cpu_backend();
+    GPT model(m, *be, 4);
+    model.init_weights(7);
+    std::vector<int32_t> in, tg;
+    random_batch(4, 32, 257, 1, in, tg);
+    float loss = model.forward(in.data(), tg.data(), 4, 32);
+    qInfo("loss at init %.4f, ln 257 = %.4f", loss, std::log(257.0));
+    QVERIFY(std::abs(loss - std::log(257.0)) < 0.05);
+  }
+
+  void overfits_one_batch() {
+    ModelConfig m = tiny(31);
+    m.seq_len = 16;
+    m.d_model = 32;
+    m.d_ff = 128;
+    auto be = make_cpu_backend();
+    GPT model(m, *be, 4);
+    model.init_weights(3);
+    AdamW opt(*be, model.tensors(), model.num_params(), 0.9, 0.95, 1e-8, 0.0);
+    std::vector<int32_t> in, tg;
+    random_batch(4, 16, 31, 2, in, tg);
+    float first = 0, loss = 0;
+    for (int step = 1; step <= 300; step++) {
+      model.zero_grad();
+      loss = model.forward(in.data(), tg.data(), 4, 16);
+      if (step == 1) first = loss;
+      model.backward(1.0f / 64);
+      clip_grad_norm(*be, model.grads(), model.num_params(), 1.0);
+      opt.step(model.params(), model.grads(), 3e-3, step);
+    }
+    qInfo("one batch: loss %.4f -> %.4f after 300 steps", first, loss);
+    QVERIFY(loss < 0.1);
+  }
+
+  void whole_model_finite_differences() {
+    // fp32 model, loss accumulated in double: central differences with h = 1e-3 on the 24
+    // coordinates with the largest gradients (spread over all tensors by construction).
+    ModelConfig m = tiny(23, false);
+    auto be = make_cpu_backend();
+    GPT model(m, *be, 2);
+    model.init_weights(11);
+    // Larger weights than the init so that every path carries signal.
+    for (size_t i = 0; i < model.num_params(); i++) model.params()[i] *= 10.0f;
+    std::vector<int32_t> in, tg;
+    random_batch(2, 8, 23, 5, in, tg);
+    model.zero_grad();
+    model.forward(in.data(), tg.data(), 2, 8);
+    model.backward(1.0f / 16);
+    auto g = copy(model.grads(), model.num_params());
+    double worst = 0;
+    for (const auto& t : model.tensors()) {
+      // The largest-|g| coordinate of every tensor.
+      size_t j = t.offset;
+      for (size_t k = t.offset; k < t.offset + t.numel; k++)
+        if (std::abs(g[k]) > std::abs(g[j])) j = k;
+      if (std::abs(g[j]) < 1e-4) continue;
+      float keep = model.params()[j];
+      const float h = 1e-3f;
+      model.params()[j] = keep + h;
+      double lp = model.forward(in.data(), tg.data(), 2, 8);
+      model.params()[j] = keep - h;
+      double lm = model.forward(in.data(), tg.data(), 2, 8);
+      model.params()[j] = keep;
+      double fd = (lp - lm) / (2.0 * h);
+      double err = std::abs(fd - g[j]) / std::abs(g[j]);
+      worst = std::max(worst, err);
+      if (err > 2e-2) qWarning("%s[%zu]: analytic %.6g, finite difference %.6g", t.name.c_str(), j - t.offset, g[j], fd);
+    }
+    qInfo("whole model: worst relative error %.2e over %zu tensors", worst, model.tensors().size());
+    QVERIFY(worst < 2e-2);
+  }
+
+  void pytorch_oracle_data() {
+    QTest::addColumn<bool>("tie");
+    QTest::newRow("tied embeddings") << true;
+    QTest::newRow("separate lm_head") << false;
+  }
+  void pytorch_oracle() {
+    QFETCH(bool, tie);
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    ModelConfig m = tiny(23, tie);
+    const int B = 3, T = 8;
+    auto be = make_cpu_backend();
+    GPT model(m, *be, B);
+    model.init_weights(42);
+    // Make the weights less trivial than the init (non-unit LayerNorms, non-zero biases).
+    std::mt19937_64 gen(9);
+    std::normal_distribution<float> nd(0.0f, 0.05f);
+    for (size_t i = 0; i < model.num_params(); i++) model.params()[i] += nd(gen);
+    std::vector<int32_t> in, tg;
+    random_batch(B, T, m.vocab_size, 13, in, tg);
+
+    // The engine's weights, batch and hyper-parameters for the reference.
+    TrainerState st;
+    st.run_id = "oracle";
+    st.config = json::object();
+    auto info = save_checkpoint(d + "/ck", model, nullptr, st);
+    QFile::copy(QString::fromStdString(info.path + "/model.safetensors"), dir.filePath("model.safetensors"));
+    const double lr = 1e-3, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1;
+    json jm = {{"vocab_size", m.vocab_size}, {"seq_len", m.seq_len}, {"n_layer", m.n_layer}, {"n_head", m.n_head},
+               {"d_model", m.d_model}, {"d_ff", m.d_ff}, {"tie_embeddings", m.tie_embeddings}};
+    std::ofstream(d + "/case.json") << json{{"model", jm}, {"B", B}, {"T", T}, {"lr", lr}, {"beta1", b1}, {"beta2", b2}, {"eps", eps}, {"weight_decay", wd}}.dump();
+    json batch = {{"inputs", json::array()}, {"targets", json::array()}};
+    for (int b = 0; b < B; b++) {
+      batch["inputs"].push_back(std::vector<int32_t>(in.begin() + b * T, in.begin() + (b + 1) * T));
+      batch["targets"].push_back(std::vector<int32_t>(tg.begin() + b * T, tg.begin() + (b + 1) * T));
+    }
+    std::ofstream(d + "/batch.json") << batch.dump();
+    auto r = tdtest::run(TD_SYSTEM_PYTHON, {TD_SOURCE_DIR "/tests/reference/gpt_reference.py", dir.path()}, 120000);
+    QVERIFY2(r.exit_code == 0, qPrintable("the PyTorch reference failed (Debian's python3-torch is needed: ./traindeck.sh test installs it):\n" + r.err));
+
+    // The engine's step.
+    model.zero_grad();
+    float loss = model.forward(in.data(), tg.data(), B, T);
+    model.backward(1.0f / (B * T));
+    SafetensorsFile ref(d + "/reference.safetensors");
+    float ref_loss = 0;
+    ref.read_f32("loss", &ref_loss, 1);
+    qInfo("loss: engine %.7f, PyTorch %.7f", loss, ref_loss);
+    QVERIFY(std::abs(loss - ref_loss) / ref_loss < 1e-5);
+    double worst = 0;
+    for (const auto& t : model.tensors()) {
+      std::vector<float> want(t.numel);
+      ref.read_f32("grad." + t.name, want.data(), t.numel);
+      double num = 0, den = 0;
+      for (size_t i = 0; i < t.numel; i++) {
+        double dlt = model.grads()[t.offset + i] - want[i];
+        num += dlt * dlt;
+        den += (double)want[i] * want[i];
+      }
+      double rel = std::sqrt(num / std::max(den, 1e-30));
+      worst = std::max(worst, rel);
+      QVERIFY2(rel <= 1e-4, qPrintable(QString("gradient of %1: relative error %2").arg(t.name.c_str()).arg(rel)));
+    }
+    qInfo("gradients: worst relative error %.2e over %zu tensors", worst, model.tensors().size());
+
+    // One AdamW step on those gradients; compare the update p_new - p_old.
+    auto before = copy(model.params(), model.num_params());
+    AdamW opt(*be, model.tensors(), model.num_params(), b1, b2, eps, wd);
+    opt.step(model.params(), model.grads(), lr, 1);
+    double num = 0, den = 0;
+    for (const auto& t : model.tensors()) {
+      std::vector<float> want(t.numel);
+      ref.read_f32("adamw." + t.name, want.data(), t.numel);
+      for (size_t i = 0; i < t.numel; i++) {
+        double ours = model.params()[t.offset + i] - before[t.offset + i];
+        double theirs = (double)want[i] - before[t.offset + i];
+        num += (ours - theirs) * (ours - theirs);
+        den += theirs * theirs;
+      }
+    }
+    double rel = std::sqrt(num / den);
+    qInfo("AdamW update: relative error %.2e", rel);
+    QVERIFY(rel < 1e-3);
+  }
+
+  void checkpoint_read_by_independent_reader() {
+    // The weights file read by tests/reference/safetensors_io.py (written from the format's
+    // specification) has every tensor with the engine's name, shape and values.
+    QTemporaryDir dir;
+    ModelConfig m = tiny(23, false);
+    auto be = make_cpu_backend();
+    GPT model(m, *be, 1);
+    model.init_weights(5);
+    TrainerState st;
+    st.run_id = "x";
+    auto info = save_checkpoint(dir.path().toStdString(), model, nullptr, st);
+    const char* script =
+        "import sys, json; sys.path.insert(0, sys.argv[1]); import safetensors_io as s\n"
+        "t, meta = s.read(sys.argv[2])\n"
+        "print(json.dumps({n: [list(v.shape), float(v.double().sum()), float(v.reshape(-1)[-1])] for n, v in t.items()}))\n";
+    auto r = tdtest::run(TD_SYSTEM_PYTHON, {"-c", script, TD_SOURCE_DIR "/tests/reference", QString::fromStdString(info.path + "/model.safetensors")});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    json got = json::parse(r.out.toStdString());
+    QCOMPARE((int)got.size(), (int)model.tensors().size());
+    for (const auto& t : model.tensors()) {
+      QVERIFY2(got.contains(t.name), t.name.c_str());
+      QCOMPARE(got[t.name][0].get<std::vector<int64_t>>(), t.shape);
+      double sum = 0;
+      for (size_t i = 0; i < t.numel; i++) sum += model.params()[t.offset + i];
+      QVERIFY(std::abs(got[t.name][1].get<double>() - sum) <= 1e-6 * (1 + std::abs(sum)));
+      QCOMPARE(got[t.name][2].get<float>(), model.params()[t.offset + t.numel - 1]);
+    }
+    // And the engine reads its own file back bit for bit.
+    GPT again(m, *be, 1);
+    load_checkpoint(info.path, again, nullptr);
+    QVERIFY(std::memcmp(again.params(), model.params(), model.num_params() * 4) == 0);
+  }
+
+  void damaged_checkpoint_is_refused() {
+    QTemporaryDir dir;
+    ModelConfig m = tiny();
+    auto be = make_cpu_backend();
+    GPT model(m, *be, 1);
+    model.init_weights(1);
+    TrainerState st;
+    st.run_id = "x";
+    st.step = 5;
+    auto info = save_checkpoint(dir.path().toStdString(), model, nullptr, st);
+    QFile f(QString::fromStdString(info.path + "/model.safetensors"));
+    QVERIFY(f.resize(f.size() - 100));
+    try {
+      load_checkpoint(info.path, model, nullptr);
+      QFAIL("a truncated checkpoint loaded");
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("safetensors") != std::string::npos, e.what());
+    }
+    QVERIFY(!latest_checkpoint(dir.path().toStdString()).has_value());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestModel)
+#include "test_model.moc"

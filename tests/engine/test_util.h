@@ -1,0 +1,70 @@
+// Helpers shared by the engine tests: running processes, reading events files.
+#pragma once
+
+#include <QFile>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tdtest {
+
+struct ProcResult {
+  int exit_code = -1;
+  QString out, err;
+};
+
+/// Runs program with args (cwd: dir when non-empty), waiting up to timeout_ms.
+inline ProcResult run(const QString& program, const QStringList& args, int timeout_ms = 120000,
+                      const QString& dir = {}) {
+  QProcess p;
+  if (!dir.isEmpty()) p.setWorkingDirectory(dir);
+  p.start(program, args);
+  ProcResult r;
+  if (!p.waitForStarted(10000)) {
+    r.err = "could not start " + program;
+    return r;
+  }
+  if (!p.waitForFinished(timeout_ms)) {
+    p.kill();
+    p.waitForFinished();
+    r.err = "timed out: " + program + " " + args.join(' ');
+  }
+  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err += QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+inline ProcResult engine(const QStringList& args, int timeout_ms = 120000) { return run(TD_ENGINE_EXE, args, timeout_ms); }
+
+/// All events of an events.jsonl file (each line parsed).
+inline std::vector<nlohmann::json> read_events(const QString& path) {
+  std::vector<nlohmann::json> ev;
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return ev;
+  while (!f.atEnd()) {
+    QByteArray line = f.readLine().trimmed();
+    if (!line.isEmpty()) ev.push_back(nlohmann::json::parse(line.toStdString()));
+  }
+  return ev;
+}
+
+inline std::vector<nlohmann::json> events_of_type(const std::vector<nlohmann::json>& ev, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : ev)
+    if (e.value("type", "") == type) out.push_back(e);
+  return out;
+}
+
+inline void write_file(const QString& path, const QByteArray& data) {
+  QFile f(path);
+  QVERIFY2(f.open(QIODevice::WriteOnly), qPrintable(path));
+  f.write(data);
+}
+
+}  // namespace tdtest
