@@ -90,6 +90,9 @@ int main(int argc, char** argv) {
   train->add_option("--experiment", experiment, "Experiment name in the store");
   train->add_option("--peak-flops", peak, "Peak FLOP/s for MFU (default: calibrated sgemm peak)");
   train->add_flag("--quiet", topt.quiet, "No progress lines on stderr");
+  bool no_stdout = false;
+  train->add_flag("--no-events-stdout", no_stdout, "Write events only to <out>/events.jsonl, not to stdout");
+  train->add_option("--debug-stop-after", topt.stop_after_step, "Testing: stop (as on SIGINT) after this step")->group("");
   train->add_option("--debug-nonfinite-at", topt.inject_nonfinite_steps, "Testing: force a non-finite loss at these steps")->group("");
 
   // sample
@@ -142,6 +145,7 @@ int main(int argc, char** argv) {
         topt.out_dir = "runs/" + topt.run_id;
       }
       if (peak > 0) topt.peak_flops = peak;
+      topt.events_to_stdout = !no_stdout;
       td::install_stop_handlers();
       std::unique_ptr<td::cli::DbSink> sink;
       if (!db_path.empty()) {

@@ -252,6 +252,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     if (val_loader && ((tc.eval_interval > 0 && st.step % tc.eval_interval == 0) || last)) evaluate();
     if (tc.sample_interval > 0 && (st.step % tc.sample_interval == 0 || last)) sample();
     if (!last && tc.checkpoint_interval > 0 && st.step % tc.checkpoint_interval == 0) checkpoint();
+    if (opt.stop_after_step > 0 && st.step == opt.stop_after_step && !last) request_stop();
   }
   if (last_ckpt_step != st.step) checkpoint();
   end_run("completed", "reached train.steps");

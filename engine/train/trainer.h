@@ -24,6 +24,7 @@ struct TrainOptions {
   bool events_to_stdout = true;
   bool quiet = false;              // no progress lines on stderr
   std::vector<int> inject_nonfinite_steps;  // testing: steps (1-based) whose loss is forced to NaN
+  int stop_after_step = 0;         // testing: request a stop once this step is done (as a signal would)
   std::function<void()> on_event;  // called after each event is written (e.g. live store ingest)
 };
 

@@ -1,0 +1,241 @@
+// `traindeck-engine runs list|show|export` (see runs_cmd.h).
+#include "engine/cli/runs_cmd.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "engine/common/error.h"
+#include "store/format.h"
+#include "store/store.h"
+
+namespace td::cli {
+
+namespace {
+
+using store::format_short;
+using store::format_time;
+
+// A text table: column widths fit the widest cell; columns in `right` are right-aligned.
+class Table {
+ public:
+  Table(std::vector<std::string> header, std::vector<bool> right)
+      : rows_{std::move(header)}, right_(std::move(right)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& out) const {
+    std::vector<size_t> w(rows_[0].size(), 0);
+    for (const auto& r : rows_)
+      for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+    for (const auto& r : rows_) {
+      std::string line;
+      for (size_t i = 0; i < r.size(); ++i) {
+        const std::string pad(w[i] - r[i].size(), ' ');
+        line += right_[i] ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : "");
+        if (i + 1 < r.size()) line += "  ";
+      }
+      out << line << '\n';
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<bool> right_;
+};
+
+std::string opt_int(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "-"; }
+
+// 124439808 -> "124.4M"
+std::string human_count(double v) {
+  const char* units[] = {"", "K", "M", "B", "T"};
+  int u = 0;
+  while (std::abs(v) >= 1000 && u < 4) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f%s" : "%.0f%s", v, units[u]);
+  return buf;
+}
+
+std::string human_bytes(double v) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+// First line of `s`, at most `n` characters, "..." when cut.
+std::string first_line(const std::string& s, size_t n) {
+  std::string l = s.substr(0, s.find('\n'));
+  if (l.size() > n || l.size() < s.size()) l = l.substr(0, std::min(l.size(), n)) + "...";
+  return l;
+}
+
+std::unique_ptr<store::Store> open_existing(const std::string& db) {
+  store::Store::Options o;
+  o.create = false;
+  return std::make_unique<store::Store>(db.empty() ? store::default_db_path() : db, o);
+}
+
+}  // namespace
+
+void print_runs_table(store::Store& st, std::ostream& out, const std::string& experiment) {
+  const auto runs = st.list_runs(experiment);
+  if (runs.empty()) {
+    out << "no runs" << (experiment.empty() ? "" : " in experiment '" + experiment + "'")
+        << " in store '" << st.path() << "'\n";
+    return;
+  }
+  Table t({"RUN", "EXPERIMENT", "STATUS", "STARTED", "STEP", "BEST VAL_LOSS", "TOKENS/S", "HOST"},
+          {false, false, false, false, true, true, true, false});
+  for (const auto& r : runs)
+    t.add({r.run_id, r.experiment, r.status, format_time(r.start_time), opt_int(r.last_step),
+           format_short(r.best_val_loss, 4), format_short(r.last_tokens_per_s, 4),
+           r.host.empty() ? "-" : r.host});
+  t.print(out);
+}
+
+void print_run_details(store::Store& st, const std::string& run_id, std::ostream& out) {
+  const store::RunInfo r = st.get_run(run_id);
+  Table kv({"run", r.run_id}, {false, false});
+  kv.add({"experiment", r.experiment});
+  kv.add({"status", r.status + (r.end_reason.empty() ? "" : " (" + r.end_reason + ")")});
+  std::string host = r.host.empty() ? "-" : r.host;
+  if (!r.device.empty()) host += ", device " + r.device;
+  if (r.world_size) host += ", world_size " + std::to_string(*r.world_size);
+  kv.add({"host", host});
+  kv.add({"started", format_time(r.start_time)});
+  std::string ended = format_time(r.end_time);
+  if (r.start_time && r.end_time) ended += " (after " + store::format_duration(*r.end_time - *r.start_time) + ")";
+  kv.add({"ended", ended});
+  std::string attempts = std::to_string(r.attempts);
+  for (const auto& a : st.run_attempts(run_id))
+    if (a.resumed_from_step)
+      attempts += "; attempt " + std::to_string(a.attempt) + " resumed from step " +
+                  std::to_string(*a.resumed_from_step);
+  kv.add({"attempts", attempts});
+  kv.add({"last step", opt_int(r.last_step)});
+  kv.add({"best val_loss", format_short(r.best_val_loss, 6)});
+  kv.add({"tokens/s", format_short(r.last_tokens_per_s, 6)});
+  if (r.n_params) kv.add({"n_params", human_count(static_cast<double>(*r.n_params))});
+  if (r.peak_flops) kv.add({"peak FLOP/s", human_count(*r.peak_flops)});
+  if (!r.engine_version.empty()) kv.add({"engine", r.engine_version});
+  if (r.pid) kv.add({"pid", std::to_string(*r.pid)});
+  kv.add({"events", r.events_path.empty() ? "-"
+                                          : r.events_path + " (" + std::to_string(r.events_offset) +
+                                                " bytes ingested)"});
+  if (!r.notes.empty()) kv.add({"notes", r.notes});
+  kv.print(out);
+
+  const auto metrics = st.list_metrics(run_id);
+  out << "\nmetrics\n";
+  if (metrics.empty()) {
+    out << "  (none)\n";
+  } else {
+    Table t({"  NAME", "RANK", "POINTS", "STEPS", "LAST", "MIN", "MAX"},
+            {false, true, true, false, true, true, true});
+    for (const auto& m : metrics)
+      t.add({"  " + m.name, std::to_string(m.rank), std::to_string(m.count),
+             std::to_string(m.first_step) + ".." + std::to_string(m.last_step),
+             format_short(m.last_value, 6), format_short(m.min_value, 6), format_short(m.max_value, 6)});
+    t.print(out);
+  }
+  const auto cps = st.checkpoints(run_id);
+  out << "\ncheckpoints\n";
+  if (cps.empty()) {
+    out << "  (none)\n";
+  } else {
+    Table t({"  STEP", "SIZE", "PATH"}, {true, true, false});
+    for (const auto& c : cps)
+      t.add({"  " + std::to_string(c.step),
+             c.bytes ? human_bytes(static_cast<double>(*c.bytes)) : "-", c.path});
+    t.print(out);
+  }
+  const auto samples = st.samples(run_id);
+  out << "\nsamples (" << samples.size() << ")\n";
+  const size_t first = samples.size() > 3 ? samples.size() - 3 : 0;  // the last three
+  for (size_t i = first; i < samples.size(); ++i)
+    out << "  step " << samples[i].step << ": " << first_line(samples[i].prompt, 40) << " | "
+        << first_line(samples[i].text, 80) << '\n';
+  const auto warns = st.warnings(run_id);
+  out << "\nwarnings (" << warns.size() << ")\n";
+  for (const auto& w : warns)
+    out << "  step " << opt_int(w.step) << ": " << w.code << ": " << first_line(w.message, 100) << '\n';
+}
+
+int64_t export_run_csv(store::Store& st, const std::string& run_id, const std::string& out_path,
+                       std::ostream& out) {
+  st.get_run(run_id);  // a clear error for an unknown run before any file is touched
+  if (out_path.empty()) return st.export_metrics_csv(run_id, out);
+  const std::string tmp = out_path + ".tmp-" + std::to_string(::getpid());
+  int64_t rows = 0;
+  try {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    TD_CHECK(f.is_open(), "cannot write '" + tmp + "': " + std::strerror(errno) +
+                              "; check that the folder of --out exists and is writable");
+    rows = st.export_metrics_csv(run_id, f);
+    f.close();
+    TD_CHECK(!f.fail(), "writing '" + tmp + "' failed; check disk space");
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, out_path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw Error("cannot move the CSV export to '" + out_path + "': " + ec.message() +
+                "; check that --out names a writable file");
+  }
+  return rows;
+}
+
+void add_runs_command(CLI::App& app, std::ostream& out) {
+  CLI::App* runs = app.add_subcommand("runs", "List, show and export the runs in the experiment store");
+  runs->require_subcommand(1);
+  const std::string db_help =
+      "Store file (default: $TRAINDECK_DB, else $XDG_DATA_HOME/traindeck/traindeck.db, else "
+      "~/.local/share/traindeck/traindeck.db)";
+
+  // State shared with the callbacks; lives as long as the app.
+  struct Args {
+    std::string db, experiment, run_id, out_path;
+    bool csv = false;
+  };
+  auto a = std::make_shared<Args>();
+  std::ostream* os = &out;
+
+  CLI::App* list = runs->add_subcommand("list", "A table of runs: status, start, step, best val_loss");
+  list->add_option("--db", a->db, db_help);
+  list->add_option("--experiment,-e", a->experiment, "Only runs of this experiment");
+  list->callback([a, os] { print_runs_table(*open_existing(a->db), *os, a->experiment); });
+
+  CLI::App* show = runs->add_subcommand("show", "Everything the store knows about one run");
+  show->add_option("--db", a->db, db_help);
+  show->add_option("RUN", a->run_id, "Run id (see `runs list`)")->required();
+  show->callback([a, os] { print_run_details(*open_existing(a->db), a->run_id, *os); });
+
+  CLI::App* exp = runs->add_subcommand("export", "Export a run's metrics");
+  exp->add_option("--db", a->db, db_help);
+  exp->add_option("RUN", a->run_id, "Run id (see `runs list`)")->required();
+  exp->add_flag("--csv", a->csv, "CSV, one row per value: step,rank,attempt,t,name,value");
+  exp->add_option("--out,-o", a->out_path, "Write to this file instead of stdout");
+  exp->callback([a, os] {
+    TD_CHECK(a->csv, "runs export: choose a format; --csv is the one supported");
+    export_run_csv(*open_existing(a->db), a->run_id, a->out_path, *os);
+  });
+}
+
+}  // namespace td::cli

@@ -1,0 +1,37 @@
+// `traindeck-engine runs ...`: look at the runs in the experiment store.
+//
+//   runs list [--experiment NAME]       a table of runs (status, start, step, best val_loss)
+//   runs show RUN                       everything known about one run
+//   runs export RUN --csv [--out FILE]  the run's metrics as CSV (store/store.h, docs/store.md)
+//
+// Each takes --db FILE (default: td::store::default_db_path()). Errors are td::Error.
+#pragma once
+
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace td::store {
+class Store;
+}
+
+namespace td::cli {
+
+/// Registers the `runs` subcommand and its three subcommands on `app`; tables and CSV
+/// without --out are written to `out`.
+void add_runs_command(CLI::App& app, std::ostream& out = std::cout);
+
+/// The `runs list` table: one line per run (of experiment `experiment` when not empty).
+void print_runs_table(store::Store& st, std::ostream& out, const std::string& experiment = "");
+
+/// The `runs show` report of run `run_id`. Throws td::Error when the run is unknown.
+void print_run_details(store::Store& st, const std::string& run_id, std::ostream& out);
+
+/// `runs export --csv`: the run's metrics as CSV to `out_path`, or to `out` when `out_path` is
+/// empty. A file is written under a temporary name then renamed, so a failed export leaves an
+/// earlier file intact. Returns the number of data rows. Throws td::Error.
+int64_t export_run_csv(store::Store& st, const std::string& run_id, const std::string& out_path,
+                       std::ostream& out);
+
+}  // namespace td::cli

@@ -1,0 +1,479 @@
+// Ingest of events.jsonl into the store (see ingest.h, docs/store.md, docs/events.md).
+#include "store/ingest.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <iterator>
+#include <type_traits>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/common/error.h"
+#include "store/flat_json.h"
+
+namespace td::store {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr int kEventsVersion = 1;      // the newest events schema this build reads
+constexpr size_t kMaxMessages = 20;    // skip reasons kept per call
+constexpr size_t kReadChunk = 1 << 20; // bytes read from the file at a time
+
+// Numeric fields of a `step` event stored as metrics, one row each (docs/events.md).
+constexpr const char* kStepFields[] = {"loss",         "lr",  "grad_norm", "step_ms",
+                                       "tokens_per_s", "mfu", "rss_bytes", "tokens_seen"};
+
+const json* field(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+bool is_int(const json* v) { return v && (v->is_number_integer() || v->is_number_unsigned()); }
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+double now_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// A malformed line: caught per line, counted, never escapes poll().
+struct Malformed {
+  std::string why;
+};
+
+}  // namespace
+
+IngestStats& IngestStats::operator+=(const IngestStats& o) {
+  lines += o.lines;
+  rows += o.rows;
+  metric_rows += o.metric_rows;
+  skipped += o.skipped;
+  ignored += o.ignored;
+  bytes += o.bytes;
+  batches += o.batches;
+  offset = o.offset;
+  at_eof = o.at_eof;
+  partial_line = o.partial_line;
+  for (const auto& m : o.messages)
+    if (messages.size() < kMaxMessages) messages.push_back(m);
+  return *this;
+}
+
+// State of one batch (one transaction).
+struct Ingester::Batch {
+  IngestStats stats;
+  int64_t line_no = 0;      // 1-based number of the line being processed
+  int64_t experiment = -1;  // experiments.id, resolved when a run is first created
+  int64_t first_run = -1;   // first run seen, recorded as the file's run
+  size_t batch_rows = 0;
+  // Per run: the last step seen (file order) and the highest attempt seen.
+  std::map<int64_t, std::pair<std::optional<int64_t>, int>> progress;
+};
+
+Ingester::Ingester(Store& store, std::string events_path, std::string experiment, IngestOptions opts)
+    : store_(store), path_(std::move(events_path)), experiment_(std::move(experiment)),
+      opts_(std::move(opts)) {
+  TD_CHECK(!path_.empty(), "events file path is empty; pass the run's events.jsonl");
+  if (experiment_.empty()) experiment_ = kDefaultExperiment;
+}
+
+void Ingester::prepare() {
+  if (prepared_) return;
+  sqlite3* db = store_.handle();
+  // A later attempt's value replaces an earlier one's; replaying the same line is a no-op.
+  metric_ = Stmt(db,
+                 "INSERT INTO metrics(run, name, rank, step, attempt, t, value)"
+                 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(run, name, rank, step) DO UPDATE"
+                 " SET attempt = excluded.attempt, t = excluded.t, value = excluded.value"
+                 " WHERE excluded.attempt >= metrics.attempt");
+  sample_ = Stmt(db,
+                 "INSERT INTO samples(run, rank, step, attempt, t, prompt, text)"
+                 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(run, step, rank, prompt) DO UPDATE"
+                 " SET attempt = excluded.attempt, t = excluded.t, text = excluded.text"
+                 " WHERE excluded.attempt >= samples.attempt");
+  checkpoint_ = Stmt(db,
+                     "INSERT INTO checkpoints(run, rank, step, attempt, t, path, bytes)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(run, step, rank) DO UPDATE"
+                     " SET attempt = excluded.attempt, t = excluded.t, path = excluded.path,"
+                     " bytes = excluded.bytes WHERE excluded.attempt >= checkpoints.attempt");
+  warning_ = Stmt(db,
+                  "INSERT OR IGNORE INTO warnings(run, rank, step, attempt, t, code, message)"
+                  " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  run_start_ = Stmt(db,
+                    "UPDATE runs SET config = coalesce(?2, config), host = coalesce(?3, host),"
+                    " device = coalesce(?4, device), world_size = coalesce(?5, world_size),"
+                    " n_params = coalesce(?6, n_params),"
+                    " flops_per_token = coalesce(?7, flops_per_token), peak_flops = ?8,"
+                    " engine_version = coalesce(?9, engine_version), status = 'running',"
+                    " end_time = NULL, end_reason = NULL, attempts = max(attempts, ?10 + 1),"
+                    " start_time = min(coalesce(start_time, ?11), ?11),"
+                    " events_path = coalesce(events_path, ?12) WHERE id = ?1");
+  attempt_start_ = Stmt(db,
+                        "INSERT INTO run_attempts(run, attempt, start_time, status,"
+                        " resumed_from_step, host) VALUES(?1, ?2, ?3, 'running', ?4, ?5)"
+                        " ON CONFLICT(run, attempt) DO UPDATE SET start_time = excluded.start_time,"
+                        " end_time = NULL, status = 'running',"
+                        " resumed_from_step = excluded.resumed_from_step, host = excluded.host");
+  // Only the latest attempt's run_end decides the run's status.
+  run_end_ = Stmt(db,
+                  "UPDATE runs SET status = ?2, end_time = ?3, end_reason = ?4,"
+                  " attempts = max(attempts, ?5 + 1) WHERE id = ?1 AND attempts <= ?5 + 1");
+  attempt_end_ = Stmt(db,
+                      "INSERT INTO run_attempts(run, attempt, end_time, status) VALUES(?1, ?2, ?3, ?4)"
+                      " ON CONFLICT(run, attempt) DO UPDATE SET end_time = excluded.end_time,"
+                      " status = excluded.status");
+  find_run_ = Stmt(db, "SELECT id FROM runs WHERE run_id = ?1");
+  new_run_ = Stmt(db, "INSERT INTO runs(run_id, experiment, events_path) VALUES(?1, ?2, ?3)");
+  prepared_ = true;
+}
+
+int64_t Ingester::run_for(const std::string& run_id, Batch& b) {
+  if (auto it = runs_.find(run_id); it != runs_.end()) return it->second;
+  int64_t key;
+  find_run_.bind(1, run_id);
+  if (find_run_.step()) {
+    key = find_run_.col_int(0);
+    find_run_.reset();
+  } else {
+    find_run_.reset();
+    if (b.experiment < 0) b.experiment = store_.ensure_experiment(experiment_);
+    new_run_.bind(1, run_id).bind(2, b.experiment).bind(3, path_).exec();
+    key = sqlite3_last_insert_rowid(store_.handle());
+  }
+  if (b.first_run < 0) b.first_run = key;
+  runs_.emplace(run_id, key);
+  return key;
+}
+
+int64_t Ingester::metric_id(const std::string& name) {
+  if (auto it = names_.find(name); it != names_.end()) return it->second;
+  sqlite3* db = store_.handle();
+  Stmt ins(db, "INSERT INTO metric_names(name) VALUES(?1) ON CONFLICT(name) DO NOTHING");
+  ins.bind(1, name).exec();
+  Stmt sel(db, "SELECT id FROM metric_names WHERE name = ?1");
+  sel.bind(1, name);
+  TD_ASSERT(sel.step());
+  const int64_t id = sel.col_int(0);
+  names_.emplace(name, id);
+  return id;
+}
+
+void Ingester::wrote_rows(Batch& b, size_t n) {
+  b.stats.rows += n;
+  b.batch_rows += n;
+  if (opts_.after_row) opts_.after_row(b.batch_rows);
+}
+
+void Ingester::put_metric(Batch& b, int64_t run, int64_t name, int rank, int64_t step,
+                          int attempt, double t, double value) {
+  metric_.bind(1, run).bind(2, name).bind(3, rank).bind(4, step).bind(5, attempt).bind(6, t).bind(7, value);
+  metric_.exec();
+  const size_t n = static_cast<size_t>(sqlite3_changes(store_.handle()));
+  b.stats.metric_rows += n;
+  wrote_rows(b, n);
+}
+
+void Ingester::track(Batch& b, int64_t run, std::optional<int64_t> step, int attempt) {
+  auto& pr = b.progress[run];
+  if (step) pr.first = step;
+  pr.second = std::max(pr.second, attempt);
+}
+
+bool Ingester::fast_step(const char* begin, const char* end, Batch& b) {
+  FlatObject o;
+  if (!scan_flat(begin, end, o)) return false;
+  // Anything but a well-formed step event takes the full path (and its error messages).
+  const FlatValue* type = o.get("type");
+  if (!type || type->kind != FlatValue::String || type->s != "step") return false;
+  if (const FlatValue* v = o.get("v"); v && v->kind == FlatValue::Int && v->i > kEventsVersion)
+    return false;
+  const FlatValue* run_id = o.get("run_id");
+  if (!run_id || run_id->kind != FlatValue::String || run_id->s.empty()) return false;
+  const FlatValue* t = o.get("t");
+  if (!t || !t->is_number()) return false;
+  const FlatValue* a = o.get("attempt");
+  if (a && (a->kind != FlatValue::Int || a->i < 0)) return false;
+  const FlatValue* r = o.get("rank");
+  if (r && (r->kind != FlatValue::Int || r->i < 0)) return false;
+  const FlatValue* s = o.get("step");
+  if (!s || s->kind != FlatValue::Int) return false;
+  const int attempt = a ? static_cast<int>(a->i) : 0;
+  const int rank = r ? static_cast<int>(r->i) : 0;
+  if (run_id->s != last_run_id_) {
+    last_run_id_.assign(run_id->s);
+    last_run_ = run_for(last_run_id_, b);
+  }
+  for (size_t k = 0; k < std::size(kStepFields); ++k) {
+    const FlatValue* v = o.get(kStepFields[k]);
+    if (!v || !v->is_number()) continue;  // null (e.g. mfu with an unknown peak): no row
+    if (step_ids_[k] < 0) step_ids_[k] = metric_id(kStepFields[k]);
+    put_metric(b, last_run_, step_ids_[k], rank, s->i, attempt, t->d, v->d);
+  }
+  track(b, last_run_, s->i, attempt);
+  return true;
+}
+
+void Ingester::process_line(const char* begin, const char* end, Batch& b) {
+  if (end > begin && end[-1] == '\r') --end;
+  const char* p = begin;
+  while (p < end && (*p == ' ' || *p == '\t')) ++p;
+  if (p == end) return;  // blank line
+  if (fast_step(begin, end, b)) return;
+
+  const json j = json::parse(begin, end, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw Malformed{"not valid JSON"};
+  if (!j.is_object()) throw Malformed{"not a JSON object"};
+  const json* type = field(j, "type");
+  if (!type || !type->is_string()) throw Malformed{"no \"type\" string"};
+  if (const json* v = field(j, "v"); is_int(v) && v->get<int64_t>() > kEventsVersion)
+    throw Malformed{"events schema version " + std::to_string(v->get<int64_t>()) +
+                    " is newer than this TrainDeck reads (" + std::to_string(kEventsVersion) +
+                    "); update TrainDeck"};
+  const json* run_id = field(j, "run_id");
+  if (!run_id || !run_id->is_string() || run_id->get_ref<const std::string&>().empty())
+    throw Malformed{"no \"run_id\" string"};
+  const json* tj = field(j, "t");
+  if (!tj || !tj->is_number()) throw Malformed{"no \"t\" number"};
+  const double t = tj->get<double>();
+  int attempt = 0, rank = 0;
+  if (const json* a = field(j, "attempt")) {
+    if (!is_int(a) || a->get<int64_t>() < 0) throw Malformed{"\"attempt\" is not an integer >= 0"};
+    attempt = static_cast<int>(a->get<int64_t>());
+  }
+  if (const json* r = field(j, "rank")) {
+    if (!is_int(r) || r->get<int64_t>() < 0) throw Malformed{"\"rank\" is not an integer >= 0"};
+    rank = static_cast<int>(r->get<int64_t>());
+  }
+  const std::string& ty = type->get_ref<const std::string&>();
+  auto need_step = [&]() -> int64_t {
+    const json* s = field(j, "step");
+    if (!is_int(s)) throw Malformed{"\"" + ty + "\" event without an integer \"step\""};
+    return s->get<int64_t>();
+  };
+  auto opt_string = [&](const char* k) -> std::optional<std::string> {
+    const json* s = field(j, k);
+    if (s && s->is_string()) return s->get<std::string>();
+    return std::nullopt;
+  };
+  auto opt_number = [&](const char* k) -> std::optional<double> {
+    const json* s = field(j, k);
+    if (s && s->is_number()) return s->get<double>();
+    return std::nullopt;
+  };
+  auto opt_int = [&](const char* k) -> std::optional<int64_t> {
+    const json* s = field(j, k);
+    if (is_int(s)) return s->get<int64_t>();
+    return std::nullopt;
+  };
+  auto track = [&](int64_t run, std::optional<int64_t> step) { Ingester::track(b, run, step, attempt); };
+
+  if (ty == "step") {
+    const int64_t step = need_step();
+    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    static_assert(std::size(kStepFields) == std::extent_v<decltype(step_ids_)>);
+    for (size_t k = 0; k < std::size(kStepFields); ++k) {
+      const json* v = field(j, kStepFields[k]);
+      if (!v || !v->is_number()) continue;  // null (e.g. mfu with an unknown peak): no row
+      if (step_ids_[k] < 0) step_ids_[k] = metric_id(kStepFields[k]);
+      put_metric(b, run, step_ids_[k], rank, step, attempt, t, v->get<double>());
+    }
+    track(run, step);
+  } else if (ty == "eval") {
+    const int64_t step = need_step();
+    const json* v = field(j, "val_loss");
+    if (!v || !v->is_number()) throw Malformed{"\"eval\" event without a \"val_loss\" number"};
+    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    put_metric(b, run, metric_id("val_loss"), rank, step, attempt, t, v->get<double>());
+    track(run, std::nullopt);
+  } else if (ty == "sample") {
+    const int64_t step = need_step();
+    const auto text = opt_string("text");
+    if (!text) throw Malformed{"\"sample\" event without a \"text\" string"};
+    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    sample_.bind(1, run).bind(2, rank).bind(3, step).bind(4, attempt).bind(5, t);
+    sample_.bind(6, opt_string("prompt").value_or("")).bind(7, *text).exec();
+    wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
+    track(run, std::nullopt);
+  } else if (ty == "checkpoint") {
+    const int64_t step = need_step();
+    const auto path = opt_string("path");
+    if (!path) throw Malformed{"\"checkpoint\" event without a \"path\" string"};
+    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    checkpoint_.bind(1, run).bind(2, rank).bind(3, step).bind(4, attempt).bind(5, t);
+    checkpoint_.bind(6, *path).bind(7, opt_int("bytes")).exec();
+    wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
+    track(run, std::nullopt);
+  } else if (ty == "warning") {
+    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    warning_.bind(1, run).bind(2, rank).bind(3, opt_int("step")).bind(4, attempt).bind(5, t);
+    warning_.bind(6, opt_string("code").value_or("warning"));
+    warning_.bind(7, opt_string("message").value_or("")).exec();
+    wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
+    track(run, std::nullopt);
+  } else if (ty == "run_start") {
+    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    std::optional<std::string> config;
+    if (const json* c = field(j, "config"); c && !c->is_null()) config = c->dump();
+    const auto host = opt_string("host");
+    const auto resumed = opt_int("resumed_from_step");
+    run_start_.bind(1, run).bind(2, config).bind(3, host).bind(4, opt_string("device"));
+    run_start_.bind(5, opt_int("world_size")).bind(6, opt_int("n_params"));
+    run_start_.bind(7, opt_number("flops_per_token")).bind(8, opt_number("peak_flops"));
+    run_start_.bind(9, opt_string("engine_version")).bind(10, attempt).bind(11, t);
+    run_start_.bind(12, path_).exec();
+    attempt_start_.bind(1, run).bind(2, attempt).bind(3, t).bind(4, resumed).bind(5, host).exec();
+    // A resumed attempt restarts after its checkpoint's step.
+    track(run, resumed ? resumed : (attempt == 0 ? std::optional<int64_t>(0) : std::nullopt));
+  } else if (ty == "run_end") {
+    const auto status = opt_string("status");
+    if (!status || status->empty()) throw Malformed{"\"run_end\" event without a \"status\" string"};
+    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    run_end_.bind(1, run).bind(2, *status).bind(3, t).bind(4, opt_string("reason")).bind(5, attempt).exec();
+    attempt_end_.bind(1, run).bind(2, attempt).bind(3, t).bind(4, *status).exec();
+    track(run, opt_int("step"));
+  } else {
+    ++b.stats.ignored;  // a type from a newer engine: ignored, as events.md asks
+  }
+}
+
+IngestStats Ingester::poll(size_t max_lines) {
+  if (max_lines == 0) max_lines = 1;
+  prepare();
+  runs_.clear();  // another connection may have deleted runs since the last batch
+  names_.clear();
+  std::fill(std::begin(step_ids_), std::end(step_ids_), -1);
+  last_run_id_.clear();
+  sqlite3* db = store_.handle();
+  Batch b;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(opts_.batch_seconds > 0 ? opts_.batch_seconds : 1e9);
+
+  Transaction tx(db);
+  int64_t offset = 0, skipped_total = 0;
+  {
+    Stmt st(db, "SELECT byte_offset, lines, skipped FROM event_files WHERE path = ?1");
+    st.bind(1, path_);
+    if (st.step()) {
+      offset = st.col_int(0);
+      b.line_no = st.col_int(1);
+      skipped_total = st.col_int(2);
+    }
+  }
+  b.stats.offset = offset;
+
+  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path_.c_str(), "rb"));
+  if (!f) {
+    if (errno == ENOENT) {
+      b.stats.at_eof = true;
+      return b.stats;  // not written yet: nothing to do
+    }
+    fail_errno("cannot open events file", path_);
+  }
+  struct stat sb {};
+  if (fstat(fileno(f.get()), &sb) != 0) fail_errno("cannot stat events file", path_);
+  TD_CHECK(sb.st_size >= offset,
+           "events file '" + path_ + "' is " + std::to_string(sb.st_size) +
+               " bytes, shorter than the " + std::to_string(offset) +
+               " bytes already ingested: it was truncated or replaced; reset the ingest of this "
+               "file (Ingester::reset) to read it again from the start");
+  if (fseeko(f.get(), offset, SEEK_SET) != 0) fail_errno("cannot seek in events file", path_);
+
+  std::string buf;     // unconsumed bytes: buf[pos..] start at file offset `offset`
+  size_t pos = 0;
+  bool eof = false, stop = false;
+  while (!stop) {
+    // Consume complete lines already in the buffer.
+    while (!stop) {
+      const char* base = buf.data() + pos;
+      const void* nl = std::memchr(base, '\n', buf.size() - pos);
+      if (!nl) break;
+      const char* end = static_cast<const char*>(nl);
+      ++b.line_no;
+      try {
+        process_line(base, end, b);
+      } catch (const Malformed& m) {
+        ++b.stats.skipped;
+        if (b.stats.messages.size() < kMaxMessages)
+          b.stats.messages.push_back(path_ + ":" + std::to_string(b.line_no) + ": " + m.why +
+                                     "; line skipped");
+      }
+      const size_t len = static_cast<size_t>(end - base) + 1;
+      pos += len;
+      offset += static_cast<int64_t>(len);
+      b.stats.bytes += len;
+      ++b.stats.lines;
+      if (b.stats.lines >= max_lines || ((b.stats.lines & 63) == 0 && std::chrono::steady_clock::now() >= deadline))
+        stop = true;
+    }
+    if (stop || eof) break;
+    buf.erase(0, pos);
+    pos = 0;
+    const size_t have = buf.size();
+    buf.resize(have + kReadChunk);
+    const size_t got = std::fread(buf.data() + have, 1, kReadChunk, f.get());
+    buf.resize(have + got);
+    if (got < kReadChunk) {
+      if (std::ferror(f.get())) fail_errno("cannot read events file", path_);
+      eof = true;
+    }
+  }
+  b.stats.at_eof = eof && std::memchr(buf.data() + pos, '\n', buf.size() - pos) == nullptr;
+  b.stats.partial_line = b.stats.at_eof && pos < buf.size();
+  b.stats.offset = offset;
+  if (b.stats.lines == 0) return b.stats;  // nothing consumed: roll back the empty transaction
+
+  Stmt prog(db,
+            "UPDATE runs SET last_step = coalesce(?2, last_step), attempts = max(attempts, ?3 + 1)"
+            " WHERE id = ?1");
+  for (const auto& [run, pr] : b.progress) prog.bind(1, run).bind(2, pr.first).bind(3, pr.second).exec();
+  Stmt off(db,
+           "INSERT INTO event_files(path, run, byte_offset, lines, skipped, updated)"
+           " VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(path) DO UPDATE SET"
+           " run = coalesce(event_files.run, excluded.run), byte_offset = excluded.byte_offset,"
+           " lines = excluded.lines, skipped = excluded.skipped, updated = excluded.updated");
+  off.bind(1, path_);
+  if (b.first_run >= 0) off.bind(2, b.first_run); else off.bind_null(2);
+  off.bind(3, offset).bind(4, b.line_no).bind(5, skipped_total + static_cast<int64_t>(b.stats.skipped));
+  off.bind(6, now_seconds()).exec();
+  tx.commit();
+  b.stats.batches = 1;
+  return b.stats;
+}
+
+IngestStats Ingester::poll_all() {
+  IngestStats total;
+  for (;;) {
+    const IngestStats s = poll(opts_.batch_lines);
+    total += s;
+    if (s.at_eof || s.lines == 0) break;
+  }
+  return total;
+}
+
+int64_t Ingester::offset() {
+  Stmt st(store_.handle(), "SELECT byte_offset FROM event_files WHERE path = ?1");
+  st.bind(1, path_);
+  return st.step() ? st.col_int(0) : 0;
+}
+
+void Ingester::reset() {
+  Stmt st(store_.handle(),
+          "UPDATE event_files SET byte_offset = 0, lines = 0, skipped = 0 WHERE path = ?1");
+  st.bind(1, path_).exec();
+}
+
+}  // namespace td::store

@@ -1,0 +1,99 @@
+// Ingest of a run's events.jsonl (docs/events.md) into the store, resumable by byte offset.
+//
+// An Ingester reads complete lines from the file's recorded byte offset, writes the rows they
+// produce and the new offset in ONE transaction per batch, so an ingester killed at any
+// moment resumes without losing or duplicating a row. A trailing line without its '\n' is left
+// for a later poll. Semantics: docs/store.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "store/sqlite.h"
+#include "store/store.h"
+
+namespace td::store {
+
+/// What one poll (or poll_all) did.
+struct IngestStats {
+  size_t lines = 0;        // complete lines consumed (including skipped and ignored ones)
+  size_t rows = 0;         // rows inserted or replaced: metrics + samples + checkpoints + warnings
+  size_t metric_rows = 0;  // of which metric rows
+  size_t skipped = 0;      // malformed lines skipped (bad JSON, missing or mistyped fields)
+  size_t ignored = 0;      // well-formed lines of event types this build does not know
+  size_t bytes = 0;        // bytes consumed
+  size_t batches = 0;      // transactions committed
+  int64_t offset = 0;      // byte offset of the file ingested so far, after this call
+  bool at_eof = false;     // every complete line has been read
+  bool partial_line = false;  // an incomplete last line (no '\n' yet) waits at the end
+  std::vector<std::string> messages;  // why lines were skipped ("<path>:<line>: ..."), first 20
+  IngestStats& operator+=(const IngestStats& o);
+};
+
+struct IngestOptions {
+  size_t batch_lines = 10000;  // poll_all(): lines per transaction at most
+  double batch_seconds = 0.1;  // a batch also ends after this much time (seconds)
+  /// Test hook: called after every row written inside a batch with the batch's row count so
+  /// far, before the commit. Throwing from it rolls the batch back (offset included).
+  std::function<void(size_t rows_in_batch)> after_row;
+};
+
+class Ingester {
+ public:
+  /// Ingests `events_path` into `store`; runs first seen here go to experiment `experiment`
+  /// (created when missing); a run already in the store keeps its experiment. Touches
+  /// neither the file nor the store until the first poll. `store` must outlive the Ingester.
+  Ingester(Store& store, std::string events_path, std::string experiment = kDefaultExperiment,
+           IngestOptions opts = {});
+
+  /// Ingests at most `max_lines` complete lines (and at most opts.batch_seconds of work) in one
+  /// transaction. A missing file gives empty stats (the engine may not have created it yet).
+  /// Malformed lines are skipped and counted, never thrown. Throws td::Error when the file
+  /// cannot be read or is now shorter than the ingested offset (it was replaced or truncated:
+  /// reset() and ingest again), or on a store error; the batch is then rolled back.
+  IngestStats poll(size_t max_lines = 10000);
+
+  /// Polls in batches of opts.batch_lines until every complete line is ingested.
+  IngestStats poll_all();
+
+  /// The byte offset ingested so far, as recorded in the store.
+  int64_t offset();
+
+  /// Forgets the recorded offset, so the next poll reads the file from the start. Rows are
+  /// upserted, so a re-ingest rewrites the same rows rather than duplicating them.
+  void reset();
+
+  const std::string& events_path() const { return path_; }
+
+ private:
+  struct Batch;
+  void prepare();
+  void process_line(const char* begin, const char* end, Batch& b);
+  bool fast_step(const char* begin, const char* end, Batch& b);
+  void track(Batch& b, int64_t run, std::optional<int64_t> step, int attempt);
+  int64_t run_for(const std::string& run_id, Batch& b);
+  int64_t metric_id(const std::string& name);
+  void put_metric(Batch& b, int64_t run, int64_t name, int rank, int64_t step, int attempt,
+                  double t, double value);
+  void wrote_rows(Batch& b, size_t n);
+
+  Store& store_;
+  std::string path_;
+  std::string experiment_;
+  IngestOptions opts_;
+  bool prepared_ = false;
+  Stmt metric_, sample_, checkpoint_, warning_, run_start_, attempt_start_, run_end_,
+      attempt_end_, find_run_, new_run_;
+  std::unordered_map<std::string, int64_t> runs_;    // run_id -> runs.id, valid in one batch
+  std::unordered_map<std::string, int64_t> names_;   // metric name -> metric_names.id, one batch
+  std::string last_run_id_;  // run of the last fast-path step event ("" = none this batch)
+  int64_t last_run_ = -1;
+  int64_t step_ids_[8] = {};  // metric_names.id of the step event's fields (kStepFields), or -1
+};
+
+}  // namespace td::store

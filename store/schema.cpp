@@ -1,0 +1,170 @@
+// Schema migrations of the experiment store (see schema.h and docs/store.md).
+#include "store/schema.h"
+
+#include "engine/common/error.h"
+#include "store/sqlite.h"
+
+namespace td::store {
+
+namespace {
+
+// Version 1: the first schema. Times are Unix seconds (REAL), sizes bytes, steps 1-based.
+// metrics is WITHOUT ROWID with the primary key (run, name, rank, step): rows are stored in
+// that order, so a chart's range query (one run, one metric, one rank, a step range) is one
+// B-tree seek plus a sequential read, and a later attempt's row replaces an earlier one's.
+constexpr const char* kV1 = R"sql(
+CREATE TABLE experiments (
+  id      INTEGER PRIMARY KEY,
+  name    TEXT NOT NULL UNIQUE,
+  notes   TEXT NOT NULL DEFAULT '',
+  tags    TEXT NOT NULL DEFAULT '[]',        -- JSON array of strings
+  created REAL NOT NULL                      -- Unix seconds
+);
+CREATE TABLE runs (
+  id              INTEGER PRIMARY KEY,       -- compact key used by the row tables
+  run_id          TEXT NOT NULL UNIQUE,      -- the engine's run id (events.md)
+  experiment      INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+  config          TEXT,                      -- the validated config, JSON
+  status          TEXT NOT NULL DEFAULT 'unknown', -- unknown|running|completed|stopped|failed
+  host            TEXT,
+  device          TEXT,
+  world_size      INTEGER,
+  n_params        INTEGER,
+  flops_per_token REAL,
+  peak_flops      REAL,                      -- FLOP/s, NULL when unknown
+  engine_version  TEXT,
+  start_time      REAL,                      -- first run_start's t
+  end_time        REAL,                      -- last run_end's t; NULL while running
+  end_reason      TEXT,
+  last_step       INTEGER,                   -- last completed optimizer step seen
+  attempts        INTEGER NOT NULL DEFAULT 0,-- attempts seen (max attempt + 1)
+  events_path     TEXT,                      -- events.jsonl that holds its run_start
+  pid             INTEGER,                   -- engine process id, when the launcher knows it
+  notes           TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_experiment ON runs(experiment);
+CREATE TABLE run_attempts (
+  run               INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  attempt           INTEGER NOT NULL,
+  start_time        REAL,
+  end_time          REAL,
+  status            TEXT NOT NULL DEFAULT 'running',
+  resumed_from_step INTEGER,
+  host              TEXT,
+  PRIMARY KEY (run, attempt)
+) WITHOUT ROWID;
+-- Where each events file's ingest stands: the byte offset just past the last complete line
+-- ingested, updated in the same transaction as the rows that line produced.
+CREATE TABLE event_files (
+  path          TEXT PRIMARY KEY,
+  run           INTEGER REFERENCES runs(id) ON DELETE CASCADE, -- first run seen in the file
+  byte_offset   INTEGER NOT NULL DEFAULT 0,
+  lines         INTEGER NOT NULL DEFAULT 0,  -- complete lines ingested
+  skipped       INTEGER NOT NULL DEFAULT 0,  -- malformed lines skipped
+  updated       REAL
+);
+CREATE TABLE metric_names (
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE                  -- loss, lr, grad_norm, val_loss, ...
+);
+-- No REFERENCES on metrics: a foreign key costs two parent lookups per inserted row, the
+-- hottest path of ingest. Only the ingester writes it (with ids it just read), and the
+-- trigger runs_delete_metrics below does what ON DELETE CASCADE would.
+CREATE TABLE metrics (
+  run     INTEGER NOT NULL,                  -- runs.id
+  name    INTEGER NOT NULL,                  -- metric_names.id
+  rank    INTEGER NOT NULL,
+  step    INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,                  -- the attempt whose value this is
+  t       REAL NOT NULL,                     -- Unix seconds of the event
+  value   REAL NOT NULL,
+  PRIMARY KEY (run, name, rank, step)
+) WITHOUT ROWID;
+CREATE TRIGGER runs_delete_metrics AFTER DELETE ON runs BEGIN
+  DELETE FROM metrics WHERE run = OLD.id;
+END;
+CREATE TABLE samples (
+  id      INTEGER PRIMARY KEY,
+  run     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank    INTEGER NOT NULL,
+  step    INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  t       REAL NOT NULL,
+  prompt  TEXT NOT NULL,
+  text    TEXT NOT NULL,
+  UNIQUE (run, step, rank, prompt)
+);
+CREATE TABLE checkpoints (
+  id      INTEGER PRIMARY KEY,
+  run     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank    INTEGER NOT NULL,
+  step    INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  t       REAL NOT NULL,
+  path    TEXT NOT NULL,
+  bytes   INTEGER,
+  UNIQUE (run, step, rank)
+);
+CREATE TABLE warnings (
+  id      INTEGER PRIMARY KEY,
+  run     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank    INTEGER NOT NULL,
+  step    INTEGER,                           -- NULL when not tied to a step
+  attempt INTEGER NOT NULL,
+  t       REAL NOT NULL,
+  code    TEXT NOT NULL,
+  message TEXT NOT NULL,
+  UNIQUE (run, attempt, rank, t, code)
+);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, kV1},
+};
+
+}  // namespace
+
+std::span<const Migration> migrations() { return kMigrations; }
+
+int schema_version() { return kMigrations[std::size(kMigrations) - 1].version; }
+
+int read_user_version(sqlite3* db) {
+  Stmt st(db, "PRAGMA user_version");
+  st.step();
+  return static_cast<int>(st.col_int(0));
+}
+
+static void check_newer(int have, int latest, const std::string& path) {
+  if (have > latest)
+    throw Error("store '" + path + "' has schema version " + std::to_string(have) +
+                ", newer than this TrainDeck understands (" + std::to_string(latest) +
+                "); open it with a newer TrainDeck, or pass another --db file");
+}
+
+int migrate(sqlite3* db, const std::string& path, std::span<const Migration> steps) {
+  const int latest = steps.empty() ? 0 : steps.back().version;
+  const int before = read_user_version(db);
+  check_newer(before, latest, path);
+  if (before == latest) return before;
+
+  Transaction tx(db);
+  // Another process may have migrated between the read above and taking the write lock.
+  const int have = read_user_version(db);
+  check_newer(have, latest, path);
+  for (const Migration& m : steps) {
+    if (m.version <= have) continue;
+    char* err = nullptr;
+    if (sqlite3_exec(db, m.sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      const std::string why = err ? err : sqlite3_errmsg(db);
+      sqlite3_free(err);
+      throw Error("store '" + path + "': migration to schema version " +
+                  std::to_string(m.version) + " failed: " + why +
+                  "; the file was left unchanged at version " + std::to_string(have));
+    }
+    exec_sql(db, ("PRAGMA user_version = " + std::to_string(m.version)).c_str());
+  }
+  tx.commit();
+  return have;
+}
+
+}  // namespace td::store

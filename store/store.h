@@ -1,0 +1,109 @@
+// The SQLite experiment store: experiments, runs and everything a run produced.
+//
+// A Store is one connection to one file (WAL journal, foreign keys on, busy timeout). It is
+// not thread-safe: give each thread its own Store on the same file; WAL lets readers run
+// while one writer (an Ingester) commits. Queries that take a run id throw td::Error when the
+// run is unknown. Schema: store/schema.cpp and docs/store.md.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <iosfwd>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/types.h"
+
+namespace td::store {
+
+/// The store file used when no --db is given: $TRAINDECK_DB, else
+/// $XDG_DATA_HOME/traindeck/traindeck.db, else ~/.local/share/traindeck/traindeck.db.
+std::string default_db_path();
+
+/// The experiment runs land in when none is named.
+inline constexpr const char* kDefaultExperiment = "default";
+
+class Store {
+ public:
+  struct Options {
+    bool create = true;            // create the file (and its folder) when missing
+    int busy_timeout_ms = 10000;   // wait this long for another writer's lock
+  };
+
+  /// Opens (creating when allowed) the store at `path` and migrates it to schema_version().
+  /// Throws td::Error when the file is missing and !create, is not a SQLite file, has a newer
+  /// schema version than this build, or cannot be written.
+  explicit Store(const std::string& path, Options opts);
+  explicit Store(const std::string& path) : Store(path, Options{}) {}
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return path_; }
+  sqlite3* handle() { return db_; }
+
+  // ---- experiments -------------------------------------------------------------------------
+
+  /// The id of experiment `name`, created (empty notes and tags) when missing.
+  int64_t ensure_experiment(const std::string& name);
+  /// All experiments by name, with their run counts.
+  std::vector<Experiment> list_experiments();
+  /// Throws td::Error when `from` does not exist or `to` is taken.
+  void rename_experiment(const std::string& from, const std::string& to);
+  /// Deletes the experiment, its runs and all their rows (metrics, samples, ...) and the
+  /// ingest offsets of their events files. Throws td::Error when it does not exist.
+  void delete_experiment(const std::string& name);
+  void set_experiment_notes(const std::string& name, const std::string& notes);
+  void set_experiment_tags(const std::string& name, const std::vector<std::string>& tags);
+
+  // ---- runs --------------------------------------------------------------------------------
+
+  /// Runs by start time (oldest first); only experiment `experiment` when not empty.
+  std::vector<RunSummary> list_runs(const std::string& experiment = "");
+  std::optional<RunInfo> find_run(const std::string& run_id);
+  /// Throws td::Error("no run '<id>' in store ...") when unknown.
+  RunInfo get_run(const std::string& run_id);
+  std::vector<RunAttempt> run_attempts(const std::string& run_id);
+  /// Records the engine's process id (launcher knowledge; events do not carry it).
+  void set_run_pid(const std::string& run_id, std::optional<int64_t> pid);
+  void set_run_notes(const std::string& run_id, const std::string& notes);
+  /// Moves a run to experiment `experiment` (created when missing).
+  void move_run(const std::string& run_id, const std::string& experiment);
+  /// Deletes the run, its rows and its events files' ingest offsets.
+  void delete_run(const std::string& run_id);
+
+  // ---- rows of a run -----------------------------------------------------------------------
+
+  /// One entry per (metric, rank) the run has, by name then rank.
+  std::vector<MetricInfo> list_metrics(const std::string& run_id);
+  /// Values of metric `name` of `rank` with step_min <= step <= step_max, by step.
+  /// An unknown metric gives an empty series.
+  MetricSeries metric_series(const std::string& run_id, const std::string& name, int rank = 0,
+                             int64_t step_min = std::numeric_limits<int64_t>::min(),
+                             int64_t step_max = std::numeric_limits<int64_t>::max());
+  /// Number of metric rows of a run (all names, ranks).
+  int64_t count_metrics(const std::string& run_id);
+  std::vector<Sample> samples(const std::string& run_id);
+  std::vector<Checkpoint> checkpoints(const std::string& run_id);
+  std::vector<RunWarning> warnings(const std::string& run_id);
+
+  /// Writes all metric rows of a run as CSV (long format, one row per value):
+  /// header `step,rank,attempt,t,name,value`, rows ordered by step, rank, name; numbers in
+  /// the shortest form that reads back to the same double. Returns the number of data rows.
+  int64_t export_metrics_csv(const std::string& run_id, std::ostream& out);
+
+  /// The internal integer key of a run, or nullopt.
+  std::optional<int64_t> run_key(const std::string& run_id);
+
+ private:
+  int64_t require_run(const std::string& run_id);
+  int64_t require_experiment(const std::string& name);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace td::store

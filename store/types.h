@@ -1,0 +1,109 @@
+// Plain records the store's queries return. Times are Unix seconds, sizes bytes, steps the
+// engine's 1-based optimizer steps; "attempt" is 0 for a first start, +1 per --resume.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace td::store {
+
+struct Experiment {
+  int64_t id = 0;
+  std::string name;
+  std::string notes;
+  std::vector<std::string> tags;
+  double created = 0;  // Unix seconds
+  int64_t run_count = 0;
+};
+
+/// One row of the runs list.
+struct RunSummary {
+  std::string run_id;
+  std::string experiment;
+  std::string status;  // unknown | running | completed | stopped | failed
+  std::string host;
+  std::optional<double> start_time;  // Unix seconds of the first run_start
+  std::optional<double> end_time;    // Unix seconds of the last run_end; empty while running
+  int attempts = 0;                  // attempts seen (last attempt + 1)
+  std::optional<int64_t> last_step;
+  std::optional<double> best_val_loss;      // min val_loss (nats/token) over rank 0's evals
+  std::optional<double> last_tokens_per_s;  // rank 0's tokens_per_s at its last step
+};
+
+/// Everything the store knows about a run.
+struct RunInfo : RunSummary {
+  std::string config_json;  // the validated config as the engine wrote it; "" when unknown
+  std::string device;
+  std::string engine_version;
+  std::string end_reason;
+  std::string events_path;
+  std::string notes;
+  std::optional<int64_t> world_size;
+  std::optional<int64_t> n_params;
+  std::optional<double> flops_per_token;
+  std::optional<double> peak_flops;  // FLOP/s
+  std::optional<int64_t> pid;
+  int64_t events_offset = 0;  // bytes of events_path ingested
+};
+
+/// One attempt (start or --resume) of a run.
+struct RunAttempt {
+  int attempt = 0;
+  std::optional<double> start_time;
+  std::optional<double> end_time;
+  std::string status;
+  std::optional<int64_t> resumed_from_step;
+  std::string host;
+};
+
+/// Summary of one (metric, rank) series of a run.
+struct MetricInfo {
+  std::string name;
+  int rank = 0;
+  int64_t count = 0;
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  double last_value = 0;  // value at last_step
+  double min_value = 0;
+  double max_value = 0;
+};
+
+/// A metric series: parallel vectors ordered by step (struct of arrays, ready for a chart).
+struct MetricSeries {
+  std::vector<int64_t> step;
+  std::vector<double> t;      // Unix seconds
+  std::vector<double> value;
+  std::vector<int> attempt;   // attempt that produced each value
+  size_t size() const { return step.size(); }
+};
+
+struct Sample {
+  int64_t step = 0;
+  int rank = 0;
+  int attempt = 0;
+  double t = 0;
+  std::string prompt;
+  std::string text;
+};
+
+struct Checkpoint {
+  int64_t step = 0;
+  int rank = 0;
+  int attempt = 0;
+  double t = 0;
+  std::string path;
+  std::optional<int64_t> bytes;
+};
+
+struct RunWarning {
+  std::optional<int64_t> step;
+  int rank = 0;
+  int attempt = 0;
+  double t = 0;
+  std::string code;
+  std::string message;
+};
+
+}  // namespace td::store

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# TrainDeck quick start.
+#   ./traindeck.sh run    install what is missing, build, prepare the demo corpus and train the demo model
+#   ./traindeck.sh test   install what is missing, build, run every test (ctest)
+# Debian 12. Packages are installed with apt-get (through sudo when not root).
+set -euo pipefail
+cd "$(dirname "$(readlink -f "$0")")"
+
+what=${1:-run}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Debian packages for building the engine, and for the tests.
+BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-dev libomp-dev nlohmann-json3-dev
+            libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev fortunes)
+TEST_PKGS=(qt6-base-dev python3 python3-torch sentencepiece)
+
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  echo "traindeck: installing Debian packages: ${missing[*]}" >&2
+  "${sudo[@]}" apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+}
+
+build() {
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING="$1" >/dev/null
+  cmake --build build -j "$jobs"
+}
+
+case "$what" in
+  run)
+    install_missing "${BUILD_PKGS[@]}"
+    build OFF
+    engine=build/engine/cli/traindeck-engine
+    # The default corpus: the plain-text fortune files of Debian's fortunes package.
+    corpus=/usr/share/games/fortunes
+    data=data/fortunes-byte
+    "$engine" prepare --input "$corpus" --out "$data" --tokenizer byte
+    "$engine" plan --config resources/configs/demo.json --set "data.path=$data"
+    run_id=demo-$(date +%Y%m%d-%H%M%S)
+    echo "traindeck: training the demo model (run $run_id; Ctrl-C stops it with a checkpoint;" \
+         "continue with: $engine train --config resources/configs/demo.json --set data.path=$data --out runs/$run_id --resume)" >&2
+    "$engine" train --config resources/configs/demo.json --set "data.path=$data" --out "runs/$run_id" \
+      --run-id "$run_id" --db data/traindeck.db --experiment demo --no-events-stdout
+    "$engine" runs show "$run_id" --db data/traindeck.db
+    ;;
+  test)
+    install_missing "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}"
+    build ON
+    ctest --test-dir build --output-on-failure --timeout 900
+    ;;
+  *)
+    echo "usage: $0 run|test" >&2
+    exit 2
+    ;;
+esac
