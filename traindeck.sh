@@ -10,7 +10,7 @@ what=${1:-run}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages for building the engine, and for the tests.
-BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-dev libomp-dev nlohmann-json3-dev
+BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-dev nlohmann-json3-dev
             libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev fortunes)
 TEST_PKGS=(qt6-base-dev python3 python3-torch sentencepiece)
 

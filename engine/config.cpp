@@ -113,7 +113,7 @@ Field make_string(std::string sec, std::string name, S RunConfig::*section, std:
   if (allowed.empty()) {
     f.range = "string";
   } else {
-    for (size_t i = 0; i < allowed.size(); ++i) f.range += (i ? " | " : "") + ("\"" + allowed[i] + "\"");
+    for (size_t i = 0; i < allowed.size(); ++i) f.range += (i ? " or " : "") + ("\"" + allowed[i] + "\"");
   }
   f.meaning = std::move(meaning);
   std::string range = f.range;
@@ -215,6 +215,8 @@ RunConfig parse_config(const json& doc) {
     throw ConfigError("train.min_lr", "value " + std::to_string(c.train.min_lr) + " must be at most train.lr = " + std::to_string(c.train.lr));
   if (c.train.device != "cpu" && c.train.device.rfind("cuda", 0) != 0)
     throw ConfigError("train.device", "value \"" + c.train.device + "\" is not a device: use \"cpu\", \"cuda\" or \"cuda:N\"");
+  if (c.train.precision == "bf16" && c.train.device == "cpu")
+    throw ConfigError("train.precision", "value \"bf16\" needs a CUDA device; the CPU backend computes in \"fp32\"");
   if (c.data.path.empty()) throw ConfigError("data.path", "missing: set it to a dataset directory made by `traindeck-engine prepare`");
   return c;
 }

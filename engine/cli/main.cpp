@@ -19,6 +19,7 @@
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/model/gpt.h"
+#include "engine/ops/blas_kernel.h"
 #include "engine/ops/cpu_ops.h"
 #include "engine/plan/plan.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -60,6 +61,7 @@ int cmd_prepare(const td::PrepareOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  td::ensure_blas_kernel(argv);  // may re-execute this program once with a faster GEMM kernel
   CLI::App app{"traindeck-engine " TD_VERSION ": train GPT-style language models (TrainDeck's engine)"};
   app.set_version_flag("--version", std::string("traindeck-engine ") + TD_VERSION);
   app.require_subcommand(1);

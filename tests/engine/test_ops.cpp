@@ -93,7 +93,7 @@ class TestOps : public QObject {
 
  private:
   // Shapes: small, odd-sized so that no loop is accidentally a multiple of a vector width.
-  const int B = 2, T = 5, C = 12, NH = 3, V = 7, OC = 9;
+  static constexpr int B = 2, T = 5, C = 12, NH = 3, V = 7, OC = 9;
 
   std::vector<GradCase> grad_cases() {
     std::vector<GradCase> cs;

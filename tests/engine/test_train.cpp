@@ -205,6 +205,16 @@ class TestTrain : public QObject {
     QCOMPARE(p["tokens_per_step"].get<int64_t>(), int64_t(4 * 2 * 32));
   }
 
+  void config_reference_is_up_to_date() {
+    // docs/config.md is generated from the engine's own field table; it must not drift.
+    auto r = engine({"config", "--markdown"});
+    QCOMPARE(r.exit_code, 0);
+    QFile f(TD_SOURCE_DIR "/docs/config.md");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY2(QString::fromUtf8(f.readAll()) == r.out,
+             "docs/config.md is stale: regenerate it with traindeck-engine config --markdown > docs/config.md");
+  }
+
   void real_text_validation_loss_falls_below_2_5() {
     // tinyshakespeare when ../shared is there, else Debian's fortunes (the default corpus).
     QString corpus = TD_SOURCE_DIR "/../shared/data/tinyshakespeare.txt";

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/cpu_train: training throughput of the engine beside the PyTorch reference (same model,
+# batch, optimizer and thread count, warmed up, in one run), config cpu-small:
+# n_layer 6, n_head 6, d_model 384, seq_len 256, micro_batch 8, byte vocab, fp32, 2 threads.
+#   usage: bench/cpu_train/run.sh [BUILD_DIR]   (after ./traindeck.sh test or any Release build)
+# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for this benchmark only (never in tests or CI).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${1:-$root/build}
+engine=$build/engine/cli/traindeck-engine
+python=/usr/bin/python3   # Debian's python3, the one with python3-torch
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+corpus=$root/../shared/data/tinyshakespeare.txt
+[ -f "$corpus" ] || corpus=/usr/share/games/fortunes
+"$engine" prepare --input "$corpus" --out "$work/ds" --tokenizer byte --quiet >/dev/null
+steps=14; warm=4
+"$engine" train --config "$here/cpu-small.json" --set "data.path=$work/ds" --set "train.steps=$steps" \
+  --out "$work/run" --quiet >"$work/events.jsonl"
+"$python" - "$work/events.jsonl" "$warm" >"$work/engine.json" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+start = next(e for e in ev if e["type"] == "run_start")
+steps = [e for e in ev if e["type"] == "step"][int(sys.argv[2]):]
+tps = sorted(e["tokens_per_s"] for e in steps)[len(steps) // 2]
+print(json.dumps({"tokens_per_s": tps, "peak_flops": start["peak_flops"], "flops_per_token": start["flops_per_token"],
+                  "n_params": start["n_params"]}))
+PY
+"$python" "$here/torch_train.py" "$work/ds" "$here/cpu-small.json" "$steps" "$warm" >"$work/torch.json"
+"$python" - "$work/engine.json" "$work/torch.json" <<'PY'
+import json, sys
+e, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+fpt, peak = e["flops_per_token"], e["peak_flops"]
+mfu = lambda tps: f"{100 * fpt * tps / peak:5.1f}%" if peak else "  n/a"
+print(f"cpu-small ({e['n_params'] / 1e6:.2f} M parameters, {fpt / 1e6:.1f} MFLOP/token, sgemm peak {peak / 1e9:.0f} GFLOP/s)")
+print(f"{'':24s} {'tokens/s':>10s} {'MFU':>7s}")
+print(f"{'traindeck-engine':24s} {e['tokens_per_s']:10.0f} {mfu(e['tokens_per_s'])}")
+print(f"{'PyTorch ' + t['torch']:24s} {t['tokens_per_s']:10.0f} {mfu(t['tokens_per_s'])}")
+print(f"ratio engine / PyTorch: {e['tokens_per_s'] / t['tokens_per_s']:.2f}x  (target >= 1.5x)")
+PY
