@@ -5,6 +5,7 @@
 // few ulp (exp: Cephes' expf polynomial, Moshier 1992) — far below the ops' parity tolerances.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,16 +20,15 @@
 
 namespace td::cpu {
 
-/// e^x for x in [-87, 88] (clamped outside), relative error < 2e-7.
-inline float exp_f32(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-  const float log2e = 1.44269504088896341f;
-  float fn = x * log2e;
-  // round to nearest without a libm call: (int)(fn + 0.5) with the sign handled.
-  int n = (int)(fn + (fn >= 0.0f ? 0.5f : -0.5f));
-  float nf = (float)n;
-  float r = x - nf * 0.693359375f + nf * 2.12194440e-4f;  // x - n ln2 (Cody-Waite split)
-  float r2 = r * r;
+/// e^x for x <= 0 (what softmax and tanh need); x below -87 gives e^-87. Relative error < 2e-7.
+/// Branch-free: truncation of a negative number rounds it to nearest after the -0.5.
+inline float exp_neg_f32(float x) {
+  x = std::max(x, -87.0f);
+  const float fn = x * 1.44269504088896341f - 0.5f;  // x log2(e), rounded below
+  const int n = (int)fn;
+  const float nf = (float)n;
+  const float r = x - nf * 0.693359375f + nf * 2.12194440e-4f;  // x - n ln2 (Cody-Waite split)
+  const float r2 = r * r;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
@@ -36,7 +36,7 @@ inline float exp_f32(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r2 + r + 1.0f;
-  int32_t bits = (n + 127) << 23;  // 2^n
+  const int32_t bits = (n + 127) << 23;  // 2^n
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;
@@ -45,9 +45,9 @@ inline float exp_f32(float x) {
 /// tanh(x) = sign(x) (1 - e) / (1 + e), e = exp(-2|x|); absolute error < 3e-7.
 inline float tanh_f32(float x) {
   float ax = std::fabs(x);
-  float e = exp_f32(-2.0f * ax);
+  float e = exp_neg_f32(-2.0f * ax);
   float t = (1.0f - e) / (1.0f + e);
-  return x < 0.0f ? -t : t;
+  return std::copysign(t, x);
 }
 
 }  // namespace td::cpu

@@ -40,6 +40,9 @@ const char* op_name(Op op) {
 int set_cpu_threads(int threads) {
   if (threads <= 0) threads = omp_get_num_procs();
   omp_set_num_threads(threads);
+  // No nested parallelism: a GEMM called from inside an OpenMP loop (attention) must run on its
+  // calling thread, not fork another team onto cores that are already busy.
+  omp_set_max_active_levels(1);
   openblas_set_num_threads(threads);
   return threads;
 }
@@ -202,83 +205,69 @@ void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout,
   }
 }
 
+// Attention runs one (batch, head) pair per OpenMP iteration: its GEMMs are small (T x T x hs),
+// and the OpenMP build of OpenBLAS runs a GEMM called inside a parallel region on the calling
+// thread, so the pairs proceed in parallel with no synchronisation inside a GEMM.
 template <class R>
-void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C,
-                       int NH) {
+void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH) {
   const int hs = C / NH, C3 = 3 * C;
   const R scale = R(1.0) / std::sqrt((R)hs);
-  // 1. scores (T,T) = scale * q @ k^T per (b,h); a GEMM each (only t2 <= t is used).
-  for (int b = 0; b < B; b++)
-    for (int h = 0; h < NH; h++) {
-      const R* q = qkv + (size_t)b * T * C3 + h * hs;
-      gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, q + C, C3,
-                  R(0.0), att + ((size_t)b * NH + h) * T * T, T);
-    }
-  // 2. causal softmax of every row; entries above the diagonal become 0.
 #pragma omp parallel for schedule(static)
-  for (long r = 0; r < (long)B * NH * T; r++) {
-    int t = (int)(r % T);
-    R* row = att + (size_t)r * T;
-    R mx = -INFINITY;
-    for (int j = 0; j <= t; j++) mx = std::max(mx, row[j]);
-    R sum = R(0.0);
-    for (int j = 0; j <= t; j++) {
-      row[j] = std::exp(row[j] - mx);
-      sum += row[j];
+  for (int bh = 0; bh < B * NH; bh++) {
+    const int b = bh / NH, h = bh % NH;
+    const R* q = qkv + (size_t)b * T * C3 + h * hs;  // (T,hs), row stride 3C; k = q + C, v = q + 2C
+    R* a = att + (size_t)bh * T * T;
+    // scores (T,T) = scale * q @ k^T (only t2 <= t is used).
+    gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, q + C, C3, R(0.0), a, T);
+    // Causal softmax of every row; entries above the diagonal become 0.
+    for (int t = 0; t < T; t++) {
+      R* row = a + (size_t)t * T;
+      R mx = row[0];
+      for (int j = 1; j <= t; j++) mx = std::max(mx, row[j]);
+      R sum = R(0.0);
+      for (int j = 0; j <= t; j++) {
+        row[j] = std::exp(row[j] - mx);
+        sum += row[j];
+      }
+      const R inv = R(1.0) / sum;
+      for (int j = 0; j <= t; j++) row[j] *= inv;
+      for (int j = t + 1; j < T; j++) row[j] = R(0.0);
     }
-    R inv = R(1.0) / sum;
-    for (int j = 0; j <= t; j++) row[j] *= inv;
-    for (int j = t + 1; j < T; j++) row[j] = R(0.0);
+    // out[b, :, h*hs:(h+1)*hs] (T,hs) = att (T,T) @ v (T,hs).
+    gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, R(1.0), a, T, q + 2 * C, C3, R(0.0),
+         out + (size_t)b * T * C + h * hs, C);
   }
-  // 3. out[b, :, h*hs:(h+1)*hs] (T,hs) = att (T,T) @ v (T,hs).
-  for (int b = 0; b < B; b++)
-    for (int h = 0; h < NH; h++) {
-      const R* v = qkv + (size_t)b * T * C3 + 2 * C + h * hs;
-      gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, R(1.0),
-                  att + ((size_t)b * NH + h) * T * T, T, v, C3, R(0.0),
-                  out + (size_t)b * T * C + h * hs, C);
-    }
 }
 
 template <class R>
-void attention_backward(R* dqkv, R* datt, const R* dout, const R* qkv, const R* att,
-                        int B, int T, int C, int NH) {
+void attention_backward(R* dqkv, R* datt, const R* dout, const R* qkv, const R* att, int B, int T,
+                        int C, int NH) {
   const int hs = C / NH, C3 = 3 * C;
   const R scale = R(1.0) / std::sqrt((R)hs);
-  
-  for (int b = 0; b < B; b++)
-    for (int h = 0; h < NH; h++) {
-      const R* v = qkv + (size_t)b * T * C3 + 2 * C + h * hs;
-      const R* a = att + ((size_t)b * NH + h) * T * T;
-      const R* dy = dout + (size_t)b * T * C + h * hs;
-      // datt (T,T) = dy (T,hs) @ v^T; dv (T,hs) += att^T @ dy.
-      gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, R(1.0), dy, C, v, C3, R(0.0),
-                  datt + ((size_t)b * NH + h) * T * T, T);
-      gemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, R(1.0), a, T, dy, C, R(1.0),
-                  dqkv + (size_t)b * T * C3 + 2 * C + h * hs, C3);
-    }
-  // Softmax backward in place: dpre[t,j] = att[t,j] * (datt[t,j] - sum_k att[t,k] datt[t,k]).
 #pragma omp parallel for schedule(static)
-  for (long r = 0; r < (long)B * NH * T; r++) {
-    int t = (int)(r % T);
-    const R* a = att + (size_t)r * T;
-    R* d = datt + (size_t)r * T;
-    R dot = R(0.0);
-    for (int j = 0; j <= t; j++) dot += a[j] * d[j];
-    for (int j = 0; j <= t; j++) d[j] = a[j] * (d[j] - dot);
-    for (int j = t + 1; j < T; j++) d[j] = R(0.0);
-  }
-  for (int b = 0; b < B; b++)
-    for (int h = 0; h < NH; h++) {
-      const R* q = qkv + (size_t)b * T * C3 + h * hs;
-      const R* dpre = datt + ((size_t)b * NH + h) * T * T;
-      R* dq = dqkv + (size_t)b * T * C3 + h * hs;
-      // dq (T,hs) += scale * dpre @ k; dk (T,hs) += scale * dpre^T @ q.
-      gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, scale, dpre, T, q + C, C3,
-                  R(1.0), dq, C3);
-      gemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, scale, dpre, T, q, C3, R(1.0),
-                  dq + C, C3);
+  for (int bh = 0; bh < B * NH; bh++) {
+    const int b = bh / NH, h = bh % NH;
+    const R* q = qkv + (size_t)b * T * C3 + h * hs;
+    const R* a = att + (size_t)bh * T * T;
+    const R* dy = dout + (size_t)b * T * C + h * hs;
+    R* dq = dqkv + (size_t)b * T * C3 + h * hs;  // dk = dq + C, dv = dq + 2C
+    R* d = datt + (size_t)bh * T * T;
+    // datt (T,T) = dy (T,hs) @ v^T; dv (T,hs) += att^T @ dy.
+    gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, R(1.0), dy, C, q + 2 * C, C3, R(0.0), d, T);
+    gemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, R(1.0), a, T, dy, C, R(1.0), dq + 2 * C, C3);
+    // Softmax backward in place: dpre[t,j] = att[t,j] * (datt[t,j] - sum_k att[t,k] datt[t,k]).
+    for (int t = 0; t < T; t++) {
+      const R* ar = a + (size_t)t * T;
+      R* dr = d + (size_t)t * T;
+      R dot = R(0.0);
+      for (int j = 0; j <= t; j++) dot += ar[j] * dr[j];
+      for (int j = 0; j <= t; j++) dr[j] = ar[j] * (dr[j] - dot);
+      for (int j = t + 1; j < T; j++) dr[j] = R(0.0);
     }
+    // dq (T,hs) += scale * dpre @ k; dk (T,hs) += scale * dpre^T @ q.
+    gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, scale, d, T, q + C, C3, R(1.0), dq, C3);
+    gemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, scale, d, T, q, C3, R(1.0), dq + C, C3);
+  }
 }
 
 template <class R>
