@@ -52,7 +52,13 @@ int cmd_prepare(const td::PrepareOptions& opt) {
     std::fflush(stderr);
   });
   if (!opt.quiet) std::fprintf(stderr, "\n");
-  for (const auto& s : r.skipped) std::fprintf(stderr, "warning: skipped %s\n", s.c_str());
+  // Debian's fortunes directory alone skips ~100 index files: show a few, the manifest has all.
+  const size_t show = r.skipped.size() > 8 ? 5 : r.skipped.size();
+  for (size_t i = 0; i < show; i++) std::fprintf(stderr, "warning: skipped %s\n", r.skipped[i].c_str());
+  if (show < r.skipped.size())
+    std::fprintf(stderr, "warning: ... and %zu more skipped files (listed under \"skipped\" in %s/manifest.json)\n",
+                 r.skipped.size() - show, opt.out_dir.c_str());
+  if (r.reused) std::fprintf(stderr, "%s already holds this dataset (same sources and options): reused\n", opt.out_dir.c_str());
   std::printf("dataset %s: %llu train tokens, %llu val tokens, vocab %d, %.1f MB of text\n", opt.out_dir.c_str(),
               (unsigned long long)r.train_tokens, (unsigned long long)r.val_tokens, r.vocab_size, r.bytes_read / 1e6);
   return 0;
@@ -73,6 +79,7 @@ int main(int argc, char** argv) {
   prep->add_option("--out", popt.out_dir, "Output dataset directory")->required();
   prep->add_option("--tokenizer", popt.tokenizer, "byte or bpe")->check(CLI::IsMember({"byte", "bpe"}));
   prep->add_option("--vocab-size", popt.vocab_size, "Vocabulary size (bpe; default 8000)");
+  prep->add_option("--tokenizer-model", popt.tokenizer_model, "Encode with this existing sentencepiece model (bpe) instead of training one")->check(CLI::ExistingFile);
   prep->add_option("--val-fraction", popt.val_fraction, "Fraction of the token stream kept for validation")->check(CLI::Range(0.0, 0.5));
   prep->add_option("--threads", popt.threads, "Encoding threads (0: all cores)");
   prep->add_flag("--quiet", popt.quiet, "No progress line");
@@ -151,7 +158,7 @@ int main(int argc, char** argv) {
       td::install_stop_handlers();
       std::unique_ptr<td::cli::DbSink> sink;
       if (!db_path.empty()) {
-        sink = std::make_unique<td::cli::DbSink>(db_path, topt.out_dir + "/events.jsonl", experiment);
+        sink = std::make_unique<td::cli::DbSink>(db_path, fs::absolute(topt.out_dir + "/events.jsonl").string(), experiment);
         topt.on_event = [&] { sink->poll(); };
       }
       int rc = td::run_training(cfg, topt);
