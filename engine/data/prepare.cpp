@@ -272,26 +272,6 @@ constexpr size_t kJobBytes = 1 << 20;        // text per encoding job
 
 // ---- the encoding pass --------------------------------------------------------------------
 
-// ---- the encoding pass --------------------------------------------------------------------
-
-// Reads the text of a JSONL line's "text" field; false for a blank line or empty text.
-// Throws td::Error naming the file and `where` ("line 12") on bad JSON.
-bool jsonl_text(std::string_view line, const std::string& path, const std::string& where,
-                std::string& text) {
-  size_t a = line.find_first_not_of(" \t\r\n");
-  if (a == std::string_view::npos) return false;  // blank line
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const std::exception& e) {
-    fail("input '" + path + "' " + where + " is not valid JSON (" +
-         e.what() + "): each line of a .jsonl file must be an object with a \"text\" string");
-  }
-  if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
-    fail("input '" + path + "' " + where + " has no \"text\" string: each line of a .jsonl file must be {\"text\": \"...\"}");
-  text = j["text"].get<std::string>();
-  return !text.empty();
-}
 
 
 
