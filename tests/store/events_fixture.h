@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "store/sqlite.h"
+#include "store/store.h"
+
 namespace td::store::test {
 
 using json = nlohmann::json;
@@ -45,6 +48,13 @@ inline json step(const std::string& run_id, double t, int64_t s, double loss, in
   j["mfu"] = mfu < 0 ? json(nullptr) : json(mfu);
   j["rss_bytes"] = 100000000;
   return j;
+}
+
+/// The single integer a query returns (e.g. SELECT count(*) ...).
+inline int64_t count(Store& st, const std::string& sql) {
+  Stmt s(st.handle(), sql);
+  s.step();
+  return s.col_int(0);
 }
 
 inline std::string line(const json& j) { return j.dump() + "\n"; }

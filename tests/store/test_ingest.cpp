@@ -22,11 +22,6 @@ using namespace td::store::test;
 
 namespace {
 
-int64_t count(Store& st, const std::string& sql) {
-  Stmt s(st.handle(), sql);
-  s.step();
-  return s.col_int(0);
-}
 
 // A file of one run: run_start, then `steps` step events (8 metric rows each).
 std::string big_run(const std::string& run_id, int steps) {

@@ -18,11 +18,6 @@ using namespace td::store::test;
 
 namespace {
 
-int64_t count(Store& st, const std::string& sql) {
-  Stmt s(st.handle(), sql);
-  s.step();
-  return s.col_int(0);
-}
 
 // A small run: two steps with loss and lr only, one eval.
 std::string small_run(const std::string& run_id) {
