@@ -43,10 +43,12 @@ case "$what" in
     "$engine" prepare --input "$corpus" --out "$data" --tokenizer byte
     "$engine" plan --config resources/configs/demo.json --set "data.path=$data"
     run_id=demo-$(date +%Y%m%d-%H%M%S)
-    echo "traindeck: training the demo model (run $run_id; Ctrl-C stops it with a checkpoint;" \
-         "continue with: $engine train --config resources/configs/demo.json --set data.path=$data --out runs/$run_id --resume)" >&2
-    "$engine" train --config resources/configs/demo.json --set "data.path=$data" --out "runs/$run_id" \
-      --run-id "$run_id" --db data/traindeck.db --experiment demo --no-events-stdout
+    train=("$engine" train --config resources/configs/demo.json --set "data.path=$data" --out "runs/$run_id"
+           --db data/traindeck.db --experiment demo --no-events-stdout)
+    echo "traindeck: training the demo model, run $run_id. Ctrl-C stops it at the next step with a checkpoint;" \
+         "continue it with:" >&2
+    echo "  ${train[*]} --resume" >&2
+    "${train[@]}" --run-id "$run_id"
     "$engine" runs show "$run_id" --db data/traindeck.db
     ;;
   test)

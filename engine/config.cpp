@@ -226,7 +226,7 @@ json read_json_file(const std::string& path) {
   if (!in) fail_errno("cannot open config", path);
   try {
     return json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e999)
     throw Error("config '" + path + "' is not valid JSON: " + e.what());
   }
 }
@@ -248,7 +248,9 @@ void apply_override(json& doc, const std::string& assignment) {
   try {
     v = json::parse(value);
   } catch (const json::parse_error&) {
-    v = value;
+    v = value;  // not JSON: a plain string
+  } catch (const json::exception& e) {
+    throw ConfigError(path, "value " + value + " is not a usable number (" + e.what() + ")");
   }
   if (!doc.is_object()) doc = json::object();
   if (!doc[sec].is_object()) doc[sec] = json::object();

@@ -388,8 +388,8 @@ IngestStats Ingester::poll(size_t max_lines) {
   TD_CHECK(sb.st_size >= offset,
            "events file '" + path_ + "' is " + std::to_string(sb.st_size) +
                " bytes, shorter than the " + std::to_string(offset) +
-               " bytes already ingested: it was truncated or replaced; reset the ingest of this "
-               "file (Ingester::reset) to read it again from the start");
+               " bytes already ingested: it was truncated or replaced since; its rows already in "
+               "the store are kept, and a new run in that directory is recorded from its start");
   if (fseeko(f.get(), offset, SEEK_SET) != 0) fail_errno("cannot seek in events file", path_);
 
   std::string buf;     // unconsumed bytes: buf[pos..] start at file offset `offset`

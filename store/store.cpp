@@ -1,6 +1,9 @@
 // Store: opening, experiments and runs (see store.h). Row queries live in queries.cpp.
 #include "store/store.h"
 
+#include <chrono>
+#include <thread>
+
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -59,21 +62,37 @@ Store::Store(const std::string& path, Options opts) : path_(path) {
   try {
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_timeout(db_, opts.busy_timeout_ms);
-    {
-      // Fails with SQLITE_NOTADB on a file that is not a database.
-      Stmt wal(db_, "PRAGMA journal_mode = WAL");
-      wal.step();
-      const std::string mode = wal.col_text(0);
-      TD_CHECK(mode == "wal", "store '" + path + "': cannot switch to WAL journal mode (got '" + mode +
-                                  "'); put the store on a local file system");
+    auto init = [&] {
+      {
+        // Fails with SQLITE_NOTADB on a file that is not a database.
+        Stmt wal(db_, "PRAGMA journal_mode = WAL");
+        wal.step();
+        const std::string mode = wal.col_text(0);
+        TD_CHECK(mode == "wal", "store '" + path + "': cannot switch to WAL journal mode (got '" + mode +
+                                    "'); put the store on a local file system");
+      }
+      // NORMAL in WAL mode: a killed process never loses a committed transaction; a power cut
+      // may lose the last ones, but the file stays consistent (offsets commit with their rows).
+      // wal_autocheckpoint: copy the WAL back into the file every ~32 MiB rather than every
+      // 4 MiB; each checkpoint is an fsync, which made small ingest batches I/O-bound.
+      exec_sql(db_, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+                    " PRAGMA wal_autocheckpoint = 8192;");
+      migrate(db_, path_);
+    };
+    // Two processes opening a NEW store at once race for the journal-mode switch and the first
+    // migration; SQLite answers SQLITE_BUSY there without calling the busy handler, so the
+    // set-up is retried until the busy timeout has passed.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(opts.busy_timeout_ms);
+    for (;;) {
+      try {
+        init();
+        break;
+      } catch (const Error&) {
+        const int code = sqlite3_errcode(db_) & 0xff;
+        if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= deadline) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     }
-    // NORMAL in WAL mode: a killed process never loses a committed transaction; a power cut
-    // may lose the last ones, but the file stays consistent (offsets commit with their rows).
-    // wal_autocheckpoint: copy the WAL back into the file every ~32 MiB rather than every
-    // 4 MiB; each checkpoint is an fsync, which made small ingest batches I/O-bound.
-    exec_sql(db_, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
-                  " PRAGMA wal_autocheckpoint = 8192;");
-    migrate(db_, path_);
   } catch (const Error& e) {
     sqlite3_close(db_);
     db_ = nullptr;

@@ -1,5 +1,6 @@
 #include "engine/checkpoint/checkpoint.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -64,12 +65,9 @@ std::vector<float> download_all(Backend& be, const float* p, size_t n) {
 
 }  // namespace
 
-CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state) {
-  fs::create_directories(root);
-  const std::string final_dir = root + "/" + step_dir_name(state.step);
-  const std::string tmp = final_dir + ".tmp";
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
+// Writes the checkpoint files into tmp, fsyncs them, renames tmp to final_dir.
+static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::string& tmp, const std::string& final_dir,
+                                           GPT& model, AdamW* opt, const TrainerState& state) {
   Backend& be = model.backend();
   CheckpointInfo info;
   {
@@ -99,27 +97,56 @@ CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, 
   return info;
 }
 
-std::optional<std::string> latest_checkpoint(const std::string& root) {
+CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state) {
+  fs::create_directories(root);
+  const std::string final_dir = root + "/" + step_dir_name(state.step);
+  const std::string tmp = final_dir + ".tmp";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  try {
+    return write_checkpoint_dir(root, tmp, final_dir, model, opt, state);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);  // e.g. a full disk: leave no half-written checkpoint behind
+    throw;
+  }
+}
+
+std::string checkpoint_problem(const std::string& dir) {
+  try {
+    read_trainer_state(dir);
+    SafetensorsFile weights(dir + "/model.safetensors");
+    if (fs::exists(dir + "/optimizer.safetensors")) SafetensorsFile opt(dir + "/optimizer.safetensors");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+namespace {
+
+// Complete (renamed) checkpoint directories under root, by step.
+std::vector<std::pair<int, fs::path>> checkpoint_dirs(const std::string& root) {
+  std::vector<std::pair<int, fs::path>> out;
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) return std::nullopt;
-  int best = -1;
-  std::string best_path;
   for (const auto& e : fs::directory_iterator(root, ec)) {
     int s = parse_step_dir(e.path().filename().string());
-    if (s < 0 || !fs::exists(e.path() / "trainer.json") || !fs::exists(e.path() / "model.safetensors")) continue;
-    try {
-      read_trainer_state(e.path().string());
-      SafetensorsFile check((e.path() / "model.safetensors").string());
-    } catch (const Error&) {
-      continue;  // damaged: fall back to an older one
-    }
-    if (s > best) {
-      best = s;
-      best_path = e.path().string();
-    }
+    if (s >= 0 && e.is_directory(ec)) out.push_back({s, e.path()});
   }
-  if (best < 0) return std::nullopt;
-  return best_path;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> latest_checkpoint(const std::string& root, std::vector<std::string>* damaged) {
+  auto dirs = checkpoint_dirs(root);
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    std::string problem = checkpoint_problem(it->second.string());
+    if (problem.empty()) return it->second.string();
+    if (damaged) damaged->push_back(it->second.string() + ": " + problem);
+  }
+  return std::nullopt;
 }
 
 TrainerState read_trainer_state(const std::string& dir) {
@@ -152,15 +179,19 @@ void load_checkpoint(const std::string& dir, GPT& model, AdamW* opt) {
 
 void prune_checkpoints(const std::string& root, int keep) {
   std::error_code ec;
-  std::vector<std::pair<int, fs::path>> done;
   for (const auto& e : fs::directory_iterator(root, ec)) {
     std::string name = e.path().filename().string();
-    int s = parse_step_dir(name);
-    if (s >= 0) done.push_back({s, e.path()});
-    else if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) fs::remove_all(e.path(), ec);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) fs::remove_all(e.path(), ec);
   }
-  std::sort(done.begin(), done.end());
-  for (size_t i = 0; i + keep < done.size(); i++) fs::remove_all(done[i].second, ec);
+  auto dirs = checkpoint_dirs(root);
+  int kept = 0;
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    if (kept < keep && checkpoint_problem(it->second.string()).empty()) {
+      kept++;
+      continue;
+    }
+    fs::remove_all(it->second, ec);
+  }
 }
 
 }  // namespace td

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,8 +41,14 @@ struct CheckpointInfo {
 /// Throws td::Error on I/O failure; a failed write leaves only a .tmp directory behind.
 CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state);
 
-/// The newest complete checkpoint directory under root (by step), or nullopt.
-std::optional<std::string> latest_checkpoint(const std::string& root);
+/// Why a checkpoint directory cannot be used ("" when it can): a missing or malformed
+/// trainer.json, or a weights / optimizer file whose safetensors header does not parse or
+/// points past the end of the file.
+std::string checkpoint_problem(const std::string& ckpt_dir);
+
+/// The newest usable checkpoint directory under root (by step), or nullopt. Newer ones that are
+/// damaged are skipped; if `damaged` is given, "<dir>: <problem>" is appended for each.
+std::optional<std::string> latest_checkpoint(const std::string& root, std::vector<std::string>* damaged = nullptr);
 
 /// Reads trainer.json of a checkpoint directory (td::Error when missing or malformed).
 TrainerState read_trainer_state(const std::string& ckpt_dir);
@@ -50,7 +57,8 @@ TrainerState read_trainer_state(const std::string& ckpt_dir);
 /// of the same shape. Throws td::Error on a shape mismatch or a damaged file.
 void load_checkpoint(const std::string& ckpt_dir, GPT& model, AdamW* opt);
 
-/// Deletes all but the newest `keep` complete checkpoints under root, and stale .tmp directories.
+/// Keeps the newest `keep` usable checkpoints under root and deletes the others: older ones,
+/// damaged ones, and stale .tmp directories of interrupted writes.
 void prune_checkpoints(const std::string& root, int keep);
 
 }  // namespace td

@@ -18,7 +18,11 @@ namespace td::cli {
 
 class DbSink {
  public:
-  DbSink(const std::string& db_path, const std::string& events_path, const std::string& experiment);
+  /// Opens (creates) the store. For a fresh run (fresh = true) it refuses a run_id that the store
+  /// already holds from another events file, and forgets a stale ingest offset of events_path
+  /// (a run directory deleted and used again). Throws td::Error.
+  DbSink(const std::string& db_path, const std::string& events_path, const std::string& experiment,
+         const std::string& run_id, bool fresh);
   ~DbSink();
   void poll();
   void finish();

@@ -8,6 +8,7 @@
 //   runs      list, show and export runs in the store
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -42,7 +43,11 @@ td::RunConfig load_config(const std::string& path, const std::vector<std::string
     if (p.is_relative()) doc["data"]["path"] = (fs::absolute(path).parent_path() / p).lexically_normal().string();
   }
   for (const auto& s : sets) td::apply_override(doc, s);
-  return td::parse_config(doc);
+  td::RunConfig cfg = td::parse_config(doc);
+  // A path from --set is taken from the current directory; stored absolute so that the run's
+  // config (checkpoints, events, store) means the same from anywhere.
+  if (!cfg.data.path.empty()) cfg.data.path = fs::absolute(cfg.data.path).lexically_normal().string();
+  return cfg;
 }
 
 int cmd_prepare(const td::PrepareOptions& opt) {
@@ -81,7 +86,7 @@ int main(int argc, char** argv) {
   prep->add_option("--vocab-size", popt.vocab_size, "Vocabulary size (bpe; default 8000)");
   prep->add_option("--tokenizer-model", popt.tokenizer_model, "Encode with this existing sentencepiece model (bpe) instead of training one")->check(CLI::ExistingFile);
   prep->add_option("--val-fraction", popt.val_fraction, "Fraction of the token stream kept for validation")->check(CLI::Range(0.0, 0.5));
-  prep->add_option("--threads", popt.threads, "Encoding threads (0: all cores)");
+  prep->add_option("--threads", popt.threads, "Encoding threads (0: all cores)")->check(CLI::Range(0, 4096));
   prep->add_flag("--quiet", popt.quiet, "No progress line");
 
   // train
@@ -93,7 +98,14 @@ int main(int argc, char** argv) {
   train->add_option("--config", config_path, "Run config (JSON)")->required()->check(CLI::ExistingFile);
   train->add_option("--set", sets, "Override a field: section.field=value (repeatable)");
   train->add_option("--out", topt.out_dir, "Run directory (default: runs/<run-id>)");
-  train->add_option("--run-id", topt.run_id, "Run id (default: generated)");
+  train->add_option("--run-id", topt.run_id, "Run id (default: generated): letters, digits, '.', '_', '-'")
+      ->check(CLI::Validator(
+          [](std::string& id) -> std::string {
+            bool ok = !id.empty() && id.size() <= 128 && id[0] != '.' && id[0] != '-';
+            for (char c : id) ok = ok && (std::isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-');
+            return ok ? "" : "a run id is 1-128 letters, digits, '.', '_' or '-', not starting with '.' or '-'";
+          },
+          "RUN_ID"));
   train->add_flag("--resume", topt.resume, "Continue from the newest valid checkpoint in --out");
   train->add_option("--db", db_path, "Also record the run in this SQLite store");
   train->add_option("--experiment", experiment, "Experiment name in the store");
@@ -111,9 +123,9 @@ int main(int argc, char** argv) {
   auto* samp = app.add_subcommand("sample", "Generate text from a checkpoint");
   samp->add_option("--checkpoint", ckpt, "Checkpoint directory (step_NNNNNNNN) or a run directory (its newest)")->required();
   samp->add_option("--prompt", prompt, "Text to continue");
-  samp->add_option("--tokens", sopt.max_new_tokens, "Tokens to generate");
-  samp->add_option("--temperature", sopt.temperature, "Sampling temperature (0: greedy)");
-  samp->add_option("--top-k", sopt.top_k, "Top-k (0: all)");
+  samp->add_option("--tokens", sopt.max_new_tokens, "Tokens to generate")->check(CLI::Range(1, 1 << 20));
+  samp->add_option("--temperature", sopt.temperature, "Sampling temperature (0: greedy)")->check(CLI::Range(0.0, 100.0));
+  samp->add_option("--top-k", sopt.top_k, "Top-k (0: all)")->check(CLI::Range(0, 1 << 24));
   samp->add_option("--seed", sample_seed, "Sampling seed");
   samp->add_option("--data", dataset, "Dataset directory whose tokenizer to use (default: the run's)");
 
@@ -123,13 +135,13 @@ int main(int argc, char** argv) {
   auto* plan = app.add_subcommand("plan", "Parameters, FLOPs and memory per rank of a config");
   plan->add_option("--config", config_path, "Run config (JSON)")->required()->check(CLI::ExistingFile);
   plan->add_option("--set", sets, "Override a field (repeatable)");
-  plan->add_option("--world-size", world, "Ranks")->check(CLI::PositiveNumber);
+  plan->add_option("--world-size", world, "Ranks")->check(CLI::Range(1, 1 << 20));
   plan->add_flag("--json", plan_json, "JSON output");
 
   // calibrate
   int cal_threads = 0;
   auto* cal = app.add_subcommand("calibrate", "Measure this CPU's sgemm peak (MFU denominator) and cache it");
-  cal->add_option("--threads", cal_threads, "Threads (0: all cores)");
+  cal->add_option("--threads", cal_threads, "Threads (0: all cores)")->check(CLI::Range(0, 4096));
 
   // config reference
   bool markdown = false;
@@ -139,26 +151,30 @@ int main(int argc, char** argv) {
   td::cli::add_runs_command(app);
 
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-
-  try {
+    // The `runs` subcommands do their work in CLI11 callbacks, i.e. inside parse().
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      return app.exit(e);
+    }
     if (*prep) return cmd_prepare(popt);
     if (*train) {
       td::RunConfig cfg = load_config(config_path, sets);
-      if (topt.out_dir.empty()) {
-        if (topt.resume) throw td::Error("--resume needs --out: the run directory to continue");
-        if (topt.run_id.empty()) topt.run_id = td::new_run_id();
-        topt.out_dir = "runs/" + topt.run_id;
-      }
+      if (topt.resume && topt.out_dir.empty()) throw td::Error("--resume needs --out: the run directory to continue");
+      if (!topt.resume && topt.run_id.empty()) topt.run_id = td::new_run_id();
+      if (topt.out_dir.empty()) topt.out_dir = "runs/" + topt.run_id;
       if (peak > 0) topt.peak_flops = peak;
       topt.events_to_stdout = !no_stdout;
       td::install_stop_handlers();
       std::unique_ptr<td::cli::DbSink> sink;
       if (!db_path.empty()) {
-        sink = std::make_unique<td::cli::DbSink>(db_path, fs::absolute(topt.out_dir + "/events.jsonl").string(), experiment);
+        std::string run_id = topt.run_id;
+        if (topt.resume) {
+          auto latest = td::latest_checkpoint(topt.out_dir + "/checkpoints");
+          if (latest) run_id = td::read_trainer_state(*latest).run_id;
+        }
+        sink = std::make_unique<td::cli::DbSink>(db_path, fs::absolute(topt.out_dir + "/events.jsonl").string(), experiment,
+                                                 run_id, !topt.resume);
         topt.on_event = [&] { sink->poll(); };
       }
       int rc = td::run_training(cfg, topt);
@@ -177,6 +193,10 @@ int main(int argc, char** argv) {
       if (!dataset.empty()) cfg.data.path = dataset;
       td::set_cpu_threads(cfg.train.threads);
       auto tok = td::Tokenizer::load(cfg.data.path);
+      if (tok->vocab_size() != cfg.model.vocab_size)
+        throw td::Error("the tokenizer of '" + cfg.data.path + "' has " + std::to_string(tok->vocab_size()) +
+                        " tokens but the model was trained with vocab_size " + std::to_string(cfg.model.vocab_size) +
+                        ": use --data with the dataset the model was trained on");
       auto be = td::make_cpu_backend();
       td::GPT model(cfg.model, *be, 1);
       td::load_checkpoint(dir, model, nullptr);
@@ -215,6 +235,9 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const td::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const fs::filesystem_error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {

@@ -46,7 +46,7 @@ json read_manifest(const std::string& dir) {
   try {
     return json::parse(in);
   } catch (const std::exception& e) {
-    fail("'" + p.string() + "' is not valid JSON (" + e.what() + "); prepare the dataset again");
+    fail("'" + p.string() + "' is not valid JSON (" + e.what() + "); delete the dataset directory and prepare it again");
   }
 }
 
@@ -207,7 +207,7 @@ DataLoader::DataLoader(const LoaderOptions& opt) : impl_(std::make_unique<Impl>(
   json list = m.value("/splits"_json_pointer / opt.split / "shards", json::array());
   if (!list.is_array())
     fail("'" + opt.dataset_dir + "/manifest.json' has no list of " + opt.split +
-         " shards; prepare the dataset again");
+         " shards; delete the dataset directory and prepare it again");
   const uint64_t T = static_cast<uint64_t>(opt.seq_len);
   uint64_t tokens = 0;
   d.win_prefix.push_back(0);
@@ -308,7 +308,7 @@ int dataset_vocab_size(const std::string& dataset_dir) {
   json m = read_manifest(dataset_dir);
   json v = m.value("/tokenizer/vocab_size"_json_pointer, json());
   if (!v.is_number_integer())
-    fail("'" + dataset_dir + "/manifest.json' has no tokenizer.vocab_size; prepare the dataset again");
+    fail("'" + dataset_dir + "/manifest.json' has no tokenizer.vocab_size; delete the dataset directory and prepare it again");
   return v.get<int>();
 }
 

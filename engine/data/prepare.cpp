@@ -483,9 +483,13 @@ std::string train_bpe(const Corpus& c, const PrepareOptions& opt, int vocab, int
   VectorSentences it(sentences);
   std::string model;
   auto st = sentencepiece::SentencePieceTrainer::Train(kw, &it, &model);
-  if (!st.ok())
-    fail("training the bpe tokenizer failed: " + std::string(st.message()) +
-         " (vocab_size " + std::to_string(vocab) + "): choose a smaller --vocab-size or a larger corpus");
+  if (!st.ok()) {
+    const std::string msg = st.message();
+    // Too small: every character of the corpus (plus the byte pieces) needs an id of its own.
+    const bool too_small = msg.find("smaller than required_chars") != std::string::npos;
+    fail("training the bpe tokenizer failed: " + msg + " (vocab_size " + std::to_string(vocab) + "): " +
+         (too_small ? "choose a larger --vocab-size" : "choose a smaller --vocab-size or a larger corpus"));
+  }
   return model;
 }
 
@@ -573,7 +577,7 @@ PrepareResult prepare_dataset(const PrepareOptions& opt,
     vocab = 257;
   } else {
     if (vocab == 0) vocab = 8000;
-    if (vocab < 260 || vocab > (1 << 20))
+    if (vocab < 300 || vocab > (1 << 20))
       fail("--vocab-size " + std::to_string(vocab) +
            " is out of range for bpe: it needs 256 byte pieces + 3 special tokens + merges; use "
            "a value in [300, 1048576] (token shards are uint16 up to 65536 ids, uint32 above)");

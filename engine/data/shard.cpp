@@ -156,7 +156,7 @@ uint64_t ShardWriter::finish() {
 
 ShardInfo read_shard_header(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail_errno("cannot open shard (prepare the dataset again)", path);
+  if (fd < 0) fail_errno("cannot open shard (delete the dataset directory and prepare it again)", path);
   struct stat st {};
   unsigned char h[kShardHeaderBytes];
   ssize_t got = ::fstat(fd, &st) == 0 ? ::pread(fd, h, sizeof h, 0) : -1;
@@ -164,19 +164,19 @@ ShardInfo read_shard_header(const std::string& path) {
   if (got < 0) fail_errno("cannot read shard", path);
   if (got < static_cast<ssize_t>(sizeof h))
     fail("shard '" + path + "' is truncated: " + std::to_string(got) +
-         " bytes, shorter than its 64-byte header; prepare the dataset again");
+         " bytes, shorter than its 64-byte header; delete the dataset directory and prepare it again");
   if (std::memcmp(h, kMagic, 8) != 0)
-    fail("'" + path + "' is not a TrainDeck token shard (bad magic); prepare the dataset again");
+    fail("'" + path + "' is not a TrainDeck token shard (bad magic); delete the dataset directory and prepare it again");
   ShardInfo info;
   info.path = path;
   uint32_t version = get_u32(h + 8);
   if (version != kVersion)
     fail("shard '" + path + "' has format version " + std::to_string(version) +
-         ", this build reads version 1; prepare the dataset again with this build");
+         ", this build reads version 1; delete the dataset directory and prepare it again with this build");
   uint32_t width = get_u32(h + 12);
   if (width != 2 && width != 4)
     fail("shard '" + path + "' has token width " + std::to_string(width) +
-         " (must be 2 or 4): the file is corrupted; prepare the dataset again");
+         " (must be 2 or 4): the file is corrupted; delete the dataset directory and prepare it again");
   info.width = static_cast<int>(width);
   info.count = get_u64(h + 16);
   info.crc32 = get_u32(h + 24);
@@ -185,10 +185,10 @@ ShardInfo read_shard_header(const std::string& path) {
   if (have < want)
     fail("shard '" + path + "' is truncated: " + std::to_string(have) + " bytes on disk, the header says " +
          std::to_string(want) + " (" + std::to_string(info.count) +
-         " tokens); prepare the dataset again");
+         " tokens); delete the dataset directory and prepare it again");
   if (have > want)
     fail("shard '" + path + "' has " + std::to_string(have - want) +
-         " bytes after its last token: the file is corrupted; prepare the dataset again");
+         " bytes after its last token: the file is corrupted; delete the dataset directory and prepare it again");
   return info;
 }
 
@@ -207,7 +207,7 @@ void verify_shard(const ShardInfo& info) {
     if (got <= 0) {
       ::close(fd);
       fail("shard '" + info.path + "' is truncated (short read at byte " + std::to_string(off) +
-           "); prepare the dataset again");
+           "); delete the dataset directory and prepare it again");
     }
     crc = crc_update(crc, buf.data(), static_cast<size_t>(got));
     off += static_cast<uint64_t>(got);
@@ -218,7 +218,7 @@ void verify_shard(const ShardInfo& info) {
     char msg[64];
     std::snprintf(msg, sizeof msg, " (crc32 %08x, header says %08x)", crc, info.crc32);
     fail("shard '" + info.path + "': checksum mismatch" + msg +
-         ": the shard is corrupted; prepare the dataset again");
+         ": the shard is corrupted; delete the dataset directory and prepare it again");
   }
 }
 
@@ -235,7 +235,7 @@ void read_shard_tokens(const ShardInfo& info, int fd, uint64_t first, size_t n, 
     if (got < 0) fail_errno("cannot read shard", info.path);
     if (got == 0)
       fail("shard '" + info.path + "' is truncated (short read at byte " +
-           std::to_string(off + done) + "); prepare the dataset again");
+           std::to_string(off + done) + "); delete the dataset directory and prepare it again");
     done += static_cast<size_t>(got);
   }
   if (info.width == 2) {

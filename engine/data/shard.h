@@ -52,7 +52,7 @@ struct ShardInfo {
 ShardInfo read_shard_header(const std::string& path);
 
 /// Recomputes the payload checksum (streaming, bounded memory) and throws td::Error
-/// ("checksum mismatch: the shard is corrupted; prepare the dataset again") when it differs.
+/// ("checksum mismatch: the shard is corrupted; delete the dataset directory and prepare it again") when it differs.
 void verify_shard(const ShardInfo& info);
 
 /// Reads tokens [first, first+n) of a shard with pread (64-bit offsets) into out (uint32).

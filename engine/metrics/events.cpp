@@ -16,8 +16,15 @@ double unix_time_s() {
 
 EventWriter::EventWriter(const std::string& path, std::string run_id, int attempt, int rank, bool to_stdout)
     : path_(path), run_id_(std::move(run_id)), attempt_(attempt), rank_(rank), to_stdout_(to_stdout) {
-  f_ = std::fopen(path.c_str(), "ab");
+  f_ = std::fopen(path.c_str(), "a+b");
   if (!f_) fail_errno("cannot open events file", path);
+  // A process killed in the middle of a line left it unterminated: end it, so that the first
+  // event of this attempt starts a line of its own (readers skip the fragment as malformed).
+  if (std::fseek(f_, 0, SEEK_END) == 0 && std::ftell(f_) > 0 && std::fseek(f_, -1, SEEK_END) == 0) {
+    int last = std::fgetc(f_);
+    std::fseek(f_, 0, SEEK_END);
+    if (last != '\n' && (std::fputc('\n', f_) == EOF || std::fflush(f_) != 0)) fail_errno("cannot write events file", path);
+  }
 }
 
 EventWriter::~EventWriter() {

@@ -187,7 +187,7 @@ class SpTokenizer final : public Tokenizer {
     auto st = sp_.Load(path);
     if (!st.ok())
       fail("cannot load the sentencepiece model '" + path + "': " + st.ToString() +
-           "; prepare the dataset again");
+           "; delete the dataset directory and prepare it again");
     int nl = sp_.PieceToId("<0x0A>");
     newline_id_ = (nl != sp_.unk_id() && sp_.IsByte(nl)) ? nl : -1;
   }
@@ -237,7 +237,7 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dataset_dir) {
   try {
     m = nlohmann::json::parse(in);
   } catch (const std::exception& e) {
-    fail("'" + mpath.string() + "' is not valid JSON (" + e.what() + "); prepare the dataset again");
+    fail("'" + mpath.string() + "' is not valid JSON (" + e.what() + "); delete the dataset directory and prepare it again");
   }
   std::string kind = m.value("/tokenizer/kind"_json_pointer, std::string());
   if (kind == "byte") return byte();
@@ -246,11 +246,11 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dataset_dir) {
     fs::path p = fs::path(dataset_dir) / file;
     if (!fs::exists(p))
       fail("the dataset '" + dataset_dir + "' has no tokenizer file '" + file +
-           "': prepare the dataset again");
+           "': delete the dataset directory and prepare it again");
     return sentencepiece(p.string());
   }
   fail("'" + mpath.string() + "': unknown tokenizer kind '" + kind +
-       "' (expected byte or bpe); prepare the dataset again");
+       "' (expected byte or bpe); delete the dataset directory and prepare it again");
 }
 
 }  // namespace td

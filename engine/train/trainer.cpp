@@ -1,6 +1,8 @@
 #include "engine/train/trainer.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +20,7 @@
 #include "engine/metrics/events.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/model/gpt.h"
+#include "engine/ops/blas_kernel.h"
 #include "engine/ops/cpu_ops.h"
 #include "engine/optim/adamw.h"
 #include "engine/plan/plan.h"
@@ -34,8 +37,41 @@ namespace {
 std::atomic<int> g_signals{0};
 
 void on_signal(int) {
-  if (g_signals.fetch_add(1) >= 1) _exit(130);  // second signal: leave at once
+  if (g_signals.fetch_add(1) >= 1) {  // second signal: leave at once (only async-signal-safe calls)
+    static const char msg[] =
+        "\ntraindeck-engine: second signal: exiting now without a checkpoint; --resume continues from the last one\n";
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(130);
+  }
 }
+
+// Holds an exclusive lock on <out>/.lock for the life of the run, so that two trainings never
+// write into one run directory (their checkpoints and events would mix).
+class RunDirLock {
+ public:
+  explicit RunDirLock(const std::string& dir) {
+    const std::string path = dir + "/.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail_errno("cannot create the lock file", path);
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char buf[32] = {0};
+      ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+      ::close(fd_);
+      fail("the run directory '" + dir + "' is in use by another traindeck-engine" +
+           (n > 0 ? std::string(" (pid ") + std::string(buf, (size_t)n) + ")" : std::string()) +
+           ": wait for it to end, or choose another --out");
+    }
+    std::string pid = std::to_string(getpid());
+    if (ftruncate(fd_, 0) == 0 && pwrite(fd_, pid.data(), pid.size(), 0) < 0) { /* the pid is only informative */ }
+  }
+  ~RunDirLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace
 
@@ -102,7 +138,12 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   }
 
   // Run directory and state.
-  fs::create_directories(opt.out_dir);
+  std::error_code dir_ec;
+  fs::create_directories(opt.out_dir, dir_ec);
+  if (dir_ec || !fs::is_directory(opt.out_dir))
+    fail("cannot create the run directory '" + opt.out_dir + "'" + (dir_ec ? ": " + dir_ec.message() : std::string(": a file has that name")) +
+         "; choose another --out");
+  RunDirLock lock(opt.out_dir);
   const std::string ckpt_root = opt.out_dir + "/checkpoints";
   const std::string events_path = opt.out_dir + "/events.jsonl";
   auto backend = make_cpu_backend();
@@ -111,9 +152,12 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
 
   TrainerState st;
   std::optional<int> resumed_from;
+  std::vector<std::string> damaged;  // newer checkpoints skipped on resume
   if (opt.resume) {
-    auto latest = latest_checkpoint(ckpt_root);
-    if (!latest) fail("nothing to resume: '" + ckpt_root + "' holds no complete checkpoint; start without --resume");
+    auto latest = latest_checkpoint(ckpt_root, &damaged);
+    if (!latest)
+      fail("nothing to resume: '" + ckpt_root + "' holds no usable checkpoint" +
+           (damaged.empty() ? std::string() : " (damaged: " + damaged.front() + ")") + "; start without --resume");
     st = read_trainer_state(*latest);
     if (!opt.run_id.empty() && opt.run_id != st.run_id)
       fail("--run-id " + opt.run_id + " does not match the checkpoint's run " + st.run_id + "; omit --run-id to resume it");
@@ -124,7 +168,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     st.attempt = std::max(st.attempt, last_attempt_in_events(events_path, st.run_id)) + 1;
     resumed_from = st.step;
   } else {
-    if (latest_checkpoint(ckpt_root))
+    if (latest_checkpoint(ckpt_root, &damaged) || !damaged.empty())
       fail("'" + opt.out_dir + "' already holds a run with checkpoints: continue it with --resume, or choose another --out");
     st.run_id = opt.run_id.empty() ? new_run_id() : opt.run_id;
     model.init_weights(tc.seed);
@@ -147,12 +191,17 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   };
   const double fpt = flops_per_token(mc);
   emit("run_start", {{"config", st.config}, {"n_params", model.num_params()}, {"flops_per_token", fpt},
-                     {"host", host_name()}, {"device", "cpu"}, {"cpu", cpu_model()}, {"threads", threads},
+                     {"host", host_name()}, {"device", "cpu"}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
                      {"world_size", 1}, {"engine_version", TD_VERSION}, {"peak_flops", nullable(peak)},
                      {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
                      {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}});
-  if (!val_problem.empty())
-    emit("warning", {{"step", nullptr}, {"code", "no_validation"}, {"message", "evaluation disabled: " + val_problem}});
+  auto warn = [&](const std::string& code, const std::string& message, json step) {
+    emit("warning", {{"step", step}, {"code", code}, {"message", message}});
+    if (!opt.quiet) std::fprintf(stderr, "warning: %s\n", message.c_str());
+  };
+  if (!val_problem.empty()) warn("no_validation", "evaluation disabled: " + val_problem, nullptr);
+  for (const auto& d : damaged)
+    warn("damaged_checkpoint", "skipped a damaged checkpoint (it will be deleted at the next checkpoint): " + d, nullptr);
   if (!opt.quiet)
     std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads, %s\n", st.run_id.c_str(), st.attempt,
                  model.num_params(), threads, resumed_from ? ("resuming at step " + std::to_string(*resumed_from)).c_str() : "fresh start");
@@ -199,9 +248,11 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   };
 
   using clk = std::chrono::steady_clock;
+  try {
   while (st.step < tc.steps) {
     if (stop_requested()) {
-      if (last_ckpt_step != st.step) checkpoint();
+      // A stop before the first step has nothing worth a checkpoint (nor a run to resume).
+      if (last_ckpt_step != st.step && st.step > 0) checkpoint();
       end_run("stopped", "stop requested (signal)");
       if (!opt.quiet) std::fprintf(stderr, "stopped at step %d; resume with --resume\n", st.step);
       return 0;
@@ -230,8 +281,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
                                        " is not finite (" + std::to_string(nonfinite_streak) + " in a row)"}});
       if (!opt.quiet) std::fprintf(stderr, "step %d skipped: non-finite %s\n", st.step, what == "nonfinite_loss" ? "loss" : "gradient norm");
       if (nonfinite_streak >= 3) {
-        end_run("failed", "3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data. The last good checkpoint is kept.");
-        if (!opt.quiet) std::fprintf(stderr, "run failed: 3 non-finite steps in a row (last good checkpoint kept)\n");
+        std::string kept = last_ckpt_step >= 0 ? " The last good checkpoint (step " + std::to_string(last_ckpt_step) + ") is kept." : "";
+        end_run("failed", "3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data." + kept);
+        if (!opt.quiet) std::fprintf(stderr, "run failed: 3 non-finite steps in a row.%s\n", kept.c_str());
         return 1;
       }
       continue;
@@ -256,6 +308,14 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   }
   if (last_ckpt_step != st.step) checkpoint();
   end_run("completed", "reached train.steps");
+  } catch (const std::exception& e) {
+    // Say so in the events before leaving (best effort: the error may be a full disk).
+    try {
+      end_run("failed", e.what());
+    } catch (const std::exception&) {
+    }
+    throw;
+  }
   return 0;
 }
 

@@ -1,0 +1,146 @@
+// Bad situations a user can create around a run, and what the engine must do: refuse with a
+// clear message (exit 1) and keep every earlier result intact. Found by trying to break it.
+#include <QDir>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+#include <fstream>
+
+#include "test_util.h"
+
+using json = nlohmann::json;
+using namespace tdtest;
+
+class TestRobustness : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString data_, cfg_;
+
+  QString path(const QString& name) const { return dir_.filePath(name); }
+  ProcResult train(const QString& out, QStringList extra = {}) {
+    return engine(QStringList{"train", "--config", cfg_, "--out", out, "--quiet", "--no-events-stdout"} + extra);
+  }
+
+ private slots:
+  void initTestCase() {
+    QByteArray text;
+    for (int i = 0; i < 4000; i++) text += "line " + QByteArray::number(i * 7919 % 1000) + " of a small test corpus\n";
+    write_file(path("corpus.txt"), text);
+    data_ = path("ds");
+    auto r = engine({"prepare", "--input", path("corpus.txt"), "--out", data_, "--quiet"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    json c = {{"model", {{"vocab_size", 257}, {"seq_len", 16}, {"n_layer", 1}, {"n_head", 2}, {"d_model", 16}}},
+              {"train", {{"threads", 1}, {"steps", 20}, {"micro_batch", 4}, {"eval_interval", 0}, {"sample_interval", 0},
+                         {"checkpoint_interval", 10}, {"keep_checkpoints", 3}}},
+              {"data", {{"path", data_.toStdString()}}}};
+    cfg_ = path("cfg.json");
+    std::ofstream(cfg_.toStdString()) << c.dump();
+  }
+
+  void runs_errors_are_messages_not_crashes() {
+    auto r = engine({"runs", "list", "--db", path("missing.db")});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.startsWith("error: "), qPrintable(r.err));
+    write_file(path("text.db"), "not a database\n");
+    r = engine({"runs", "show", "x", "--db", path("text.db")});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.startsWith("error: "), qPrintable(r.err));
+  }
+
+  void out_that_is_a_file_is_refused() {
+    write_file(path("afile"), "x");
+    auto r = train(path("afile"));
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("cannot create the run directory"), qPrintable(r.err));
+  }
+
+  void a_run_directory_in_use_is_refused() {
+    QProcess first;
+    first.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--out", path("busy"), "--quiet", "--set", "train.steps=100000"});
+    QVERIFY(first.waitForStarted());
+    QByteArray seen;
+    QElapsedTimer timer;
+    timer.start();
+    while (!seen.contains("\"type\":\"step\"") && timer.elapsed() < 30000 && first.state() == QProcess::Running) {
+      first.waitForReadyRead(500);
+      seen += first.readAllStandardOutput();
+    }
+    QVERIFY2(seen.contains("\"type\":\"step\""), qPrintable(QString::fromUtf8(seen + first.readAllStandardError())));
+    auto second = train(path("busy"), {"--resume"});
+    QCOMPARE(second.exit_code, 1);
+    QVERIFY2(second.err.contains("in use by another traindeck-engine"), qPrintable(second.err));
+    ::kill((pid_t)first.processId(), SIGTERM);
+    QVERIFY(first.waitForFinished(30000));
+    QCOMPARE(first.exitCode(), 0);
+  }
+
+  void resume_skips_a_damaged_checkpoint_and_keeps_the_good_one() {
+    QString out = path("damaged");
+    QCOMPARE(train(out).exit_code, 0);  // checkpoints at 10 and 20
+    QFile m(out + "/checkpoints/step_00000020/model.safetensors");
+    QVERIFY(m.resize(m.size() / 2));
+    // keep_checkpoints = 1: the damaged newest must not push out the only good one.
+    auto r = train(out, {"--resume", "--set", "train.steps=30", "--set", "train.keep_checkpoints=1"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    auto ev = read_events(out + "/events.jsonl");
+    auto starts = events_of_type(ev, "run_start");
+    QCOMPARE(starts.back()["resumed_from_step"].get<int>(), 10);
+    auto w = events_of_type(ev, "warning");
+    QVERIFY(!w.empty());
+    QCOMPARE(w.back()["code"].get<std::string>(), std::string("damaged_checkpoint"));
+    QStringList ck = QDir(out + "/checkpoints").entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    QCOMPARE(ck, QStringList({"step_00000030"}));
+  }
+
+  void a_torn_last_event_line_does_not_swallow_the_next_attempt() {
+    QString out = path("torn");
+    QCOMPARE(train(out).exit_code, 0);
+    QFile f(out + "/events.jsonl");
+    QVERIFY(f.open(QIODevice::Append));
+    f.write("{\"type\":\"step\",\"ste");  // a crash in the middle of a write
+    f.close();
+    auto r = train(out, {"--resume", "--set", "train.steps=25"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QList<QByteArray> lines = f.readAll().split('\n');
+    int bad = 0, starts = 0;
+    for (const auto& l : lines) {
+      if (l.isEmpty()) continue;
+      auto j = json::parse(l.toStdString(), nullptr, false);
+      if (j.is_discarded()) bad++;
+      else if (j["type"] == "run_start") starts++;
+    }
+    QCOMPARE(bad, 1);     // only the fragment
+    QCOMPARE(starts, 2);  // the resumed attempt's run_start is intact
+  }
+
+  void a_run_id_already_in_the_store_is_refused() {
+    QString db = path("store.db");
+    auto a = train(path("ida"), {"--db", db, "--run-id", "same-id", "--set", "train.steps=2"});
+    QVERIFY2(a.exit_code == 0, qPrintable(a.err));
+    auto b = train(path("idb"), {"--db", db, "--run-id", "same-id", "--set", "train.steps=2"});
+    QCOMPARE(b.exit_code, 1);
+    QVERIFY2(b.err.contains("already in the store"), qPrintable(b.err));
+    QVERIFY(!QFileInfo::exists(path("idb") + "/events.jsonl"));
+    // The first run is untouched in the store.
+    auto show = engine({"runs", "show", "same-id", "--db", db});
+    QVERIFY2(show.exit_code == 0 && show.out.contains("completed"), qPrintable(show.out + show.err));
+  }
+
+  void relative_data_path_from_the_command_line_is_stored_absolute() {
+    QProcess p;
+    p.setWorkingDirectory(dir_.path());
+    p.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--set", "data.path=ds", "--set", "train.steps=1", "--out", path("rel"), "--quiet",
+                            "--no-events-stdout"});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    auto ev = read_events(path("rel") + "/events.jsonl");
+    QCOMPARE(QString::fromStdString(events_of_type(ev, "run_start")[0]["config"]["data"]["path"].get<std::string>()),
+             QDir(dir_.path()).absoluteFilePath("ds"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRobustness)
+#include "test_robustness.moc"
