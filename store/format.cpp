@@ -26,7 +26,9 @@ std::string format_number(double v) {
 std::string format_short(std::optional<double> v, int digits, const char* empty) {
   if (!v) return empty;
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, *v);
+  // Large magnitudes (tokens/s, bytes) read better as whole numbers than as 1.689e+05.
+  if (std::abs(*v) >= std::pow(10.0, digits) && std::abs(*v) < 1e15) std::snprintf(buf, sizeof buf, "%.0f", *v);
+  else std::snprintf(buf, sizeof buf, "%.*g", digits, *v);
   return buf;
 }
 

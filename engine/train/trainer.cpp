@@ -153,6 +153,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   TrainerState st;
   std::optional<int> resumed_from;
   std::vector<std::string> damaged;  // newer checkpoints skipped on resume
+  std::vector<std::string> changed;  // config fields that differ from the checkpoint's
   if (opt.resume) {
     auto latest = latest_checkpoint(ckpt_root, &damaged);
     if (!latest)
@@ -163,6 +164,16 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       fail("--run-id " + opt.run_id + " does not match the checkpoint's run " + st.run_id + "; omit --run-id to resume it");
     if (st.config.contains("model") && st.config["model"] != to_json(cfg)["model"])
       fail("the checkpoint in '" + *latest + "' was trained with another model shape; resume with its config (" + st.config["model"].dump() + ")");
+    // Changes to train/data settings are allowed (e.g. more steps) but said out loud.
+    json now = to_json(cfg);
+    for (const char* sec : {"train", "data"}) {
+      if (!st.config.contains(sec)) continue;
+      for (auto it = now[sec].begin(); it != now[sec].end(); ++it) {
+        const json& before = st.config[sec].contains(it.key()) ? st.config[sec][it.key()] : json(nullptr);
+        if (before != it.value())
+          changed.push_back(std::string(sec) + "." + it.key() + ": " + before.dump() + " -> " + it.value().dump());
+      }
+    }
     load_checkpoint(*latest, model, &adam);
     train_loader.restore(st.loader);
     st.attempt = std::max(st.attempt, last_attempt_in_events(events_path, st.run_id)) + 1;
@@ -200,6 +211,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     if (!opt.quiet) std::fprintf(stderr, "warning: %s\n", message.c_str());
   };
   if (!val_problem.empty()) warn("no_validation", "evaluation disabled: " + val_problem, nullptr);
+  for (const auto& c : changed) warn("config_changed", "resuming with a changed setting " + c, nullptr);
   for (const auto& d : damaged)
     warn("damaged_checkpoint", "skipped a damaged checkpoint (it will be deleted at the next checkpoint): " + d, nullptr);
   if (!opt.quiet)
