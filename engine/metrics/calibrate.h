@@ -17,7 +17,8 @@ double measure_sgemm_flops(int threads, double seconds = 1.0, int n = 1024);
 
 /// The cached peak for this CPU model and thread count, if calibrated before.
 std::optional<double> cached_peak_flops(int threads);
-/// Stores a peak in the cache (errors writing the cache are ignored: it is only a cache).
+/// Stores a peak in the cache unless a higher one is there already (load on the machine only
+/// lowers a measurement). Errors writing the cache are ignored: it is only a cache.
 void store_peak_flops(int threads, double flops);
 /// Path of the cache file.
 std::string calibration_cache_path();

@@ -191,7 +191,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (!peak) peak = cached_peak_flops(threads);
   if (!peak) {
     if (!opt.quiet) std::fprintf(stderr, "calibrating this CPU's sgemm peak (once; cached in %s)...\n", calibration_cache_path().c_str());
-    peak = measure_sgemm_flops(threads, 1.0);
+    peak = measure_sgemm_flops(threads, 2.0, 1536);
     store_peak_flops(threads, *peak);
   }
 
