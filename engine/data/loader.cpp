@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/common/error.h"
+#include "engine/common/rng.h"
 #include "engine/data/shard.h"
 
 namespace td {
@@ -50,15 +51,6 @@ json read_manifest(const std::string& dir) {
   }
 }
 
-// splitmix64 (Steele, Lea, Flood 2014): the generator behind the epoch permutation, so the
-// order is the same on every platform and standard library.
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 }  // namespace
 
 /// Windows of an epoch in the order they are read: Fisher–Yates shuffle of 0..n-1 driven by
@@ -66,11 +58,11 @@ uint64_t splitmix64(uint64_t& state) {
 std::vector<uint32_t> epoch_permutation(uint64_t n, uint64_t seed, uint64_t epoch) {
   std::vector<uint32_t> p(n);
   for (uint64_t i = 0; i < n; ++i) p[i] = static_cast<uint32_t>(i);
-  uint64_t state = seed;
-  uint64_t mix = splitmix64(state) ^ (epoch * 0xD1B54A32D192ED03ull);
-  state = mix;
+  // splitmix64 (td::Rng), the same order on every platform and standard library.
+  Rng rng(seed);
+  rng.set_state(rng.next_u64() ^ (epoch * 0xD1B54A32D192ED03ull));
   for (uint64_t i = n; i-- > 1;) {
-    uint64_t r = splitmix64(state);
+    uint64_t r = rng.next_u64();
     uint64_t j = static_cast<uint64_t>((static_cast<unsigned __int128>(r) * (i + 1)) >> 64);
     std::swap(p[i], p[j]);
   }
