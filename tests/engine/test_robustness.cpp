@@ -76,6 +76,31 @@ class TestRobustness : public QObject {
     QCOMPARE(first.exitCode(), 0);
   }
 
+  void a_second_signal_exits_at_once() {
+    // The first SIGINT asks for a stop at the next step boundary; a second one leaves at once
+    // (exit 130) with a message, without waiting for the step or writing a checkpoint.
+    QProcess p;
+    p.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--out", path("twice"), "--quiet", "--set", "train.steps=100000",
+                            "--set", "model.d_model=256", "--set", "model.n_layer=2", "--set", "model.seq_len=256", "--set", "train.micro_batch=16",
+                            "--set", "train.grad_accum=16"});  // steps of a second or more
+    QVERIFY(p.waitForStarted());
+    QByteArray seen;
+    QElapsedTimer timer;
+    timer.start();
+    while (!seen.contains("\"type\":\"step\"") && timer.elapsed() < 60000 && p.state() == QProcess::Running) {
+      p.waitForReadyRead(500);
+      seen += p.readAllStandardOutput();
+    }
+    QVERIFY(seen.contains("\"type\":\"step\""));
+    ::kill((pid_t)p.processId(), SIGINT);
+    QThread::msleep(100);  // two signals sent back to back could merge into one pending signal
+    ::kill((pid_t)p.processId(), SIGINT);
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 130);
+    QVERIFY(p.readAllStandardError().contains("second signal"));
+  }
+
   void resume_skips_a_damaged_checkpoint_and_keeps_the_good_one() {
     QString out = path("damaged");
     QCOMPARE(train(out).exit_code, 0);  // checkpoints at 10 and 20
