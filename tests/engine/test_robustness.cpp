@@ -60,13 +60,7 @@ class TestRobustness : public QObject {
     QProcess first;
     first.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--out", path("busy"), "--quiet", "--set", "train.steps=100000"});
     QVERIFY(first.waitForStarted());
-    QByteArray seen;
-    QElapsedTimer timer;
-    timer.start();
-    while (!seen.contains("\"type\":\"step\"") && timer.elapsed() < 30000 && first.state() == QProcess::Running) {
-      first.waitForReadyRead(500);
-      seen += first.readAllStandardOutput();
-    }
+    QByteArray seen = wait_for_stdout(first, "\"type\":\"step\"");
     QVERIFY2(seen.contains("\"type\":\"step\""), qPrintable(QString::fromUtf8(seen + first.readAllStandardError())));
     auto second = train(path("busy"), {"--resume"});
     QCOMPARE(second.exit_code, 1);
@@ -84,14 +78,7 @@ class TestRobustness : public QObject {
                             "--set", "model.d_model=256", "--set", "model.n_layer=2", "--set", "model.seq_len=256", "--set", "train.micro_batch=16",
                             "--set", "train.grad_accum=16"});  // steps of a second or more
     QVERIFY(p.waitForStarted());
-    QByteArray seen;
-    QElapsedTimer timer;
-    timer.start();
-    while (!seen.contains("\"type\":\"step\"") && timer.elapsed() < 60000 && p.state() == QProcess::Running) {
-      p.waitForReadyRead(500);
-      seen += p.readAllStandardOutput();
-    }
-    QVERIFY(seen.contains("\"type\":\"step\""));
+    QVERIFY(wait_for_stdout(p, "\"type\":\"step\"").contains("\"type\":\"step\""));
     ::kill((pid_t)p.processId(), SIGINT);
     QThread::msleep(100);  // two signals sent back to back could merge into one pending signal
     ::kill((pid_t)p.processId(), SIGINT);

@@ -139,16 +139,8 @@ class TestTrain : public QObject {
     p.start(TD_ENGINE_EXE, {"train", "--config", cfg, "--out", out, "--quiet"});
     QVERIFY(p.waitForStarted());
     // Wait for the third step event on stdout.
-    int steps = 0;
-    QByteArray buf;
-    QElapsedTimer timer;
-    timer.start();
-    while (steps < 3 && timer.elapsed() < 60000) {
-      p.waitForReadyRead(1000);
-      buf += p.readAllStandardOutput();
-      steps = buf.count("\"type\":\"step\"");
-    }
-    QVERIFY(steps >= 3);
+    QByteArray buf = wait_for_stdout(p, "\"step\":3,");
+    QVERIFY(buf.count("\"type\":\"step\"") >= 3);
     ::kill((pid_t)p.processId(), SIGINT);
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);

@@ -1,6 +1,7 @@
 // Helpers shared by the engine tests: running processes, reading events files.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
 #include <QString>
@@ -38,6 +39,19 @@ inline ProcResult run(const QString& program, const QStringList& args, int timeo
   r.out = QString::fromUtf8(p.readAllStandardOutput());
   r.err += QString::fromUtf8(p.readAllStandardError());
   return r;
+}
+
+/// Reads p's stdout until it contains `needle` (or p ends, or timeout_ms passes); returns what
+/// was read. For waiting on a running engine's first "step" event.
+inline QByteArray wait_for_stdout(QProcess& p, const QByteArray& needle, int timeout_ms = 60000) {
+  QByteArray seen;
+  QElapsedTimer timer;
+  timer.start();
+  while (!seen.contains(needle) && timer.elapsed() < timeout_ms && p.state() == QProcess::Running) {
+    p.waitForReadyRead(500);
+    seen += p.readAllStandardOutput();
+  }
+  return seen;
 }
 
 inline ProcResult engine(const QStringList& args, int timeout_ms = 120000) { return run(TD_ENGINE_EXE, args, timeout_ms); }
