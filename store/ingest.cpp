@@ -180,9 +180,19 @@ void Ingester::wrote_rows(Batch& b, size_t n) {
 
 void Ingester::put_metric(Batch& b, int64_t run, int64_t name, int rank, int64_t step,
                           int attempt, double t, double value) {
+  // A step above every stored step of the series is a plain insert, folded into the level of
+  // detail in memory; any other change (a gap filled, a later attempt's value) marks its
+  // buckets for an exact recompute at the end of the batch.
+  const bool append = lod_.is_append(run, name, rank, step);
   metric_.bind(1, run).bind(2, name).bind(3, rank).bind(4, step).bind(5, attempt).bind(6, t).bind(7, value);
   metric_.exec();
   const size_t n = static_cast<size_t>(sqlite3_changes(store_.handle()));
+  if (n > 0) {
+    if (append)
+      lod_.appended(run, name, rank, step, value);
+    else
+      lod_.changed(run, name, rank, step);
+  }
   b.stats.metric_rows += n;
   wrote_rows(b, n);
 }
@@ -363,6 +373,7 @@ IngestStats Ingester::poll(size_t max_lines) {
                         std::chrono::duration<double>(opts_.batch_seconds > 0 ? opts_.batch_seconds : 1e9);
 
   Transaction tx(db);
+  lod_.begin(db);  // drops what a rolled-back batch left
   int64_t offset = 0, skipped_total = 0;
   {
     Stmt st(db, "SELECT byte_offset, lines, skipped FROM event_files WHERE path = ?1");
@@ -436,6 +447,7 @@ IngestStats Ingester::poll(size_t max_lines) {
   b.stats.offset = offset;
   if (b.stats.lines == 0) return b.stats;  // nothing consumed: roll back the empty transaction
 
+  lod_.flush();  // the level of detail commits with the rows it summarises
   Stmt prog(db,
             "UPDATE runs SET last_step = coalesce(?2, last_step), attempts = max(attempts, ?3 + 1)"
             " WHERE id = ?1");

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/lod.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 
@@ -94,6 +95,7 @@ class Ingester {
   std::string last_run_id_;  // run of the last fast-path step event ("" = none this batch)
   int64_t last_run_ = -1;
   int64_t step_ids_[8] = {};  // metric_names.id of the step event's fields (kStepFields), or -1
+  lod::BatchLod lod_;         // level-of-detail changes of the current batch
 };
 
 }  // namespace td::store

@@ -2,6 +2,7 @@
 #include "store/schema.h"
 
 #include "engine/common/error.h"
+#include "store/lod.h"
 #include "store/sqlite.h"
 
 namespace td::store {
@@ -118,8 +119,39 @@ CREATE TABLE warnings (
 );
 )sql";
 
+// Version 2: the level of detail of every metric series (docs/store.md "Level of detail").
+// Level k groups steps into buckets of 64 * 4^k steps (bucket = step >> (6 + 2k)), k = 0..7;
+// each row summarises the raw rows of one bucket. The ingester keeps it in step with
+// `metrics` in the same transaction; this step builds it for the rows already stored (one
+// sequential pass over `metrics`, lod::rebuild).
+constexpr const char* kV2 =
+    "CREATE TABLE metric_lod ("
+    "  run         INTEGER NOT NULL,"   // runs.id
+    "  name        INTEGER NOT NULL,"   // metric_names.id
+    "  rank        INTEGER NOT NULL,"
+    "  level       INTEGER NOT NULL,"   // 0..7: buckets of 64 * 4^level steps
+    "  bucket      INTEGER NOT NULL,"   // step >> (6 + 2 * level)
+    "  n           INTEGER NOT NULL,"   // raw rows in the bucket (>= 1)
+    "  step_min    INTEGER NOT NULL,"   // first and last step with a row
+    "  step_max    INTEGER NOT NULL,"
+    "  v_min       REAL NOT NULL,"
+    "  v_max       REAL NOT NULL,"
+    "  step_at_min INTEGER NOT NULL,"   // earliest step holding v_min
+    "  step_at_max INTEGER NOT NULL,"   // earliest step holding v_max
+    "  v_first     REAL NOT NULL,"      // value at step_min
+    "  v_last      REAL NOT NULL,"      // value at step_max
+    "  v_sum       REAL NOT NULL,"      // sum of the values (mean = v_sum / n)
+    "  PRIMARY KEY (run, name, rank, level, bucket)"
+    ") WITHOUT ROWID;\n"
+    "CREATE TRIGGER runs_delete_metric_lod AFTER DELETE ON runs BEGIN"
+    "  DELETE FROM metric_lod WHERE run = OLD.id;"
+    " END;\n";
+
+void fill_v2(sqlite3* db) { lod::rebuild(db, std::nullopt); }
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
+    {2, kV2, fill_v2},
 };
 
 }  // namespace
@@ -160,6 +192,15 @@ int migrate(sqlite3* db, const std::string& path, std::span<const Migration> ste
       throw Error("store '" + path + "': migration to schema version " +
                   std::to_string(m.version) + " failed: " + why +
                   "; the file was left unchanged at version " + std::to_string(have));
+    }
+    if (m.fill) {
+      try {
+        m.fill(db);
+      } catch (const Error& e) {
+        throw Error("store '" + path + "': migration to schema version " +
+                    std::to_string(m.version) + " failed: " + e.what() +
+                    "; the file was left unchanged at version " + std::to_string(have));
+      }
     }
     exec_sql(db, ("PRAGMA user_version = " + std::to_string(m.version)).c_str());
   }

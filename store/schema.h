@@ -12,10 +12,13 @@
 
 namespace td::store {
 
-/// One migration step: `sql` (one or more statements) takes the store to `version`.
+/// One migration step: `sql` (one or more statements), then `fill` when set (data the step
+/// derives in C++, e.g. the level of detail of existing rows; throws td::Error on failure),
+/// take the store to `version`, inside the migration's transaction.
 struct Migration {
   int version;
   const char* sql;
+  void (*fill)(sqlite3* db) = nullptr;
 };
 
 /// The migrations this build knows, in order (versions 1, 2, ...).

@@ -84,6 +84,26 @@ class Store {
   MetricSeries metric_series(const std::string& run_id, const std::string& name, int rank = 0,
                              int64_t step_min = std::numeric_limits<int64_t>::min(),
                              int64_t step_max = std::numeric_limits<int64_t>::max());
+  /// The envelope of metric `name` of `rank` over steps [step_lo, step_hi] for a chart that
+  /// can show `max_points` columns (docs/store.md "Level of detail"). Returns at most
+  /// max_points buckets, ordered by step, and reads about that many rows whatever the run's
+  /// length:
+  ///  * when the range holds at most max_points raw rows, those rows, exactly, as one-point
+  ///    buckets (level -1): zoomed in, every step and its exact value;
+  ///  * else the buckets of the finest level (64 * 4^level steps each) that has at most
+  ///    max_points buckets over the range. Buckets overlapping the range are returned whole,
+  ///    so the first and last may reach outside it (their step_min / step_max tell).
+  ///    Min/max are exact per bucket: a one-step spike is always in some bucket's v_max (at
+  ///    step_at_max). When even the coarsest level (7: 1,048,576 steps) has more buckets than
+  ///    max_points, adjacent ones are merged in memory to fit.
+  /// Steps are the engine's optimizer steps, values the metric's own unit. An unknown metric
+  /// or an empty range gives no buckets. Throws td::Error when the run is unknown, when
+  /// max_points < 1 or step_lo > step_hi.
+  MetricEnvelope metric_envelope(const std::string& run_id, const std::string& name, int rank,
+                                 int64_t step_lo, int64_t step_hi, int max_points);
+  /// Rebuilds the run's level of detail from its raw metric rows (the ingester keeps it up to
+  /// date; this repairs a store written by other means). Throws td::Error when unknown.
+  void rebuild_lod(const std::string& run_id);
   /// Number of metric rows of a run (all names, ranks).
   int64_t count_metrics(const std::string& run_id);
   std::vector<Sample> samples(const std::string& run_id);

@@ -79,6 +79,32 @@ struct MetricSeries {
   size_t size() const { return step.size(); }
 };
 
+/// One bucket of a metric's level of detail: a summary of the raw values of the steps in
+/// [first, last] of one bucket (docs/store.md "Level of detail"). A raw point is a bucket with
+/// n == 1 and min == max == first == last == its value.
+struct Bucket {
+  int64_t step_min = 0;     // first step with a value in the bucket
+  int64_t step_max = 0;     // last step with a value in the bucket
+  int64_t step_at_min = 0;  // earliest step holding v_min
+  int64_t step_at_max = 0;  // earliest step holding v_max
+  double v_min = 0;
+  double v_max = 0;
+  double v_first = 0;       // value at step_min
+  double v_last = 0;        // value at step_max
+  double v_sum = 0;         // sum of the n values
+  int64_t n = 0;            // raw values summarised (>= 1)
+  double mean() const { return n > 0 ? v_sum / static_cast<double>(n) : 0.0; }
+};
+
+/// What Store::metric_envelope returns: buckets by step, at most max_points of them.
+struct MetricEnvelope {
+  int level = -1;             // -1: raw rows (one bucket per step); else the LOD level used
+  int64_t bucket_steps = 1;   // steps per bucket: 1 (raw) or 64 * 4^level
+  std::vector<Bucket> buckets;
+  bool raw() const { return level < 0; }
+  size_t size() const { return buckets.size(); }
+};
+
 struct Sample {
   int64_t step = 0;
   int rank = 0;

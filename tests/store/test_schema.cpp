@@ -3,6 +3,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <vector>
+
 #include <sqlite3.h>
 
 #include "engine/common/error.h"
@@ -68,8 +70,9 @@ class TestSchema : public QObject {
     exec_on(path, "CREATE TABLE unrelated(x); INSERT INTO unrelated VALUES (42);");  // version 0
     QCOMPARE(pragma(path, "PRAGMA user_version"), std::string("0"));
     Store st(path);
-    QCOMPARE(read_user_version(st.handle()), 1);
+    QCOMPARE(read_user_version(st.handle()), schema_version());
     QVERIFY(has_table(st.handle(), "metrics"));
+    QVERIFY(has_table(st.handle(), "metric_lod"));
     Stmt keep(st.handle(), "SELECT x FROM unrelated");
     QVERIFY(keep.step());
     QCOMPARE(keep.col_int(0), 42);
@@ -109,21 +112,23 @@ class TestSchema : public QObject {
     QTemporaryDir dir;
     const std::string path = dir.filePath("td.db").toStdString();
     { Store st(path); st.ensure_experiment("e"); }
-    const Migration steps[] = {migrations()[0],
-                               {2, "ALTER TABLE experiments ADD COLUMN color TEXT DEFAULT 'red';"}};
+    // Every step this build knows, plus one more.
+    const int v = schema_version();
+    std::vector<Migration> steps(migrations().begin(), migrations().end());
+    steps.push_back({v + 1, "ALTER TABLE experiments ADD COLUMN color TEXT DEFAULT 'red';"});
     sqlite3* db = nullptr;
     sqlite3_open(path.c_str(), &db);
-    QCOMPARE(migrate(db, path, steps), 1);
-    QCOMPARE(read_user_version(db), 2);
+    QCOMPARE(migrate(db, path, steps), v);
+    QCOMPARE(read_user_version(db), v + 1);
     {
       Stmt st(db, "SELECT name, color FROM experiments");
       QVERIFY(st.step());
       QCOMPARE(st.col_text(0), std::string("e"));
       QCOMPARE(st.col_text(1), std::string("red"));
     }
-    QCOMPARE(migrate(db, path, steps), 2);  // nothing left to do
+    QCOMPARE(migrate(db, path, steps), v + 1);  // nothing left to do
     sqlite3_close(db);
-    // This build (version 1) now refuses the file.
+    // This build (version v) now refuses the file.
     QVERIFY_THROWS_EXCEPTION(td::Error, Store st(path));
   }
 
