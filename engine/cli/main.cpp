@@ -51,19 +51,20 @@ td::RunConfig load_config(const std::string& path, const std::vector<std::string
 }
 
 int cmd_prepare(const td::PrepareOptions& opt) {
+  bool progress_shown = false;
   auto r = td::prepare_dataset(opt, [&](uint64_t done, uint64_t total) {
     if (opt.quiet) return;
+    progress_shown = true;
     std::fprintf(stderr, "\rprepare: %6.1f / %.1f MB (%3.0f%%)", done / 1e6, total / 1e6, total ? 100.0 * done / total : 100.0);
     std::fflush(stderr);
   });
-  if (!opt.quiet) std::fprintf(stderr, "\n");
+  if (progress_shown) std::fprintf(stderr, "\n");
   // Debian's fortunes directory alone skips ~100 index files: show a few, the manifest has all.
-  const size_t show = r.skipped.size() > 8 ? 5 : r.skipped.size();
+  const size_t show = r.reused ? 0 : (r.skipped.size() > 8 ? 5 : r.skipped.size());
   for (size_t i = 0; i < show; i++) std::fprintf(stderr, "warning: skipped %s\n", r.skipped[i].c_str());
-  if (show < r.skipped.size())
+  if (!r.reused && show < r.skipped.size())
     std::fprintf(stderr, "warning: ... and %zu more skipped files (listed under \"skipped\" in %s/manifest.json)\n",
                  r.skipped.size() - show, opt.out_dir.c_str());
-  if (r.reused) std::fprintf(stderr, "%s already holds this dataset (same sources and options): reused\n", opt.out_dir.c_str());
   std::printf("dataset %s: %llu train tokens, %llu val tokens, vocab %d, %.1f MB of text\n", opt.out_dir.c_str(),
               (unsigned long long)r.train_tokens, (unsigned long long)r.val_tokens, r.vocab_size, r.bytes_read / 1e6);
   return 0;
