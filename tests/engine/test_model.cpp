@@ -90,8 +90,9 @@ class TestModel : public QObject {
   }
 
   void whole_model_finite_differences() {
-    // fp32 model, loss accumulated in double: central differences with h = 1e-3 on the 24
-    // coordinates with the largest gradients (spread over all tensors by construction).
+    // fp32 model, loss accumulated in double: central differences at the largest-gradient
+    // coordinate of every tensor. h = 3e-3 balances truncation error (h^2) against fp32
+    // round-off (eps/h): worst error 3e-3 here, against 1.5e-2 at h = 1e-3 and 3e-2 at 1e-2.
     ModelConfig m = tiny(23, false);
     auto be = make_cpu_backend();
     GPT model(m, *be, 2);
@@ -112,7 +113,7 @@ class TestModel : public QObject {
         if (std::abs(g[k]) > std::abs(g[j])) j = k;
       if (std::abs(g[j]) < 1e-4) continue;
       float keep = model.params()[j];
-      const float h = 1e-3f;
+      const float h = 3e-3f;
       model.params()[j] = keep + h;
       double lp = model.forward(in.data(), tg.data(), 2, 8);
       model.params()[j] = keep - h;
@@ -121,10 +122,10 @@ class TestModel : public QObject {
       double fd = (lp - lm) / (2.0 * h);
       double err = std::abs(fd - g[j]) / std::abs(g[j]);
       worst = std::max(worst, err);
-      if (err > 2e-2) qWarning("%s[%zu]: analytic %.6g, finite difference %.6g", t.name.c_str(), j - t.offset, g[j], fd);
+      if (err > 1e-2) qWarning("%s[%zu]: analytic %.6g, finite difference %.6g", t.name.c_str(), j - t.offset, g[j], fd);
     }
     qInfo("whole model: worst relative error %.2e over %zu tensors", worst, model.tensors().size());
-    QVERIFY(worst < 2e-2);
+    QVERIFY(worst < 1e-2);
   }
 
   void pytorch_oracle_data() {
