@@ -97,6 +97,9 @@ void install_stop_handlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);  // the terminal went away: stop with a checkpoint, not mid-step
+  // A closed stdout (a reader that went away) must not kill the run: the events file is the record.
+  signal(SIGPIPE, SIG_IGN);
 }
 bool stop_requested() { return g_signals.load() > 0; }
 void request_stop() { g_signals.fetch_add(1); }

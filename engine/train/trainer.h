@@ -3,7 +3,7 @@
 // Per step: grad_accum micro batches of forward + backward (gradients averaged over the global
 // batch), global-norm clipping, AdamW with the warmup + cosine schedule, then a `step` event.
 // Evaluation, samples and checkpoints at their intervals; a checkpoint at the end. Stopping:
-// SIGINT/SIGTERM stop at the next step boundary with a checkpoint and run_end "stopped"
+// SIGINT/SIGTERM/SIGHUP stop at the next step boundary with a checkpoint and run_end "stopped"
 // (exit 0); a second signal exits at once. A non-finite loss or gradient norm skips the step
 // with a warning; 3 in a row end the run with run_end "failed" (the last checkpoint is kept).
 #pragma once
@@ -35,7 +35,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt);
 /// A new run id: "YYYYmmdd-HHMMSS-xxxxxx" (UTC time and 24 random bits).
 std::string new_run_id();
 
-/// Installs the SIGINT/SIGTERM handlers (first: graceful stop; second: immediate exit 130).
+/// Installs the SIGINT/SIGTERM/SIGHUP handlers (first: graceful stop; second: immediate exit
+/// 130) and ignores SIGPIPE (events keep going to the events file when stdout is closed).
 void install_stop_handlers();
 /// True once a stop was requested (signal, or request_stop()).
 bool stop_requested();

@@ -88,6 +88,32 @@ class TestRobustness : public QObject {
     QVERIFY(p.readAllStandardError().contains("second signal"));
   }
 
+  void a_closed_stdout_does_not_kill_the_run() {
+    // Whoever read the events on stdout went away: the run goes on and the events file is whole.
+    QProcess p;
+    p.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--out", path("nostdout"), "--quiet", "--set", "train.steps=200"});
+    QVERIFY(p.waitForStarted());
+    p.closeReadChannel(QProcess::StandardOutput);
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 0);
+    auto ev = read_events(path("nostdout") + "/events.jsonl");
+    QCOMPARE(events_of_type(ev, "step").size(), size_t(200));
+    QCOMPARE(events_of_type(ev, "run_end").back()["status"].get<std::string>(), std::string("completed"));
+  }
+
+  void sighup_stops_like_sigterm() {
+    QProcess p;
+    p.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--out", path("hup"), "--quiet", "--set", "train.steps=100000"});
+    QVERIFY(p.waitForStarted());
+    QVERIFY(wait_for_stdout(p, "\"type\":\"step\"").contains("\"type\":\"step\""));
+    ::kill((pid_t)p.processId(), SIGHUP);
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 0);
+    auto end = events_of_type(read_events(path("hup") + "/events.jsonl"), "run_end");
+    QCOMPARE(end.back()["status"].get<std::string>(), std::string("stopped"));
+  }
+
   void resume_skips_a_damaged_checkpoint_and_keeps_the_good_one() {
     QString out = path("damaged");
     QCOMPARE(train(out).exit_code, 0);  // checkpoints at 10 and 20
