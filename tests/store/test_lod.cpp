@@ -134,6 +134,15 @@ void check_bucket(const Bucket& b, int64_t n, int64_t s_min, int64_t s_max, doub
   QCOMPARE(b.v_sum, sum);
 }
 
+// Writes run "r" with loss = step for steps 1..300 into <dir>/events.jsonl; returns its path.
+std::string write_ramp(const QTemporaryDir& dir) {
+  const std::string events = dir.filePath("events.jsonl").toStdString();
+  std::string text = line(run_start("r", 999.0));
+  for (int64_t s = 1; s <= 300; ++s) text += loss_line("r", s, static_cast<double>(s));
+  append_file(events, text);
+  return events;
+}
+
 // Sum of s for s in [a, b].
 double tri(int64_t a, int64_t b) { return static_cast<double>((a + b) * (b - a + 1) / 2); }
 
@@ -145,10 +154,7 @@ class TestLod : public QObject {
  private slots:
   void smallSeriesBucketsByHand() {
     QTemporaryDir dir;
-    const std::string events = dir.filePath("events.jsonl").toStdString();
-    std::string text = line(run_start("r", 999.0));
-    for (int64_t s = 1; s <= 300; ++s) text += loss_line("r", s, static_cast<double>(s));
-    append_file(events, text);
+    const std::string events = write_ramp(dir);
     Store st(dir.filePath("td.db").toStdString());
     IngestOptions o;
     o.batch_lines = 50;  // many batches: buckets merged with stored ones
@@ -211,16 +217,13 @@ class TestLod : public QObject {
 
   void resumedAttemptUpdatesBuckets() {
     QTemporaryDir dir;
-    const std::string events = dir.filePath("events.jsonl").toStdString();
-    std::string text = line(run_start("r", 999.0));
-    for (int64_t s = 1; s <= 300; ++s) text += loss_line("r", s, static_cast<double>(s));
-    append_file(events, text);
+    const std::string events = write_ramp(dir);
     Store st(dir.filePath("td.db").toStdString());
     Ingester ing(st, events, "e");
     ing.poll_all();
     // Attempt 1 resumes from step 6 and redoes 7..10 with other values; then a stray line of
     // attempt 0 for step 8 arrives (an older attempt never wins).
-    text = line(run_start("r", 2000.0, 1, 6));
+    std::string text = line(run_start("r", 2000.0, 1, 6));
     text += loss_line("r", 7, 1007, 1) + loss_line("r", 8, 1008, 1) + loss_line("r", 9, -9, 1) +
             loss_line("r", 10, -10, 1) + loss_line("r", 8, 5, 0);
     append_file(events, text);
@@ -260,10 +263,7 @@ class TestLod : public QObject {
 
   void rolledBackBatchLeavesNoTrace() {
     QTemporaryDir dir;
-    const std::string events = dir.filePath("events.jsonl").toStdString();
-    std::string text = line(run_start("r", 999.0));
-    for (int64_t s = 1; s <= 300; ++s) text += loss_line("r", s, static_cast<double>(s));
-    append_file(events, text);
+    const std::string events = write_ramp(dir);
     Store st(dir.filePath("td.db").toStdString());
     bool fail = false;
     IngestOptions o;
