@@ -149,9 +149,32 @@ constexpr const char* kV2 =
 
 void fill_v2(sqlite3* db) { lod::rebuild(db, std::nullopt); }
 
+// Version 3: prepared datasets registered for reuse (the GUI's Data panel, store/datasets.cpp).
+// One row per dataset directory, keyed by its absolute path; the columns are read from the
+// dataset's manifest.json (docs/formats.md), which is kept whole. Forgetting a dataset deletes
+// the row, never the files.
+constexpr const char* kV3 =
+    "CREATE TABLE datasets ("
+    "  id           INTEGER PRIMARY KEY,"
+    "  path         TEXT NOT NULL UNIQUE,"   // absolute, normalised dataset directory
+    "  name         TEXT NOT NULL,"          // the directory's name
+    "  tokenizer    TEXT NOT NULL,"          // byte | bpe
+    "  vocab_size   INTEGER NOT NULL,"
+    "  train_tokens INTEGER NOT NULL,"
+    "  val_tokens   INTEGER NOT NULL,"
+    "  bytes_read   INTEGER NOT NULL,"       // input bytes in all
+    "  files        INTEGER NOT NULL,"       // source files read
+    "  skipped      INTEGER NOT NULL,"       // files skipped
+    "  val_fraction REAL NOT NULL,"
+    "  manifest     TEXT NOT NULL,"          // manifest.json as prepare wrote it
+    "  created      REAL NOT NULL,"          // Unix seconds of the first registration
+    "  updated      REAL NOT NULL"           // Unix seconds of the last registration
+    ");\n";
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
+    {3, kV3},
 };
 
 }  // namespace

@@ -118,6 +118,38 @@ class Store {
   /// The internal integer key of a run, or nullopt.
   std::optional<int64_t> run_key(const std::string& run_id);
 
+  // ---- datasets (gui/data) -----------------------------------------------------------------
+
+  /// Registers the prepared dataset at directory `path` (made absolute and normalised) from the
+  /// text of its manifest.json, or updates its row when that path is registered already
+  /// (`created` kept, `updated` now). Returns the stored row. Throws td::Error when the text is
+  /// not JSON or not a traindeck-dataset manifest (format, tokenizer, splits missing).
+  Dataset register_dataset(const std::string& path, const std::string& manifest_json);
+  /// Registered datasets, newest registration first.
+  std::vector<Dataset> list_datasets();
+  /// The row of dataset directory `path` (made absolute and normalised), or nullopt.
+  std::optional<Dataset> find_dataset(const std::string& path);
+  /// Removes the row of `path` (never its files). Returns whether there was one.
+  bool forget_dataset(const std::string& path);
+
+  // ---- chart queries (gui/metrics) ---------------------------------------------------------
+
+  /// One entry per (metric, rank) series of a run, like list_metrics (same order, same
+  /// fields), but read from the level of detail's coarsest level (buckets of 1,048,576 steps),
+  /// so it reads about one row per series per million steps whatever the run's length
+  /// (list_metrics scans every row). last_value is the value at last_step. Throws td::Error
+  /// when the run is unknown.
+  std::vector<MetricInfo> metric_extents(const std::string& run_id);
+  /// About `max_points` (step, t) pairs of metric `name` of `rank`, spread over all its steps
+  /// and always holding its first and last step: every row when it has at most max_points,
+  /// else the first step of each level-of-detail bucket (the finest level with at most
+  /// max_points buckets, thinned when the coarsest has more) plus the last step. Filled:
+  /// step, t (Unix seconds), value, attempt, by step. A chart maps steps to wall time by
+  /// interpolating between them. Reads at most about 2 * max_points rows. An unknown metric
+  /// gives an empty series. Throws td::Error when the run is unknown or max_points < 2.
+  MetricSeries metric_step_times(const std::string& run_id, const std::string& name, int rank,
+                                 int max_points);
+
  private:
   int64_t require_run(const std::string& run_id);
   int64_t require_experiment(const std::string& name);

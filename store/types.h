@@ -132,4 +132,22 @@ struct RunWarning {
   std::string message;
 };
 
+/// A prepared dataset registered in the store (Store::register_dataset; gui/data). The numbers
+/// are read from the dataset's manifest.json (docs/formats.md) when it was registered.
+struct Dataset {
+  std::string path;          // absolute dataset directory (the key)
+  std::string name;          // the directory's name
+  std::string tokenizer;     // byte | bpe
+  int64_t vocab_size = 0;
+  int64_t train_tokens = 0;
+  int64_t val_tokens = 0;
+  int64_t bytes_read = 0;    // input bytes in all
+  int64_t files = 0;         // source files read
+  int64_t skipped = 0;       // files skipped (manifest "skipped")
+  double val_fraction = 0;
+  std::string manifest_json; // manifest.json as prepare wrote it
+  double created = 0;        // Unix seconds of the first registration
+  double updated = 0;        // Unix seconds of the last registration
+};
+
 }  // namespace td::store

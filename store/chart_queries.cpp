@@ -1,0 +1,119 @@
+// Queries for the GUI's charts (gui/metrics): series extents and step -> wall-time samples,
+// both read from the level of detail (docs/store.md "Level of detail") so that their cost does
+// not grow with the run's length.
+#include <algorithm>
+#include <optional>
+
+#include "engine/common/error.h"
+#include "store/lod.h"
+#include "store/sqlite.h"
+#include "store/store.h"
+
+namespace td::store {
+
+std::vector<MetricInfo> Store::metric_extents(const std::string& run_id) {
+  const int64_t key = require_run(run_id);
+  constexpr int kTop = lod::kLevels - 1;  // buckets of 1,048,576 steps
+  Stmt st(db_,
+          "SELECT n.name, l.rank, sum(l.n), min(l.step_min), max(l.step_max), min(l.v_min),"
+          " max(l.v_max),"
+          " (SELECT x.v_last FROM metric_lod x WHERE x.run = l.run AND x.name = l.name AND"
+          "   x.rank = l.rank AND x.level = ?2 ORDER BY x.bucket DESC LIMIT 1)"
+          " FROM metric_lod l JOIN metric_names n ON n.id = l.name"
+          " WHERE l.run = ?1 AND l.level = ?2 GROUP BY l.name, l.rank ORDER BY n.name, l.rank");
+  st.bind(1, key).bind(2, kTop);
+  std::vector<MetricInfo> out;
+  while (st.step()) {
+    MetricInfo m;
+    m.name = st.col_text(0);
+    m.rank = static_cast<int>(st.col_int(1));
+    m.count = st.col_int(2);
+    m.first_step = st.col_int(3);
+    m.last_step = st.col_int(4);
+    m.min_value = st.col_double(5);
+    m.max_value = st.col_double(6);
+    m.last_value = st.col_double(7);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+MetricSeries Store::metric_step_times(const std::string& run_id, const std::string& name, int rank,
+                                      int max_points) {
+  const int64_t key = require_run(run_id);
+  TD_CHECK(max_points >= 2, "metric_step_times: max_points is " + std::to_string(max_points) +
+                                "; ask for at least 2 (the first and the last step)");
+  MetricSeries out;
+  std::optional<int64_t> name_id;
+  {
+    Stmt st(db_, "SELECT id FROM metric_names WHERE name = ?1");
+    st.bind(1, name);
+    if (st.step()) name_id = st.col_int(0);
+  }
+  if (!name_id) return out;
+
+  auto push = [&out](const Stmt& st) {
+    out.step.push_back(st.col_int(0));
+    out.t.push_back(st.col_double(1));
+    out.value.push_back(st.col_double(2));
+    out.attempt.push_back(static_cast<int>(st.col_int(3)));
+  };
+  // Few rows: all of them (reads at most max_points + 1).
+  {
+    Stmt st(db_,
+            "SELECT step, t, value, attempt FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
+            " ORDER BY step LIMIT ?4");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, static_cast<int64_t>(max_points) + 1);
+    while (st.step()) push(st);
+    if (out.size() <= static_cast<size_t>(max_points)) return out;
+  }
+  out = MetricSeries{};
+
+  // The series' first and last step, from the coarsest level.
+  int64_t first = 0, last = 0;
+  {
+    Stmt st(db_,
+            "SELECT min(step_min), max(step_max) FROM metric_lod WHERE run = ?1 AND name = ?2"
+            " AND rank = ?3 AND level = ?4");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, lod::kLevels - 1);
+    if (!st.step() || st.is_null(0)) return out;  // no level of detail: rebuild_lod() repairs
+    first = st.col_int(0);
+    last = st.col_int(1);
+  }
+  // One sample per bucket: the finest level with at most max_points - 1 buckets (the last
+  // step is added after them).
+  const int64_t room = max_points - 1;
+  int level = lod::kLevels - 1;
+  for (int k = 0; k < lod::kLevels; ++k)
+    if ((last >> lod::shift(k)) - (first >> lod::shift(k)) + 1 <= room) {
+      level = k;
+      break;
+    }
+  std::vector<int64_t> steps;
+  {
+    Stmt st(db_,
+            "SELECT step_min FROM metric_lod WHERE run = ?1 AND name = ?2 AND rank = ?3"
+            " AND level = ?4 ORDER BY bucket");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, level);
+    while (st.step()) steps.push_back(st.col_int(0));
+  }
+  if (steps.size() > static_cast<size_t>(room)) {  // coarser than the top level: thin out
+    const size_t group = (steps.size() + room - 1) / room;
+    std::vector<int64_t> kept;
+    for (size_t i = 0; i < steps.size(); i += group) kept.push_back(steps[i]);
+    steps.swap(kept);
+  }
+  if (steps.empty() || steps.back() != last) steps.push_back(last);
+  Stmt at(db_,
+          "SELECT step, t, value, attempt FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
+          " AND step = ?4");
+  at.bind(1, key).bind(2, *name_id).bind(3, rank);
+  for (int64_t s : steps) {
+    at.bind(4, s);
+    if (at.step()) push(at);
+    at.reset();
+  }
+  return out;
+}
+
+}  // namespace td::store
