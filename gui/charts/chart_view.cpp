@@ -1,0 +1,563 @@
+#include "gui/charts/chart_view.h"
+
+#include <QFile>
+#include <QLocale>
+#include <QMouseEvent>
+#include <QTextStream>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace td::gui {
+
+namespace {
+
+// Tableau 10: distinct on light and dark backgrounds.
+const QColor kPalette[] = {QColor(0x4E, 0x79, 0xA7), QColor(0xF2, 0x8E, 0x2B), QColor(0xE1, 0x57, 0x59),
+                           QColor(0x76, 0xB7, 0xB2), QColor(0x59, 0xA1, 0x4F), QColor(0xED, 0xC9, 0x48),
+                           QColor(0xB0, 0x7A, 0xA1), QColor(0xFF, 0x9D, 0xA7), QColor(0x9C, 0x75, 0x5F),
+                           QColor(0xBA, 0xB0, 0xAC)};
+
+QColor seriesColour(int i) { return kPalette[static_cast<size_t>(i) % std::size(kPalette)]; }
+
+// The shortest text that reads back to the same double.
+QString num(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
+
+double mid(const td::store::Bucket& b) { return 0.5 * (static_cast<double>(b.step_min) + static_cast<double>(b.step_max)); }
+
+}  // namespace
+
+ChartView::ChartView(MetricsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  plot_ = new QCustomPlot(this);
+  plot_->setMinimumSize(240, 160);
+  layout->addWidget(plot_);
+
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot_->axisRect()->setRangeDrag(Qt::Horizontal);
+  plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+  plot_->xAxis->setLabel(tr("step"));
+  plot_->xAxis->setNumberFormat(QStringLiteral("gb"));
+  plot_->legend->setVisible(false);
+  plot_->legend->setFont(QFont(font().family(), std::max(7, font().pointSize() - 1)));
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+  empty_ = new QCPItemText(plot_);
+  empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  empty_->position->setCoords(0.5, 0.5);
+  empty_->setPositionAlignment(Qt::AlignCenter);
+  empty_->setTextAlignment(Qt::AlignCenter);
+  empty_->setClipToAxisRect(false);
+  empty_->setColor(palette().color(QPalette::PlaceholderText));
+  empty_->setText(tr("No run selected."));
+
+  query_timer_.setSingleShot(true);
+  query_timer_.setInterval(0);
+  connect(&query_timer_, &QTimer::timeout, this, &ChartView::query);
+  connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this](const QCPRange& r) {
+    if (!quiet_) fit_ = false;
+    emit xRangeChanged(r.lower, r.upper);
+    onRangeChanged();
+  });
+  connect(plot_, &QCustomPlot::mouseMove, this, &ChartView::onMouseMove);
+  connect(model_, &MetricsModel::envelopeReady, this, &ChartView::onEnvelope);
+  connect(model_, &MetricsModel::factsReady, this, &ChartView::onFacts);
+}
+
+ChartView::~ChartView() = default;
+
+void ChartView::setTitle(const QString& title) {
+  if (!title_) {
+    plot_->plotLayout()->insertRow(0);
+    title_ = new QCPTextElement(plot_, title, QFont(font().family(), font().pointSize(), QFont::Bold));
+    plot_->plotLayout()->addElement(0, 0, title_);
+  }
+  title_->setText(title);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ChartView::setAxisLabels(const QString& left, const QString& right) {
+  plot_->yAxis->setLabel(left);
+  plot_->yAxis2->setLabel(right);
+}
+
+void ChartView::setMetrics(const QList<MetricSpec>& metrics) {
+  metrics_ = metrics;
+  rebuildSeries();
+}
+
+void ChartView::setEmptyText(const QString& text) {
+  empty_text_ = text;
+  empty_->setText(text);
+  updateEmpty();
+}
+
+void ChartView::setRuns(const QStringList& run_ids) {
+  runs_ = run_ids;
+  fit_ = true;
+  have_extent_ = false;
+  for (const QString& r : runs_)
+    if (!model_->facts(r) && !model_->factsPending(r)) model_->requestFacts(r);
+  rebuildSeries();
+  refresh();
+}
+
+const RunFacts* ChartView::factsOf(const QString& run) const { return model_->facts(run); }
+
+void ChartView::rebuildSeries() {
+  // The series the runs' facts say exist, in run order, then metric order, then rank.
+  std::vector<Series> want;
+  const bool overlay = runs_.size() > 1;
+  for (int ri = 0; ri < runs_.size(); ++ri) {
+    const RunFacts* f = factsOf(runs_[ri]);
+    if (!f) continue;
+    for (int mi = 0; mi < metrics_.size(); ++mi) {
+      const MetricSpec& m = metrics_[mi];
+      const std::string name = m.metric.toStdString();
+      std::vector<int> ranks;
+      for (const auto& info : f->series)
+        if (info.name == name && (m.all_ranks || info.rank == 0)) ranks.push_back(info.rank);
+      for (int rank : ranks) {
+        Series s;
+        s.key = SeriesKey{runs_[ri], m.metric, rank};
+        s.spec = m;
+        s.label = m.label;
+        if (ranks.size() > 1) s.label += tr(" rank %1").arg(rank);
+        if (overlay) s.label = runs_[ri] + QStringLiteral(" · ") + s.label;
+        const int colour = overlay ? ri : static_cast<int>(want.size());
+        s.color = seriesColour(colour);
+        want.push_back(std::move(s));
+      }
+    }
+  }
+  bool same = want.size() == series_.size();
+  for (size_t i = 0; same && i < want.size(); ++i)
+    same = want[i].key == series_[i].key && want[i].label == series_[i].label && want[i].color == series_[i].color;
+  if (same) return;
+
+  // Rebuild the graphs (keeping drawn data of series that stay).
+  for (Series& s : series_) {
+    if (std::none_of(want.begin(), want.end(), [&](const Series& w) { return w.key == s.key; }))
+      model_->forget(s.key);
+  }
+  plot_->clearGraphs();
+  bool right = false;
+  for (size_t i = 0; i < want.size(); ++i) {
+    Series& s = want[i];
+    for (const Series& old : series_)
+      if (old.key == s.key) {
+        s.buckets = old.buckets;
+        s.raw = old.raw;
+      }
+    QCPAxis* y = s.spec.side == YSide::Right ? plot_->yAxis2 : plot_->yAxis;
+    right |= s.spec.side == YSide::Right;
+    QColor band = s.color;
+    band.setAlpha(60);
+    s.lo = plot_->addGraph(plot_->xAxis, y);
+    s.hi = plot_->addGraph(plot_->xAxis, y);
+    for (QCPGraph* g : {s.lo, s.hi}) {
+      g->setPen(Qt::NoPen);
+      g->removeFromLegend();
+      g->setAdaptiveSampling(false);  // every bucket's extreme drawn: the band is the point
+    }
+    s.hi->setBrush(band);
+    s.hi->setChannelFillGraph(s.lo);
+    s.line = plot_->addGraph(plot_->xAxis, y);
+    QPen pen(s.color, 1.6);
+    // Several runs share a colour per run: a run's second line metric is dashed.
+    if (runs_.size() > 1) {
+      int nth = 0;
+      for (size_t j = 0; j < i; ++j) nth += want[j].key.run_id == s.key.run_id && want[j].spec.style == SeriesStyle::Line;
+      if (nth % 2 == 1 && s.spec.style == SeriesStyle::Line) pen.setStyle(Qt::DashLine);
+    }
+    s.line->setPen(pen);
+    s.line->setName(s.label);
+    if (s.spec.style == SeriesStyle::Markers) {
+      s.line->setLineStyle(QCPGraph::lsNone);
+      s.line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, s.color, s.color, 6));
+    }
+  }
+  series_ = std::move(want);
+  plot_->yAxis2->setVisible(right);
+  plot_->legend->setVisible(!series_.empty());
+  redrawAll();
+}
+
+void ChartView::refresh() {
+  rebuildSeries();
+  double lo = 0, hi = 0;
+  if (dataExtent(lo, hi)) {
+    if (hi - lo < 1) {
+      lo -= 0.5;
+      hi += 0.5;
+    }
+    const QCPRange r = plot_->xAxis->range();
+    if (fit_) {
+      setRangeQuietly(lo, hi);
+    } else if (have_extent_ && hi > extent_hi_ && r.upper >= extent_hi_) {
+      setRangeQuietly(r.lower + (hi - extent_hi_), r.upper + (hi - extent_hi_));  // follow the tail
+    }
+    extent_hi_ = hi;
+    have_extent_ = true;
+  }
+  updateEmpty();
+  scheduleQuery(true);
+}
+
+void ChartView::onFacts(const QString& run_id) {
+  if (runs_.contains(run_id)) refresh();
+}
+
+bool ChartView::dataExtent(double& lo, double& hi) const {
+  bool any = false;
+  lo = std::numeric_limits<double>::max();
+  hi = std::numeric_limits<double>::lowest();
+  for (const Series& s : series_) {
+    const RunFacts* f = factsOf(s.key.run_id);
+    const td::store::MetricInfo* m = f ? f->find(s.key.metric, s.key.rank) : nullptr;
+    if (!m || m->count == 0) continue;
+    lo = std::min(lo, f->toX(axis_, static_cast<double>(m->first_step)));
+    hi = std::max(hi, f->toX(axis_, static_cast<double>(m->last_step)));
+    any = true;
+  }
+  return any;
+}
+
+void ChartView::setRangeQuietly(double lo, double hi) {
+  quiet_ = true;
+  plot_->xAxis->setRange(lo, hi);
+  quiet_ = false;
+}
+
+void ChartView::setXAxis(XAxis axis) {
+  if (axis == axis_) return;
+  // Keep the visible steps: through the first run with facts.
+  const QCPRange r = plot_->xAxis->range();
+  const RunFacts* f = runs_.isEmpty() ? nullptr : factsOf(runs_.front());
+  const XAxis old = axis_;
+  axis_ = axis;
+  static const QString labels[] = {tr("step"), tr("tokens"), tr("elapsed time (h:m:s)")};
+  plot_->xAxis->setLabel(labels[static_cast<int>(axis)]);
+  if (axis == XAxis::WallTime) {
+    auto t = QSharedPointer<QCPAxisTickerTime>::create();
+    t->setTimeFormat(QStringLiteral("%h:%m:%s"));
+    plot_->xAxis->setTicker(t);
+  } else {
+    plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+  }
+  if (f) {
+    const double s0 = f->toStep(old, r.lower), s1 = f->toStep(old, r.upper);
+    const bool was_fit = fit_;
+    setRangeQuietly(f->toX(axis, s0), f->toX(axis, s1));
+    fit_ = was_fit;
+  }
+  have_extent_ = false;
+  redrawAll();
+  refresh();
+}
+
+void ChartView::setSmoothing(double weight) {
+  smoothing_ = std::clamp(weight, 0.0, 0.999);
+  redrawAll();
+}
+
+void ChartView::setLogScale(bool on) {
+  log_ = on;
+  for (QCPAxis* y : {plot_->yAxis, plot_->yAxis2}) {
+    y->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (on)
+      y->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    else
+      y->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    y->setNumberFormat(on ? QStringLiteral("eb") : QStringLiteral("gb"));
+  }
+  fitY();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ChartView::setXRange(double lo, double hi) {
+  fit_ = false;
+  plot_->xAxis->setRange(lo, hi);  // rangeChanged -> query
+}
+
+QPair<double, double> ChartView::xRange() const {
+  const QCPRange r = plot_->xAxis->range();
+  return {r.lower, r.upper};
+}
+
+void ChartView::fitAll() {
+  fit_ = true;
+  refresh();
+}
+
+void ChartView::onRangeChanged() {
+  fitY();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+  scheduleQuery(false);
+}
+
+void ChartView::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  scheduleQuery(false);
+}
+
+int ChartView::plotColumns() const {
+  const int w = plot_->axisRect()->width();
+  // Not laid out yet (hidden): the widget's width is the best guess.
+  return std::max(16, w > 16 ? w : width() - 80);
+}
+
+void ChartView::scheduleQuery(bool force) {
+  force_next_ = force_next_ || force;
+  if (!query_timer_.isActive()) query_timer_.start();
+}
+
+void ChartView::query() {
+  const bool force = force_next_;
+  force_next_ = false;
+  const QCPRange r = plot_->xAxis->range();
+  const int cols = plotColumns();
+  for (Series& s : series_) {
+    const RunFacts* f = factsOf(s.key.run_id);
+    const td::store::MetricInfo* m = f ? f->find(s.key.metric, s.key.rank) : nullptr;
+    if (!m || m->count == 0) continue;
+    const double a = f->toStep(axis_, r.lower), b = f->toStep(axis_, r.upper);
+    const int64_t lo = std::max<int64_t>(m->first_step, static_cast<int64_t>(std::floor(std::min(a, b))));
+    const int64_t hi = std::min<int64_t>(m->last_step, static_cast<int64_t>(std::ceil(std::max(a, b))));
+    if (lo > hi) continue;  // nothing of this series in view: its last data stays off-screen
+    // Pixel columns the series' part of the range spans: never more points than columns.
+    const double span = std::max(1e-9, std::abs(b - a));
+    const int width = std::clamp(static_cast<int>(std::ceil(cols * (static_cast<double>(hi - lo) + 1) / span)), 1, cols);
+    model_->requestEnvelope(s.key, lo, hi, width, force);
+  }
+}
+
+void ChartView::onEnvelope(const SeriesKey& key) {
+  const int i = seriesIndex(key);
+  if (i < 0) return;
+  const SeriesEnvelope* e = model_->envelope(key);
+  if (!e) return;
+  Series& s = series_[static_cast<size_t>(i)];
+  s.buckets = e->env.buckets;
+  s.raw = e->env.raw();
+  drawSeries(s);
+  fitY();
+  updateEmpty();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+  emit dataDrawn();
+}
+
+void ChartView::drawSeries(Series& s) {
+  const RunFacts* f = factsOf(s.key.run_id);
+  const size_t n = s.buckets.size();
+  s.xs.resize(n);
+  QVector<double> x(static_cast<qsizetype>(n)), y(static_cast<qsizetype>(n));
+  std::vector<double> mean(n);
+  for (size_t i = 0; i < n; ++i) {
+    const td::store::Bucket& b = s.buckets[i];
+    s.xs[i] = f ? f->toX(axis_, mid(b)) : mid(b);
+    mean[i] = b.mean();
+  }
+  const std::vector<double> line = smoothing_ > 0 ? ema(mean, smoothing_) : mean;
+  for (size_t i = 0; i < n; ++i) {
+    x[static_cast<qsizetype>(i)] = s.xs[i];
+    y[static_cast<qsizetype>(i)] = line[i];
+  }
+  s.line->setData(x, y, true);
+  if (s.raw) {
+    s.lo->data()->clear();
+    s.hi->data()->clear();
+  } else {
+    QVector<double> lo(static_cast<qsizetype>(n)), hi(static_cast<qsizetype>(n));
+    for (size_t i = 0; i < n; ++i) {
+      lo[static_cast<qsizetype>(i)] = s.buckets[i].v_min;
+      hi[static_cast<qsizetype>(i)] = s.buckets[i].v_max;
+    }
+    s.lo->setData(x, lo, true);
+    s.hi->setData(x, hi, true);
+  }
+}
+
+void ChartView::redrawAll() {
+  for (Series& s : series_) drawSeries(s);
+  fitY();
+  updateEmpty();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ChartView::fitY() {
+  // Each y axis fits the band (or line) of its series inside the visible x range, 5% margin.
+  const QCPRange xr = plot_->xAxis->range();
+  for (QCPAxis* axis : {plot_->yAxis, plot_->yAxis2}) {
+    double lo = std::numeric_limits<double>::max(), hi = std::numeric_limits<double>::lowest();
+    for (const Series& s : series_) {
+      if (s.line->valueAxis() != axis) continue;
+      for (QCPGraph* g : {s.line, s.lo, s.hi})
+        for (auto it = g->data()->findBegin(xr.lower); it != g->data()->findEnd(xr.upper); ++it) {
+          const double v = it->value;
+          if (!std::isfinite(v) || (log_ && v <= 0)) continue;
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+    }
+    if (lo > hi) continue;
+    if (log_) {
+      axis->setRange(lo / 1.15, hi * 1.15);
+    } else {
+      const double pad = hi > lo ? 0.05 * (hi - lo) : std::max(1e-12, 0.05 * std::abs(hi) + 1e-9);
+      axis->setRange(lo - pad, hi + pad);
+    }
+  }
+}
+
+void ChartView::updateEmpty() {
+  bool any = false;
+  for (const Series& s : series_) any = any || !s.line->data()->isEmpty();
+  empty_->setText(runs_.isEmpty() ? tr("No run selected.") : empty_text_);
+  empty_->setVisible(!any);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool ChartView::emptyTextVisible() const { return empty_->visible(); }
+
+SeriesKey ChartView::seriesKey(int i) const { return series_.at(static_cast<size_t>(i)).key; }
+QString ChartView::seriesLabel(int i) const { return series_.at(static_cast<size_t>(i)).label; }
+QColor ChartView::seriesColor(int i) const { return series_.at(static_cast<size_t>(i)).color; }
+
+int ChartView::seriesIndex(const SeriesKey& key) const {
+  for (size_t i = 0; i < series_.size(); ++i)
+    if (series_[i].key == key) return static_cast<int>(i);
+  return -1;
+}
+
+ChartView::Drawn ChartView::drawn(int i) const {
+  Drawn d;
+  const Series& s = series_.at(static_cast<size_t>(i));
+  d.raw = s.raw;
+  for (auto it = s.line->data()->constBegin(); it != s.line->data()->constEnd(); ++it) {
+    d.x.push_back(it->key);
+    d.line.push_back(it->value);
+  }
+  for (auto it = s.lo->data()->constBegin(); it != s.lo->data()->constEnd(); ++it) {
+    d.band_x.push_back(it->key);
+    d.lo.push_back(it->value);
+  }
+  for (auto it = s.hi->data()->constBegin(); it != s.hi->data()->constEnd(); ++it) d.hi.push_back(it->value);
+  return d;
+}
+
+QStringList ChartView::legendLabels() const {
+  QStringList out;
+  for (int i = 0; i < plot_->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i))) out << item->plottable()->name();
+  return out;
+}
+
+QList<QColor> ChartView::legendColors() const {
+  QList<QColor> out;
+  for (int i = 0; i < plot_->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i)))
+      out << item->plottable()->pen().color();
+  return out;
+}
+
+Readout ChartView::readoutOf(const Series& s, size_t i) const {
+  const td::store::Bucket& b = s.buckets[i];
+  Readout r;
+  r.valid = true;
+  r.key = s.key;
+  r.label = s.label;
+  r.raw = b.n == 1;
+  r.x = s.xs[i];
+  r.step = r.raw ? b.step_min : static_cast<int64_t>(std::llround(mid(b)));
+  r.value = r.raw ? b.v_first : b.mean();
+  r.step_min = b.step_min;
+  r.step_max = b.step_max;
+  r.n = b.n;
+  r.v_min = b.v_min;
+  r.v_max = b.v_max;
+  r.step_at_min = b.step_at_min;
+  r.step_at_max = b.step_at_max;
+  if (r.raw)
+    r.text = tr("%1: %2 at step %3").arg(s.label, num(r.value)).arg(r.step);
+  else
+    r.text = tr("%1: steps %2-%3 (%4 values): min %5 at step %6, max %7 at step %8, mean %9")
+                 .arg(s.label)
+                 .arg(b.step_min)
+                 .arg(b.step_max)
+                 .arg(b.n)
+                 .arg(num(b.v_min))
+                 .arg(b.step_at_min)
+                 .arg(num(b.v_max))
+                 .arg(b.step_at_max)
+                 .arg(num(b.mean()));
+  return r;
+}
+
+Readout ChartView::pointNear(double x, int series) const {
+  Readout best;
+  double best_d = std::numeric_limits<double>::max();
+  for (size_t si = 0; si < series_.size(); ++si) {
+    if (series >= 0 && static_cast<size_t>(series) != si) continue;
+    const Series& s = series_[si];
+    if (s.xs.empty()) continue;
+    size_t i = static_cast<size_t>(std::lower_bound(s.xs.begin(), s.xs.end(), x) - s.xs.begin());
+    if (i == s.xs.size() || (i > 0 && std::abs(s.xs[i - 1] - x) <= std::abs(s.xs[i] - x))) i = i == 0 ? 0 : i - 1;
+    const double d = std::abs(s.xs[i] - x);
+    if (d < best_d) {
+      best_d = d;
+      best = readoutOf(s, i);
+    }
+  }
+  return best;
+}
+
+QString ChartView::readoutAt(double x) const {
+  QStringList lines;
+  for (int i = 0; i < seriesCount(); ++i) {
+    const Readout r = pointNear(x, i);
+    if (r.valid) lines << r.text;
+  }
+  return lines.join(QLatin1Char('\n'));
+}
+
+void ChartView::onMouseMove(QMouseEvent* e) {
+  if (!plot_->axisRect()->rect().contains(e->pos())) {
+    QToolTip::hideText();
+    return;
+  }
+  hover_text_ = readoutAt(plot_->xAxis->pixelToCoord(e->pos().x()));
+  if (!hover_text_.isEmpty()) QToolTip::showText(e->globalPosition().toPoint(), hover_text_, plot_);
+}
+
+bool ChartView::exportPng(const QString& path, int width, int height) {
+  return plot_->savePng(path, width, height);
+}
+
+bool ChartView::exportCsv(const QString& path) const {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
+  QTextStream out(&f);
+  writeCsv(out, title_ ? title_->text() : QString(), true);
+  out.flush();
+  return out.status() == QTextStream::Ok && f.error() == QFile::NoError;
+}
+
+void ChartView::writeCsv(QTextStream& out, const QString& chart, bool header) const {
+  if (header) out << "chart,run_id,metric,rank,x,step_min,step_max,n,value,min,max\n";
+  for (const Series& s : series_)
+    for (size_t i = 0; i < s.buckets.size(); ++i) {
+      const td::store::Bucket& b = s.buckets[i];
+      out << chart << ',' << s.key.run_id << ',' << s.key.metric << ',' << s.key.rank << ',' << num(s.xs[i]) << ','
+          << b.step_min << ',' << b.step_max << ',' << b.n << ',' << num(b.n == 1 ? b.v_first : b.mean()) << ','
+          << num(b.v_min) << ',' << num(b.v_max) << '\n';
+    }
+}
+
+}  // namespace td::gui

@@ -1,0 +1,206 @@
+// ChartView: the one adapter over QCustomPlot (the only code, with dashboard.cpp's helpers in
+// this folder, that includes qcustomplot.h). Draws metric series of one or more runs from a
+// MetricsModel: for each series a line through the bucket means (the stored values when zoomed
+// in to single steps) and a min/max band (two QCPGraphs, the upper filled down to the lower),
+// so a one-step spike hidden in a million steps stays visible at full zoom-out.
+//
+// Interaction: drag pans and the wheel zooms the x axis; the y axes fit the visible data. Each
+// change of the visible range (and of the widget's width) re-queries the visible steps at the
+// plot's pixel width, coalesced (one query per series per event-loop pass). Hover shows the
+// stored value of the nearest point (zoomed out: its bucket's min and max with their steps).
+//
+// Threading rule: GUI thread only. Queries go through MetricsModel (StoreClient jobs); replots
+// are queued (QCustomPlot::rpQueuedReplot); nothing here waits on the store.
+#pragma once
+
+#include <QColor>
+#include <QList>
+#include <QPair>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+#include <QWidget>
+
+#include <cstdint>
+#include <vector>
+
+#include "gui/metrics/metrics_model.h"
+
+class QCustomPlot;
+class QCPGraph;
+class QCPItemText;
+class QCPTextElement;
+class QMouseEvent;
+class QTextStream;
+
+namespace td::gui {
+
+enum class SeriesStyle { Line, Markers };
+enum class YSide { Left, Right };
+
+/// A metric a chart shows for each of its runs that has it.
+struct MetricSpec {
+  QString metric;  // stored name: loss, val_loss, tokens_per_s, mfu, rss_bytes, ...
+  QString label;   // legend text (translated)
+  SeriesStyle style = SeriesStyle::Line;
+  YSide side = YSide::Left;
+  bool all_ranks = false;  // one series per rank the run has (else rank 0 only)
+};
+
+/// The drawn point nearest to an x coordinate (hover read-out).
+struct Readout {
+  bool valid = false;
+  SeriesKey key;
+  QString label;            // the series' legend text
+  bool raw = true;          // a stored row (zoomed in) or a bucket of several steps
+  double x = 0;             // where it is drawn, in the x axis' unit
+  int64_t step = 0;         // raw: its step; bucket: the step at its x (mid of the bucket)
+  double value = 0;         // raw: the stored value; bucket: the mean of its values
+  int64_t step_min = 0, step_max = 0, n = 1;  // steps covered and rows summarised
+  double v_min = 0, v_max = 0;                // bucket min / max (raw: the value)
+  int64_t step_at_min = 0, step_at_max = 0;   // earliest step holding v_min / v_max
+  QString text;             // one line as the hover shows it
+};
+
+class ChartView : public QWidget {
+  Q_OBJECT
+ public:
+  /// `model` is not owned and must outlive the view.
+  explicit ChartView(MetricsModel* model, QWidget* parent = nullptr);
+  ~ChartView() override;
+
+  void setTitle(const QString& title);
+  /// Axis titles (units included, e.g. "tokens/s", "MFU"); the right axis shows only when a
+  /// metric is on the right side.
+  void setAxisLabels(const QString& left, const QString& right = QString());
+  /// The metrics drawn for every run; series exist only for metrics a run has stored.
+  void setMetrics(const QList<MetricSpec>& metrics);
+  /// The sentence shown in the plot while no series has a point, saying why it is empty.
+  void setEmptyText(const QString& text);
+  /// Runs overlaid (one colour per run when several; one per metric when one). Requests
+  /// their facts when the model has none yet; fits the x axis to all of them.
+  void setRuns(const QStringList& run_ids);
+  QStringList runs() const { return runs_; }
+
+  void setXAxis(XAxis axis);  // keeps the visible steps
+  XAxis xAxis() const { return axis_; }
+  /// EMA weight in [0, 1) applied to the drawn line only (ema() in run_facts.h); 0: off.
+  void setSmoothing(double weight);
+  double smoothing() const { return smoothing_; }
+  void setLogScale(bool on);
+  bool logScale() const { return log_; }
+
+  /// Shows [lo, hi] in the x axis' unit and re-queries it (as a user zoom would).
+  void setXRange(double lo, double hi);
+  QPair<double, double> xRange() const;
+  /// Shows every step of every series again (and follows new steps as they arrive).
+  void fitAll();
+  /// Re-reads the model's facts of the runs (new series, new last step) and re-queries the
+  /// visible range, following the tail when the newest step was in view. Call after
+  /// MetricsModel::factsReady (Dashboard does).
+  void refresh();
+
+  int seriesCount() const { return static_cast<int>(series_.size()); }
+  SeriesKey seriesKey(int i) const;
+  QString seriesLabel(int i) const;
+  QColor seriesColor(int i) const;
+  /// Index of `key`, or -1.
+  int seriesIndex(const SeriesKey& key) const;
+
+  /// What is on the plot for series i, read back from its QCPGraphs: x (axis unit), the line
+  /// (smoothed when smoothing is on), and the band's lower and upper edge (empty when the
+  /// series is drawn from raw rows: the band would be the line).
+  struct Drawn {
+    std::vector<double> x, line, band_x, lo, hi;
+    bool raw = true;
+  };
+  Drawn drawn(int i) const;
+
+  /// The point of series `series` (all series when -1) whose x is nearest to `x`.
+  Readout pointNear(double x, int series = -1) const;
+  /// The hover text at `x`: one line per series with points (its nearest point's Readout
+  /// text), "" when nothing is drawn.
+  QString readoutAt(double x) const;
+  /// The text the last hover showed.
+  QString hoverText() const { return hover_text_; }
+
+  /// Whether the empty-state sentence is showing (no series has a point).
+  bool emptyTextVisible() const;
+  QString emptyText() const { return empty_text_; }
+  QStringList legendLabels() const;
+  QList<QColor> legendColors() const;
+  /// Pixel columns of the plot area: the max_points of every query.
+  int plotColumns() const;
+
+  /// Saves the chart as PNG (QCustomPlot::savePng) at the widget's size when width/height are
+  /// 0. Returns false when the file cannot be written.
+  bool exportPng(const QString& path, int width = 0, int height = 0);
+  /// Writes the points currently drawn (not the whole run: MetricsModel::exportRunCsv does
+  /// that) as CSV with a header; stored values, never smoothed. Returns false on write errors.
+  bool exportCsv(const QString& path) const;
+  /// CSV rows `chart,run_id,metric,rank,x,step_min,step_max,n,value,min,max` per drawn point
+  /// (value: the stored value, or the bucket mean); the header line first when `header`.
+  void writeCsv(QTextStream& out, const QString& chart, bool header) const;
+
+  /// The QCustomPlot inside (for the dashboard's layout and the benchmark's timing).
+  QCustomPlot* plot() const { return plot_; }
+
+ signals:
+  /// New data went onto the plot (a queued replot follows).
+  void dataDrawn();
+  /// The visible x range changed (user zoom/pan or a call), in the x axis' unit.
+  void xRangeChanged(double lo, double hi);
+
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+
+ private:
+  struct Series {
+    SeriesKey key;
+    MetricSpec spec;
+    QString label;
+    QColor color;
+    QCPGraph* line = nullptr;
+    QCPGraph* hi = nullptr;
+    QCPGraph* lo = nullptr;
+    std::vector<td::store::Bucket> buckets;  // what is drawn, by step
+    std::vector<double> xs;                  // x of each bucket
+    bool raw = true;
+  };
+  void rebuildSeries();
+  void drawSeries(Series& s);
+  void redrawAll();
+  void fitY();
+  void onEnvelope(const SeriesKey& key);
+  void onFacts(const QString& run_id);
+  void onRangeChanged();
+  void scheduleQuery(bool force);
+  void query();
+  void onMouseMove(QMouseEvent* e);
+  void updateEmpty();
+  void setRangeQuietly(double lo, double hi);
+  bool dataExtent(double& lo, double& hi) const;
+  Readout readoutOf(const Series& s, size_t i) const;
+  const RunFacts* factsOf(const QString& run) const;
+
+  MetricsModel* model_;
+  QCustomPlot* plot_ = nullptr;
+  QCPTextElement* title_ = nullptr;
+  QCPItemText* empty_ = nullptr;
+  QString empty_text_;
+  QList<MetricSpec> metrics_;
+  QStringList runs_;
+  std::vector<Series> series_;
+  XAxis axis_ = XAxis::Step;
+  double smoothing_ = 0;
+  bool log_ = false;
+  bool fit_ = true;             // showing everything: refit when runs grow
+  bool quiet_ = false;          // range being set by code, not by the user
+  double extent_hi_ = 0;        // data extent's upper x at the last refresh
+  bool have_extent_ = false;
+  bool force_next_ = false;
+  QTimer query_timer_;
+  QString hover_text_;
+};
+
+}  // namespace td::gui

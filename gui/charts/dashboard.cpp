@@ -1,0 +1,210 @@
+#include "gui/charts/dashboard.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSlider>
+#include <QTextStream>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace td::gui {
+
+Dashboard::Dashboard(StoreClient* store, QWidget* parent)
+    : QWidget(parent), store_(store), model_(new MetricsModel(store, this)) {
+  auto* top = new QVBoxLayout(this);
+  auto* bar = new QHBoxLayout;
+  top->addLayout(bar);
+
+  bar->addWidget(new QLabel(tr("X axis:"), this));
+  x_combo_ = new QComboBox(this);
+  x_combo_->setObjectName(QStringLiteral("xAxis"));
+  x_combo_->addItem(tr("Step"));
+  x_combo_->addItem(tr("Tokens"));
+  x_combo_->addItem(tr("Wall time"));
+  bar->addWidget(x_combo_);
+
+  bar->addSpacing(12);
+  bar->addWidget(new QLabel(tr("Smoothing:"), this));
+  smooth_ = new QSlider(Qt::Horizontal, this);
+  smooth_->setObjectName(QStringLiteral("smoothing"));
+  smooth_->setRange(0, 99);
+  smooth_->setFixedWidth(140);
+  smooth_->setToolTip(tr("Exponential moving average of the drawn line (weight 0 to 0.99); "
+                         "stored values, the band and exports are never smoothed."));
+  bar->addWidget(smooth_);
+  smooth_label_ = new QLabel(QStringLiteral("0.00"), this);
+  bar->addWidget(smooth_label_);
+
+  bar->addSpacing(12);
+  log_ = new QCheckBox(tr("Log scale"), this);
+  log_->setObjectName(QStringLiteral("logScale"));
+  bar->addWidget(log_);
+  bar->addStretch(1);
+
+  auto* png = new QPushButton(tr("Export PNG..."), this);
+  png->setObjectName(QStringLiteral("exportPng"));
+  bar->addWidget(png);
+  export_csv_ = new QToolButton(this);
+  export_csv_->setObjectName(QStringLiteral("exportCsv"));
+  export_csv_->setText(tr("Export CSV..."));
+  export_csv_->setPopupMode(QToolButton::MenuButtonPopup);
+  auto* menu = new QMenu(export_csv_);
+  menu->addAction(tr("Points shown..."), this, &Dashboard::onExportCsv);
+  menu->addAction(tr("All rows of the run..."), this, &Dashboard::onExportRunCsv);
+  export_csv_->setMenu(menu);
+  connect(export_csv_, &QToolButton::clicked, this, &Dashboard::onExportCsv);
+  bar->addWidget(export_csv_);
+
+  grid_ = new QWidget(this);
+  top->addWidget(grid_, 1);
+  buildCharts();
+
+  connect(x_combo_, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          [this](int i) { setXAxis(static_cast<XAxis>(i)); });
+  connect(smooth_, &QSlider::valueChanged, this, [this](int v) {
+    smooth_label_->setText(QString::number(v / 100.0, 'f', 2));
+    for (ChartView* c : std::as_const(charts_)) c->setSmoothing(v / 100.0);
+  });
+  connect(log_, &QCheckBox::toggled, this, [this](bool on) {
+    for (ChartView* c : std::as_const(charts_)) c->setLogScale(on);
+  });
+  connect(png, &QPushButton::clicked, this, &Dashboard::onExportPng);
+  connect(model_, &MetricsModel::exportFinished, this, [this](const QString& path, qint64 rows, const QString& error) {
+    if (!error.isEmpty() && isVisible())
+      QMessageBox::warning(this, tr("Export CSV"), tr("Could not export to %1: %2").arg(path, error));
+  });
+
+  refresh_timer_.setSingleShot(true);
+  refresh_timer_.setInterval(0);
+  connect(&refresh_timer_, &QTimer::timeout, this, &Dashboard::doRefresh);
+}
+
+Dashboard::~Dashboard() = default;
+
+void Dashboard::buildCharts() {
+  auto* grid = new QGridLayout(grid_);
+  grid->setContentsMargins(0, 0, 0, 0);
+  auto add = [&](const QString& name, const QString& title, const QString& left, const QString& right,
+                 QList<MetricSpec> metrics, const QString& empty, int row, int col) {
+    auto* c = new ChartView(model_, grid_);
+    c->setObjectName(name);
+    c->setTitle(title);
+    c->setAxisLabels(left, right);
+    c->setMetrics(metrics);
+    c->setEmptyText(empty);
+    grid->addWidget(c, row, col);
+    charts_.insert(name, c);
+    names_ << name;
+  };
+  add(QStringLiteral("loss"), tr("Loss"), tr("loss (nats/token)"), QString(),
+      {{QStringLiteral("loss"), tr("train loss"), SeriesStyle::Line, YSide::Left, false},
+       {QStringLiteral("val_loss"), tr("val loss"), SeriesStyle::Markers, YSide::Left, false}},
+      tr("No loss yet: the run has not completed its first step."), 0, 0);
+  add(QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), tr("MFU (0..1)"),
+      {{QStringLiteral("tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, false},
+       {QStringLiteral("mfu"), tr("MFU"), SeriesStyle::Line, YSide::Right, false}},
+      tr("No throughput yet: the run has not completed its first step."), 0, 1);
+  add(QStringLiteral("memory"), tr("Memory"), tr("bytes"), QString(),
+      {{QStringLiteral("rss_bytes"), tr("process RSS"), SeriesStyle::Line, YSide::Left, true},
+       {QStringLiteral("gpu_mem_bytes"), tr("GPU memory"), SeriesStyle::Line, YSide::Left, true}},
+      tr("No memory figures yet: the run reports process RSS at every step (and GPU memory on the "
+         "CUDA backend)."),
+      1, 0);
+  add(QStringLiteral("network"), tr("Network"), tr("bytes"), tr("bytes/s"),
+      {{QStringLiteral("comm_bytes"), tr("collective bytes"), SeriesStyle::Line, YSide::Left, true},
+       {QStringLiteral("comm_bandwidth"), tr("bandwidth"), SeriesStyle::Line, YSide::Right, true}},
+      tr("No network traffic: single-process runs do not communicate; distributed runs report "
+         "collective bytes here."),
+      1, 1);
+  add(QStringLiteral("optimizer"), tr("Optimizer"), tr("learning rate"), tr("gradient norm"),
+      {{QStringLiteral("lr"), tr("lr"), SeriesStyle::Line, YSide::Left, false},
+       {QStringLiteral("grad_norm"), tr("grad norm (before clipping)"), SeriesStyle::Line, YSide::Right, false}},
+      tr("No optimizer figures yet: the run has not completed its first step."), 2, 0);
+}
+
+void Dashboard::setStoreClient(StoreClient* store) {
+  store_ = store;
+  model_->setStoreClient(store);
+  setRuns(runs_);
+}
+
+void Dashboard::setRuns(const QStringList& run_ids) {
+  runs_ = run_ids;
+  for (const QString& r : runs_) model_->requestFacts(r);
+  for (ChartView* c : std::as_const(charts_)) c->setRuns(runs_);
+}
+
+void Dashboard::refresh() {
+  if (!refresh_timer_.isActive()) refresh_timer_.start();
+}
+
+void Dashboard::doRefresh() {
+  // Facts first (new last step, new series); each chart re-queries when they arrive.
+  for (const QString& r : std::as_const(runs_)) model_->requestFacts(r);
+}
+
+ChartView* Dashboard::chart(const QString& name) const { return charts_.value(name, nullptr); }
+
+void Dashboard::setXAxis(XAxis axis) {
+  axis_ = axis;
+  if (x_combo_->currentIndex() != static_cast<int>(axis)) x_combo_->setCurrentIndex(static_cast<int>(axis));
+  for (ChartView* c : std::as_const(charts_)) c->setXAxis(axis);
+}
+
+void Dashboard::setSmoothing(double weight) { smooth_->setValue(static_cast<int>(std::lround(weight * 100))); }
+
+double Dashboard::smoothing() const { return smooth_->value() / 100.0; }
+
+void Dashboard::setLogScale(bool on) { log_->setChecked(on); }
+
+bool Dashboard::exportPng(const QString& path) { return grid_->grab().save(path, "PNG"); }
+
+bool Dashboard::exportCsv(const QString& path) const {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
+  QTextStream out(&f);
+  bool header = true;
+  for (const QString& name : names_) {
+    charts_.value(name)->writeCsv(out, name, header);
+    header = false;
+  }
+  out.flush();
+  return out.status() == QTextStream::Ok && f.error() == QFile::NoError;
+}
+
+void Dashboard::exportRunCsv(const QString& path) {
+  if (runs_.isEmpty()) return;
+  model_->exportRunCsv(runs_.front(), path);
+}
+
+void Dashboard::onExportPng() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export charts as PNG"), QString(), tr("PNG image (*.png)"));
+  if (!path.isEmpty() && !exportPng(path))
+    QMessageBox::warning(this, tr("Export PNG"), tr("Could not write %1: check the folder is writable.").arg(path));
+}
+
+void Dashboard::onExportCsv() {
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export the points shown as CSV"), QString(), tr("CSV file (*.csv)"));
+  if (!path.isEmpty() && !exportCsv(path))
+    QMessageBox::warning(this, tr("Export CSV"), tr("Could not write %1: check the folder is writable.").arg(path));
+}
+
+void Dashboard::onExportRunCsv() {
+  if (runs_.isEmpty()) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export all metric rows of %1 as CSV").arg(runs_.front()),
+                                                    QString(), tr("CSV file (*.csv)"));
+  if (!path.isEmpty()) exportRunCsv(path);
+}
+
+}  // namespace td::gui

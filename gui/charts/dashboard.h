@@ -1,0 +1,92 @@
+// Dashboard: the live charts of one run, or several runs overlaid for comparison.
+//
+// Charts (ChartView, names for chart()): "loss" (train loss line, val_loss markers),
+// "throughput" (tokens_per_s left, mfu right), "memory" (rss_bytes, gpu_mem_bytes per rank),
+// "network" (comm_bytes left, comm_bandwidth right, per rank), "optimizer" (lr left, grad_norm
+// right). Controls: x axis by step | tokens | wall time, smoothing (EMA weight 0..0.99),
+// log scale, export PNG / CSV. The dashboard owns its MetricsModel; every query goes through
+// the StoreClient given.
+//
+// Threading rule: GUI thread only; nothing here blocks on the store.
+#pragma once
+
+#include <QHash>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+#include <QWidget>
+
+#include "gui/charts/chart_view.h"
+#include "gui/core/store_client.h"
+#include "gui/metrics/metrics_model.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSlider;
+class QToolButton;
+
+namespace td::gui {
+
+class Dashboard : public QWidget {
+  Q_OBJECT
+ public:
+  /// `store` may be null (charts stay empty until setStoreClient()); not owned.
+  explicit Dashboard(StoreClient* store, QWidget* parent = nullptr);
+  ~Dashboard() override;
+
+  /// Switches stores (a File > Open): forgets every cached query; runs are kept and re-read.
+  void setStoreClient(StoreClient* store);
+  /// One run: its live dashboard. Several: overlaid (a colour per run, legend). Empty: all
+  /// charts show "No run selected.".
+  void setRuns(const QStringList& run_ids);
+  QStringList runs() const { return runs_; }
+  /// New rows of these runs were ingested: re-reads their facts and the visible ranges,
+  /// coalesced (calls within one event-loop pass make one query per run and series); a chart
+  /// showing the newest step scrolls to keep showing it.
+  void refresh();
+
+  /// "loss", "throughput", "memory", "network", "optimizer"; nullptr for other names.
+  ChartView* chart(const QString& name) const;
+  QStringList chartNames() const { return names_; }
+  MetricsModel* model() const { return model_; }
+
+  void setXAxis(XAxis axis);  // also the combo box
+  XAxis xAxis() const { return axis_; }
+  /// EMA weight in [0, 0.99] (also the slider, which moves in steps of 0.01).
+  void setSmoothing(double weight);
+  double smoothing() const;
+  void setLogScale(bool on);  // also the checkbox
+
+  /// Saves the charts area as one PNG. Returns false when it cannot be written.
+  bool exportPng(const QString& path);
+  /// Writes the points every chart currently draws (ChartView::writeCsv rows, one header;
+  /// stored values, never smoothed). Returns false on write errors.
+  bool exportCsv(const QString& path) const;
+  /// Writes all metric rows of the first run (Store::export_metrics_csv) on the store thread;
+  /// MetricsModel::exportFinished reports the outcome.
+  void exportRunCsv(const QString& path);
+
+ private:
+  void buildCharts();
+  void onExportPng();
+  void onExportCsv();
+  void onExportRunCsv();
+  void doRefresh();
+
+  StoreClient* store_ = nullptr;
+  MetricsModel* model_ = nullptr;
+  QStringList runs_;
+  QStringList names_;
+  QHash<QString, ChartView*> charts_;
+  QWidget* grid_ = nullptr;
+  QComboBox* x_combo_ = nullptr;
+  QSlider* smooth_ = nullptr;
+  QLabel* smooth_label_ = nullptr;
+  QCheckBox* log_ = nullptr;
+  QToolButton* export_csv_ = nullptr;
+  XAxis axis_ = XAxis::Step;
+  QTimer refresh_timer_;
+};
+
+}  // namespace td::gui
