@@ -118,6 +118,21 @@ class Store {
   /// The internal integer key of a run, or nullopt.
   std::optional<int64_t> run_key(const std::string& run_id);
 
+  // ---- launches (gui/runs) -----------------------------------------------------------------
+
+  /// Records a run a launcher has just started, before the engine wrote any event: creates
+  /// the run row in `experiment` (created when missing) with status 'running', start_time `t`
+  /// (Unix seconds), `events_path`, `pid` and `host`; a run already in the store (a resume)
+  /// gets status 'running', the new pid and no end time. Its events, once ingested, fill the
+  /// rest. Throws td::Error on a store error.
+  void note_launch(const std::string& run_id, const std::string& experiment, const std::string& events_path,
+                   int64_t pid, const std::string& host, double t);
+  /// Ends a run whose engine process is gone without a run_end event (killed, crashed, failed
+  /// before its first event): status `status`, end_time `t`, end_reason `reason`, pid cleared.
+  /// Does nothing (returns false) when the run already has an end (its run_end was ingested).
+  /// Throws td::Error when the run is unknown.
+  bool mark_run_ended(const std::string& run_id, const std::string& status, const std::string& reason, double t);
+
   // ---- datasets (gui/data) -----------------------------------------------------------------
 
   /// Registers the prepared dataset at directory `path` (made absolute and normalised) from the

@@ -1,0 +1,88 @@
+// RunController: starts, stops, resumes and re-attaches local training runs.
+//
+// Threading rule: a GUI-thread object. Its calls return at once: starting a run writes a small
+// config file and forks the engine detached (gui/runs/launcher.h); everything that touches the
+// store or reads the run's files happens on the RunFollower's thread, and on the StoreClient's.
+//
+// A local run lives in <runs root>/<run id>/ (gui/core/paths.h): config.json (what the GUI
+// started it with), engine.log (the engine's stderr), events.jsonl and checkpoints/ (written by
+// the engine). The engine runs in its own session, so it outlives the window; at the next start
+// reattach() finds the runs the store still has as 'running', follows those whose process is
+// alive (backfilling every event written meanwhile) and ends the others.
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+namespace td::gui {
+
+class StoreClient;
+class RunFollower;
+
+class RunController : public QObject {
+  Q_OBJECT
+ public:
+  /// `store` must outlive the controller or be replaced with setStoreClient() first.
+  explicit RunController(StoreClient* store, QObject* parent = nullptr);
+  ~RunController() override;  // runs keep going; following stops
+
+  /// Switches stores: stops following the old store's runs (they keep going) and re-attaches
+  /// the new store's live runs.
+  void setStoreClient(StoreClient* store);
+
+  /// Starts a run of `config` (a config document the engine accepts) in `experiment`. Returns
+  /// the new run id, or "" with *error set (no engine binary, folder not writable, fork failed).
+  QString startRun(const QString& experiment, const nlohmann::json& config, QString* error = nullptr);
+  /// Asks the run's engine to stop gracefully (finish the step, checkpoint, run_end 'stopped').
+  /// Returns false with *error when the run is not running here.
+  bool stopRun(const QString& run_id, QString* error = nullptr);
+  /// Continues a stopped or failed run from its newest valid checkpoint (engine --resume), with
+  /// its run directory's config.json (written from the stored config when missing). The engine
+  /// itself refuses when there is no checkpoint; its message ends up in the run's log and the
+  /// run is marked failed again. Returns false with *error when the run is unknown, running or
+  /// has no run directory here.
+  bool resumeRun(const QString& run_id, QString* error = nullptr);
+
+  /// Finds runs the store has as 'running' and follows the live ones; the dead ones are ended.
+  /// Called by setStoreClient(); call again to rescan.
+  void reattach();
+  /// Stops following every run; the engines keep training (the window closes, runs stay).
+  void detachAll();
+  /// Sends every followed run the stop request.
+  void stopAll();
+
+  /// Runs followed now (launched here or re-attached), by id.
+  QStringList activeRuns() const { return active_.values(); }
+  bool isActive(const QString& run_id) const { return active_.contains(run_id); }
+  /// <runs root>/<run_id> for runs started here.
+  QString runDir(const QString& run_id) const;
+  RunFollower* follower() const { return follower_.get(); }
+
+ signals:
+  void runStarted(const QString& run_id);
+  void runAttached(const QString& run_id);
+  void runIngested(const QString& run_id, qint64 last_step);
+  void logAppended(const QString& run_id, const QString& text);
+  void runEnded(const QString& run_id, const QString& status);
+  void error(const QString& message);
+
+ private:
+  bool launch(const QString& run_id, const QString& experiment, const QString& dir, bool resume, QString* error);
+  void follow(const QString& run_id, const QString& experiment, const QString& events, qint64 pid,
+              bool note_launch, qint64 log_offset);
+
+  QPointer<StoreClient> store_;
+  std::unique_ptr<RunFollower> follower_;
+  QSet<QString> active_;
+  QHash<QString, qint64> pids_;
+};
+
+}  // namespace td::gui

@@ -1,0 +1,202 @@
+// RunController with the real engine: a tiny model runs detached to completion and lands in the
+// store; stop then resume continues the same run with no missing step; a run left running while
+// the GUI is gone is re-attached and backfilled; a failing or killed engine ends the run 'failed'
+// with the reason.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <signal.h>
+
+#include "../gui_test_util.h"
+#include "gui/core/store_client.h"
+#include "gui/runs/run_controller.h"
+#include "store/store.h"
+
+using namespace td::gui;
+using td::store::Store;
+
+namespace {
+
+struct Rows {
+  int64_t count = 0, first = 0, last = 0;
+};
+
+Rows loss_rows(const QString& db, const QString& run_id) {
+  Store s(db.toStdString());
+  auto series = s.metric_series(run_id.toStdString(), "loss");
+  Rows r;
+  r.count = (int64_t)series.size();
+  if (r.count) {
+    r.first = series.step.front();
+    r.last = series.step.back();
+  }
+  return r;
+}
+
+td::store::RunInfo run_info(const QString& db, const QString& run_id) {
+  Store s(db.toStdString());
+  return s.get_run(run_id.toStdString());
+}
+
+// Waits for the runEnded of `run_id` and returns its status.
+QString wait_ended(QSignalSpy& spy, const QString& run_id, int timeout_ms = 120000) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < timeout_ms) {
+    for (const auto& args : spy)
+      if (args.at(0).toString() == run_id) return args.at(1).toString();
+    spy.wait(200);
+  }
+  return QStringLiteral("timeout");
+}
+
+qint64 wait_step(QSignalSpy& spy, const QString& run_id, qint64 step, int timeout_ms = 60000) {
+  QElapsedTimer t;
+  t.start();
+  qint64 last = 0;
+  while (t.elapsed() < timeout_ms) {
+    for (const auto& args : spy)
+      if (args.at(0).toString() == run_id) last = std::max(last, args.at(1).toLongLong());
+    if (last >= step) return last;
+    spy.wait(100);
+  }
+  return last;
+}
+
+}  // namespace
+
+class TestRunController : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString data_, db_;
+
+ private slots:
+  void initTestCase() {
+    qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
+    qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
+    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
+    QVERIFY(!data_.isEmpty());
+    db_ = dir_.filePath("td.db");
+  }
+
+  void runsToCompletionIntoTheStore() {
+    StoreClient client(db_);
+    RunController rc(&client);
+    QSignalSpy ended(&rc, &RunController::runEnded);
+    QString log;
+    connect(&rc, &RunController::logAppended, this, [&](const QString&, const QString& t) { log += t; });
+    QString error;
+    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 30), &error);
+    QVERIFY2(!id.isEmpty(), qPrintable(error));
+    QVERIFY(rc.isActive(id));
+    QCOMPARE(wait_ended(ended, id), QString("completed"));
+    QVERIFY(!rc.isActive(id));
+    const Rows r = loss_rows(db_, id);
+    QCOMPARE(r.count, 30);
+    QCOMPARE(r.first, 1);
+    QCOMPARE(r.last, 30);
+    Store s(db_.toStdString());
+    QCOMPARE((int)s.metric_series(id.toStdString(), "val_loss").size(), 3);  // eval at 10, 20, 30
+    const auto info = s.get_run(id.toStdString());
+    QCOMPARE(info.experiment, std::string("exp-a"));
+    QCOMPARE(info.status, std::string("completed"));
+    QVERIFY(QFile::exists(rc.runDir(id) + "/config.json"));
+    QVERIFY2(log.contains("step 30/30"), qPrintable(log.right(400)));
+  }
+
+  void stopThenResumeHasNoMissingStep() {
+    StoreClient client(db_);
+    RunController rc(&client);
+    QSignalSpy ended(&rc, &RunController::runEnded);
+    QSignalSpy ingested(&rc, &RunController::runIngested);
+    QString error;
+    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 1000000), &error);
+    QVERIFY2(!id.isEmpty(), qPrintable(error));
+    QVERIFY(wait_step(ingested, id, 12) >= 12);
+    QVERIFY2(rc.stopRun(id, &error), qPrintable(error));
+    QCOMPARE(wait_ended(ended, id), QString("stopped"));
+    const int64_t stopped_at = *run_info(db_, id).last_step;
+    QVERIFY(stopped_at >= 12);
+    // Continue to stopped_at + 15 steps (a changed train setting is allowed on resume).
+    auto cfg = tdguitest::tiny_config(data_, int(stopped_at + 15));
+    QFile f(rc.runDir(id) + "/config.json");
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(QByteArray::fromStdString(cfg.dump()));
+    f.close();
+    ended.clear();
+    QVERIFY2(rc.resumeRun(id, &error), qPrintable(error));
+    QCOMPARE(wait_ended(ended, id), QString("completed"));
+    const Rows r = loss_rows(db_, id);
+    QCOMPARE(r.first, 1);
+    QCOMPARE(r.last, stopped_at + 15);
+    QCOMPARE(r.count, stopped_at + 15);  // every step once: none missing, none twice
+    Store s(db_.toStdString());
+    const auto attempts = s.run_attempts(id.toStdString());
+    QCOMPARE((int)attempts.size(), 2);
+    QCOMPARE(attempts[1].resumed_from_step.value_or(-1), stopped_at);
+  }
+
+  void reattachesAfterAGuiRestart() {
+    QString id;
+    qint64 seen_before = 0;
+    {
+      StoreClient client(db_);
+      RunController rc(&client);
+      QSignalSpy ingested(&rc, &RunController::runIngested);
+      QString error;
+      id = rc.startRun("exp-b", tdguitest::tiny_config(data_, 1000000, 1000000), &error);
+      QVERIFY2(!id.isEmpty(), qPrintable(error));
+      seen_before = wait_step(ingested, id, 5);
+      QVERIFY(seen_before >= 5);
+    }  // the "GUI" is gone; the engine keeps training
+    const qint64 pid = *run_info(db_, id).pid;
+    QTest::qWait(1500);
+    QVERIFY(::kill(pid, 0) == 0);
+    StoreClient client(db_);
+    RunController rc(&client);
+    QSignalSpy attached(&rc, &RunController::runAttached);
+    QSignalSpy ingested(&rc, &RunController::runIngested);
+    QSignalSpy ended(&rc, &RunController::runEnded);
+    QTRY_COMPARE(attached.count(), 1);
+    QCOMPARE(attached.at(0).at(0).toString(), id);
+    QVERIFY(rc.isActive(id));
+    const qint64 backfilled = wait_step(ingested, id, seen_before + 1);
+    QVERIFY2(backfilled > seen_before, "steps written while no GUI ran are backfilled");
+    QString error;
+    QVERIFY2(rc.stopRun(id, &error), qPrintable(error));
+    QCOMPARE(wait_ended(ended, id), QString("stopped"));
+    const Rows r = loss_rows(db_, id);
+    QCOMPARE(r.first, 1);
+    QCOMPARE(r.count, r.last);  // no missing step across the restart
+    QCOMPARE(r.last, *run_info(db_, id).last_step);
+  }
+
+  void engineErrorEndsTheRunFailedWithItsMessage() {
+    StoreClient client(db_);
+    RunController rc(&client);
+    QSignalSpy ended(&rc, &RunController::runEnded);
+    QString error;
+    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(dir_.filePath("no-such-dataset"), 10), &error);
+    QVERIFY2(!id.isEmpty(), qPrintable(error));
+    QCOMPARE(wait_ended(ended, id), QString("failed"));
+    const auto info = run_info(db_, id);
+    QVERIFY2(QString::fromStdString(info.end_reason).contains("no-such-dataset"), info.end_reason.c_str());
+  }
+
+  void killedEngineEndsTheRunFailed() {
+    StoreClient client(db_);
+    RunController rc(&client);
+    QSignalSpy ended(&rc, &RunController::runEnded);
+    QSignalSpy ingested(&rc, &RunController::runIngested);
+    QString error;
+    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 1000000, 1000000), &error);
+    QVERIFY(wait_step(ingested, id, 3) >= 3);
+    ::kill(*run_info(db_, id).pid, SIGKILL);
+    QCOMPARE(wait_ended(ended, id), QString("failed"));
+    QVERIFY(QString::fromStdString(run_info(db_, id).end_reason).contains("without a run_end"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunController)
+#include "test_run_controller.moc"
