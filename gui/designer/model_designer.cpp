@@ -1,0 +1,398 @@
+#include "gui/designer/model_designer.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QStyle>
+#include <QVBoxLayout>
+
+#include "gui/designer/estimate_panel.h"
+
+// The presets are compiled into this static library: their initialiser must be called by name.
+static void initPresetResources() { Q_INIT_RESOURCE(presets); }
+
+namespace td::gui {
+namespace {
+
+using json = nlohmann::json;
+
+const char* const kStyle =
+    "QLineEdit[invalid=\"true\"], QComboBox[invalid=\"true\"] { border: 2px solid #d0021b; border-radius: 3px; }"
+    "QLabel[fieldError=\"true\"] { color: #d0021b; }";
+
+// Config files are a few KB; anything much larger is not one.
+constexpr qint64 kMaxConfigBytes = 1 << 20;
+
+const char* const kPresetIds[] = {"tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m"};
+
+std::pair<std::string, std::string> splitPath(const QString& path) {
+  const qsizetype dot = path.indexOf('.');
+  return {path.left(dot).toStdString(), path.mid(dot + 1).toStdString()};
+}
+
+// The value a text field stands for: a JSON number (or true/false/null) when the text is one,
+// else the text as a string, so that the engine's message names what the user typed.
+json valueOfText(const QString& text) {
+  const std::string s = text.toStdString();
+  json v = json::parse(s, nullptr, false);
+  if (!v.is_discarded() && v.is_primitive() && !v.is_string()) return v;
+  return json(s);
+}
+
+QString textOfValue(const json& v) { return v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString::fromStdString(v.dump()); }
+
+bool readPreset(const QString& id, json* out, QString* label, QString* description) {
+  QFile f(QStringLiteral(":/presets/%1.json").arg(id));
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  json j = json::parse(f.readAll().toStdString(), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("model") || !j["model"].is_object()) return false;
+  if (out) *out = j["model"];
+  if (label) *label = QString::fromStdString(j.value("label", id.toStdString()));
+  if (description) *description = QString::fromStdString(j.value("description", std::string()));
+  return true;
+}
+
+}  // namespace
+
+ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Planner(this)) {
+  initPresetResources();
+  setStyleSheet(QString::fromLatin1(kStyle));
+
+  auto* outer = new QVBoxLayout(this);
+
+  // Top bar: presets, load, save.
+  auto* bar = new QHBoxLayout;
+  presets_ = new QComboBox(this);
+  presets_->setObjectName("presets");
+  presets_->addItem(tr("Preset…"));
+  for (const char* id : kPresetIds) {
+    QString label, description;
+    if (!readPreset(QString::fromLatin1(id), nullptr, &label, &description)) continue;
+    presets_->addItem(label, QString::fromLatin1(id));
+    presets_->setItemData(presets_->count() - 1, description, Qt::ToolTipRole);
+  }
+  presets_->setToolTip(tr("Fills the model fields with a common shape; training and data stay."));
+  connect(presets_, &QComboBox::activated, this, &ModelDesigner::presetChosen);
+  auto* load = new QPushButton(tr("Load JSON…"), this);
+  load->setObjectName("load_button");
+  auto* save = new QPushButton(tr("Save JSON…"), this);
+  save->setObjectName("save_button");
+  connect(load, &QPushButton::clicked, this, &ModelDesigner::loadClicked);
+  connect(save, &QPushButton::clicked, this, &ModelDesigner::saveClicked);
+  bar->addWidget(new QLabel(tr("Preset:"), this));
+  bar->addWidget(presets_);
+  bar->addStretch(1);
+  bar->addWidget(load);
+  bar->addWidget(save);
+  outer->addLayout(bar);
+
+  // The form (scrolls) beside the estimates.
+  auto* body = new QHBoxLayout;
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* form_widget = new QWidget(scroll);
+  auto* column = new QVBoxLayout(form_widget);
+  addSection(column, tr("Model"),
+             {"model.vocab_size", "model.seq_len", "model.n_layer", "model.n_head", "model.d_model", "model.d_ff",
+              "model.tie_embeddings"});
+  addSection(column, tr("Training"),
+             {"train.micro_batch", "train.grad_accum", "train.steps", "train.lr", "train.warmup", "train.min_lr",
+              "train.weight_decay", "train.grad_clip", "train.eval_interval", "train.sample_interval",
+              "train.checkpoint_interval", "train.seed", "train.threads"});
+  addSection(column, tr("Data"), {"data.path"});
+  other_errors_ = new QLabel(form_widget);
+  other_errors_->setObjectName("other_errors");
+  other_errors_->setProperty("fieldError", true);
+  other_errors_->setWordWrap(true);
+  other_errors_->hide();
+  column->addWidget(other_errors_);
+  column->addStretch(1);
+  scroll->setWidget(form_widget);
+  body->addWidget(scroll, 3);
+
+  estimates_ = new EstimatePanel(this);
+  body->addWidget(estimates_, 2);
+  outer->addLayout(body, 1);
+
+  connect(estimates_, &EstimatePanel::calibrateRequested, this, [this] {
+    estimates_->setCalibrating(true);
+    planner_->calibrate(check_.threads);
+  });
+  connect(planner_, &Planner::calibrationFinished, this, [this] { estimates_->setCalibrating(false); });
+  connect(planner_, &Planner::calibrationFailed, this, [this](const QString& message) {
+    estimates_->setCalibrating(false);
+    estimates_->setCalibrationError(message);
+  });
+  connect(planner_, &Planner::estimatesChanged, this, &ModelDesigner::revalidate);
+
+  revalidate();
+}
+
+void ModelDesigner::addSection(QVBoxLayout* column, const QString& title, const QStringList& paths) {
+  auto* box = new QGroupBox(title, column->parentWidget());
+  auto* form = new QFormLayout(box);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  for (const QString& path : paths) {
+    const FieldInfo doc = Planner::fieldDoc(path);
+    Row row;
+    row.path = path;
+    row.doc_tip = tr("%1\nAllowed: %2\nDefault: %3").arg(doc.meaning, doc.range, doc.default_value);
+    auto* cell = new QWidget(box);
+    auto* cell_layout = new QVBoxLayout(cell);
+    cell_layout->setContentsMargins(0, 0, 0, 0);
+    cell_layout->setSpacing(2);
+    if (path == QLatin1String("model.tie_embeddings")) {
+      row.kind = Kind::Bool;
+      auto* check = new QCheckBox(cell);
+      check->setChecked(doc.default_value == QLatin1String("true"));
+      connect(check, &QCheckBox::toggled, this, &ModelDesigner::onEdited);
+      row.editor = check;
+    } else if (path == QLatin1String("data.path")) {
+      row.kind = Kind::Path;
+      auto* combo = new QComboBox(cell);
+      combo->setEditable(true);
+      combo->setInsertPolicy(QComboBox::NoInsert);
+      combo->lineEdit()->setPlaceholderText(tr("a dataset directory made by prepare"));
+      connect(combo, &QComboBox::editTextChanged, this, &ModelDesigner::onEdited);
+      row.editor = combo;
+    } else {
+      auto* edit = new QLineEdit(cell);
+      edit->setPlaceholderText(path == QLatin1String("model.d_ff") ? tr("0 (4 × d_model)") : doc.default_value);
+      edit->setClearButtonEnabled(false);
+      connect(edit, &QLineEdit::textEdited, this, &ModelDesigner::onEdited);
+      row.editor = edit;
+    }
+    row.editor->setObjectName(path);
+    row.editor->setToolTip(row.doc_tip);
+    row.error = new QLabel(cell);
+    row.error->setObjectName(QStringLiteral("error_") + path);
+    row.error->setProperty("fieldError", true);
+    row.error->setWordWrap(true);
+    row.error->hide();
+    cell_layout->addWidget(row.editor);
+    cell_layout->addWidget(row.error);
+    auto* label = new QLabel(path.mid(path.indexOf('.') + 1), box);
+    label->setToolTip(row.doc_tip);
+    label->setBuddy(row.editor);
+    form->addRow(label, cell);
+    row_index_.insert(path, rows_.size());
+    rows_.append(row);
+  }
+  column->addWidget(box);
+}
+
+void ModelDesigner::fillRow(const Row& row, const json* value) {
+  switch (row.kind) {
+    case Kind::Text:
+      static_cast<QLineEdit*>(row.editor)->setText(value ? textOfValue(*value) : QString());
+      break;
+    case Kind::Bool: {
+      bool on = Planner::fieldDoc(row.path).default_value == QLatin1String("true");
+      if (value && value->is_boolean()) on = value->get<bool>();
+      static_cast<QCheckBox*>(row.editor)->setChecked(on);
+      break;
+    }
+    case Kind::Path:
+      static_cast<QComboBox*>(row.editor)->setEditText(value ? textOfValue(*value) : QString());
+      break;
+  }
+}
+
+json ModelDesigner::config() const {
+  json doc = base_.is_object() ? base_ : json::object();
+  for (const char* sec : {"model", "train", "data"})
+    if (!doc.contains(sec) || !doc[sec].is_object()) doc[sec] = json::object();
+  for (const Row& row : rows_) {
+    auto [sec, name] = splitPath(row.path);
+    json& section = doc[sec];
+    switch (row.kind) {
+      case Kind::Text: {
+        const QString text = static_cast<QLineEdit*>(row.editor)->text().trimmed();
+        if (text.isEmpty()) section.erase(name);
+        else section[name] = valueOfText(text);
+        break;
+      }
+      case Kind::Bool:
+        section[name] = static_cast<QCheckBox*>(row.editor)->isChecked();
+        break;
+      case Kind::Path: {
+        const QString text = static_cast<QComboBox*>(row.editor)->currentText().trimmed();
+        if (text.isEmpty()) section.erase(name);
+        else section[name] = text.toStdString();
+        break;
+      }
+    }
+  }
+  return doc;
+}
+
+void ModelDesigner::setConfig(const json& doc) {
+  base_ = doc.is_object() ? doc : json::object();
+  filling_ = true;
+  for (const Row& row : rows_) {
+    auto [sec, name] = splitPath(row.path);
+    const json* value = nullptr;
+    if (base_.contains(sec) && base_[sec].is_object() && base_[sec].contains(name)) value = &base_[sec][name];
+    fillRow(row, value);
+  }
+  filling_ = false;
+  revalidate();
+  emit configChanged();
+}
+
+bool ModelDesigner::isValid() const { return valid_; }
+
+QString ModelDesigner::errorFor(const QString& field_path) const { return check_.errors.value(field_path); }
+
+QWidget* ModelDesigner::fieldEditor(const QString& field_path) const {
+  auto it = row_index_.constFind(field_path);
+  return it == row_index_.constEnd() ? nullptr : rows_[*it].editor;
+}
+
+void ModelDesigner::setDatasets(const QStringList& paths) {
+  auto* combo = qobject_cast<QComboBox*>(fieldEditor(QStringLiteral("data.path")));
+  if (!combo) return;
+  filling_ = true;
+  const QString text = combo->currentText();
+  combo->clear();
+  combo->addItems(paths);
+  combo->setEditText(text);
+  filling_ = false;
+}
+
+QStringList ModelDesigner::presetIds() const {
+  QStringList ids;
+  for (int i = 1; i < presets_->count(); ++i) ids << presets_->itemData(i).toString();
+  return ids;
+}
+
+bool ModelDesigner::applyPreset(const QString& id) {
+  json model;
+  if (!readPreset(id, &model, nullptr, nullptr)) return false;
+  filling_ = true;
+  for (const Row& row : rows_) {
+    if (!row.path.startsWith(QLatin1String("model."))) continue;
+    const std::string name = splitPath(row.path).second;
+    fillRow(row, model.contains(name) ? &model[name] : nullptr);
+  }
+  filling_ = false;
+  revalidate();
+  emit configChanged();
+  return true;
+}
+
+void ModelDesigner::presetChosen(int index) {
+  const QString id = presets_->itemData(index).toString();
+  if (!id.isEmpty()) applyPreset(id);
+  presets_->setCurrentIndex(0);
+}
+
+void ModelDesigner::markRow(const Row& row, const QString& message) {
+  const bool invalid = !message.isEmpty();
+  if (row.editor->property("invalid").toBool() != invalid) {
+    row.editor->setProperty("invalid", invalid);
+    row.editor->style()->unpolish(row.editor);
+    row.editor->style()->polish(row.editor);
+    row.editor->update();
+  }
+  row.error->setText(message);
+  row.error->setVisible(invalid);
+  row.editor->setToolTip(invalid ? message + QStringLiteral("\n\n") + row.doc_tip : row.doc_tip);
+}
+
+void ModelDesigner::revalidate() {
+  check_ = planner_->check(config());
+  QStringList others;
+  for (auto it = check_.errors.constBegin(); it != check_.errors.constEnd(); ++it)
+    if (!row_index_.contains(it.key())) others << it.key() + QStringLiteral(": ") + it.value();
+  for (const Row& row : rows_) markRow(row, check_.errors.value(row.path));
+  other_errors_->setText(others.join('\n'));
+  other_errors_->setVisible(!others.isEmpty());
+  estimates_->showCheck(check_);
+  if (check_.valid != valid_) {
+    valid_ = check_.valid;
+    emit validityChanged(valid_);
+  }
+}
+
+void ModelDesigner::onEdited() {
+  if (filling_) return;
+  revalidate();
+  emit configChanged();
+}
+
+QString ModelDesigner::loadFile(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return tr("Cannot open '%1': %2").arg(path, f.errorString());
+  if (f.size() > kMaxConfigBytes)
+    return tr("'%1' is %2 bytes: too large to be a run config.").arg(path).arg(f.size());
+  const QByteArray bytes = f.readAll();
+  json doc;
+  try {
+    doc = json::parse(bytes.constData(), bytes.constData() + bytes.size());
+  } catch (const json::exception& e) {
+    return tr("'%1' is not valid JSON: %2. The form was left as it was.").arg(path, QString::fromUtf8(e.what()));
+  }
+  // A relative data.path is taken from the config file's folder, as `traindeck-engine train`
+  // reads it; the form keeps it absolute so that saving elsewhere keeps its meaning.
+  if (doc.is_object() && doc.contains("data") && doc["data"].is_object() && doc["data"].contains("path") &&
+      doc["data"]["path"].is_string()) {
+    const QString p = QString::fromStdString(doc["data"]["path"].get<std::string>());
+    if (!p.isEmpty() && QDir::isRelativePath(p))
+      doc["data"]["path"] = QDir::cleanPath(QFileInfo(path).absoluteDir().absoluteFilePath(p)).toStdString();
+  }
+  const QMap<QString, QString> errors = Planner::fieldErrors(doc);
+  if (!errors.isEmpty()) {
+    QStringList lines;
+    for (auto it = errors.constBegin(); it != errors.constEnd(); ++it) lines << it.key() + QStringLiteral(": ") + it.value();
+    return tr("'%1' is not a valid run config; the form was left as it was:\n%2").arg(path, lines.join('\n'));
+  }
+  setConfig(doc);
+  return {};
+}
+
+QString ModelDesigner::saveFile(const QString& path) {
+  if (!isValid()) {
+    QStringList lines;
+    for (auto it = check_.errors.constBegin(); it != check_.errors.constEnd(); ++it)
+      lines << it.key() + QStringLiteral(": ") + it.value();
+    return tr("The config has errors; fix the marked fields before saving:\n%1").arg(lines.join('\n'));
+  }
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly)) return tr("Cannot write '%1': %2").arg(path, f.errorString());
+  const std::string text = config().dump(2) + "\n";
+  f.write(text.data(), (qint64)text.size());
+  if (!f.commit()) return tr("Cannot write '%1': %2").arg(path, f.errorString());
+  return {};
+}
+
+void ModelDesigner::loadClicked() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Load run config"), QString(),
+                                                    tr("JSON configs (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  const QString err = loadFile(path);
+  if (!err.isEmpty()) QMessageBox::warning(this, tr("Load run config"), err);
+}
+
+void ModelDesigner::saveClicked() {
+  QString path = QFileDialog::getSaveFileName(this, tr("Save run config"), QString(), tr("JSON configs (*.json)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");
+  const QString err = saveFile(path);
+  if (!err.isEmpty()) QMessageBox::warning(this, tr("Save run config"), err);
+}
+
+}  // namespace td::gui

@@ -1,0 +1,315 @@
+#include "gui/plan/planner.h"
+
+#include <QProcess>
+#include <QTimer>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/common/error.h"
+#include "engine/metrics/calibrate.h"
+#include "engine/metrics/sysinfo.h"
+#include "gui/core/paths.h"
+
+namespace td::gui {
+namespace {
+
+using json = nlohmann::json;
+
+// A placeholder dataset path: the plan does not depend on the data, and data.path is checked
+// on its own.
+const char* const kPlaceholderDataPath = "(dataset)";
+
+QString messageOf(const td::ConfigError& e) {
+  std::string w = e.what();
+  const std::string prefix = e.path() + ": ";
+  if (w.rfind(prefix, 0) == 0) w = w.substr(prefix.size());
+  return QString::fromStdString(w);
+}
+
+const std::vector<std::string>& fieldPaths() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> v;
+    for (const auto& d : td::config_field_docs()) v.push_back(d.path);
+    return v;
+  }();
+  return paths;
+}
+
+bool isIntegral(const json& v) {
+  return v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+}
+
+// The other side of each cross-field rule of td::parse_config (engine/config.cpp), set so that
+// the rule cannot fail while one field is checked alone: its own range and type decide.
+json neutralContext(const std::string& path, const json& value) {
+  json ctx = json::object();
+  if (path == "model.d_model") {
+    ctx["model"]["n_head"] = 1;  // every d_model is a multiple of 1
+  } else if (path == "model.n_head") {
+    if (isIntegral(value) && value.get<double>() >= 1 && value.get<double>() <= 65536)
+      ctx["model"]["d_model"] = value;  // n_head divides itself
+  } else if (path == "train.lr") {
+    ctx["train"]["min_lr"] = 0.0;  // min_lr <= lr for every allowed lr (lr > 0)
+  } else if (path == "train.min_lr") {
+    ctx["train"]["lr"] = 10.0;  // the largest lr allowed
+  } else if (path == "train.precision") {
+    ctx["train"]["device"] = "cuda";  // bf16 needs a CUDA device
+  }
+  return ctx;
+}
+
+// Checks one field alone; returns its message, or "" when its value is valid.
+std::optional<QString> checkAlone(const std::string& section, const std::string& name, const json* value) {
+  const std::string path = section + "." + name;
+  json doc = value ? neutralContext(path, *value) : json::object();
+  if (!doc.contains(section)) doc[section] = json::object();
+  if (value) doc[section][name] = *value;
+  if (path != "data.path") doc["data"]["path"] = kPlaceholderDataPath;
+  try {
+    td::parse_config(doc);
+  } catch (const td::ConfigError& e) {
+    if (e.path() == path) return messageOf(e);
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// Field paths a message names ("... must be a multiple of model.n_head = 6").
+std::vector<std::string> pathsNamedIn(const std::string& message) {
+  std::vector<std::string> out;
+  for (const auto& p : fieldPaths()) {
+    size_t at = message.find(p);
+    while (at != std::string::npos) {
+      const size_t end = at + p.size();
+      const bool word_end = end == message.size() || !(std::isalnum((unsigned char)message[end]) || message[end] == '_');
+      if (word_end) {
+        out.push_back(p);
+        break;
+      }
+      at = message.find(p, at + 1);
+    }
+  }
+  return out;
+}
+
+bool eraseField(json& doc, const std::string& path) {
+  const auto dot = path.find('.');
+  if (dot == std::string::npos) return doc.is_object() && doc.erase(path) > 0;
+  const std::string sec = path.substr(0, dot), name = path.substr(dot + 1);
+  if (!doc.is_object() || !doc.contains(sec) || !doc[sec].is_object()) return false;
+  return doc[sec].erase(name) > 0;
+}
+
+struct Checked {
+  QMap<QString, QString> errors;
+  std::optional<td::RunConfig> config;  // the document with the invalid fields at their defaults
+};
+
+Checked checkDocument(const json& doc) {
+  Checked out;
+  if (!doc.is_object()) {
+    try {
+      td::parse_config(doc);
+    } catch (const td::ConfigError& e) {
+      out.errors.insert(QString::fromStdString(e.path()), messageOf(e));
+    }
+    return out;
+  }
+  // 1. Each field alone: type and range, and the rules that concern only itself.
+  json work = doc;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const std::string& sec = it.key();
+    if (!it.value().is_object() || (sec != "model" && sec != "train" && sec != "data")) {
+      try {
+        td::parse_config(json{{sec, it.value()}});
+      } catch (const td::ConfigError& e) {
+        out.errors.insert(QString::fromStdString(e.path()), messageOf(e));
+      }
+      work.erase(sec);
+      continue;
+    }
+    for (auto f = it.value().begin(); f != it.value().end(); ++f) {
+      if (auto msg = checkAlone(sec, f.key(), &f.value())) {
+        out.errors.insert(QString::fromStdString(sec + "." + f.key()), *msg);
+        eraseField(work, sec + "." + f.key());
+      }
+    }
+  }
+  const bool has_path = doc.contains("data") && doc["data"].is_object() && doc["data"].contains("path");
+  if (!has_path && !out.errors.contains("data")) {
+    if (auto msg = checkAlone("data", "path", nullptr)) out.errors.insert("data.path", *msg);
+  }
+  // 2. The whole document (invalid fields left at their defaults): the cross-field rules.
+  if (!work.contains("data") || !work["data"].is_object()) work["data"] = json::object();
+  work["data"]["path"] = kPlaceholderDataPath;
+  for (int round = 0; round < 16; ++round) {
+    try {
+      out.config = td::parse_config(work);
+      break;
+    } catch (const td::ConfigError& e) {
+      const QString msg = messageOf(e);
+      std::vector<std::string> involved = pathsNamedIn(msg.toStdString());
+      involved.insert(involved.begin(), e.path());
+      bool progress = false;
+      for (const auto& p : involved) {
+        if (!out.errors.contains(QString::fromStdString(p))) out.errors.insert(QString::fromStdString(p), msg);
+        progress |= eraseField(work, p);
+      }
+      if (!progress) break;
+    } catch (const std::exception&) {
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Planner::Planner(QObject* parent) : QObject(parent), engine_(engineExecutable()) {}
+
+Planner::~Planner() {
+  if (proc_) {
+    proc_->disconnect(this);
+    proc_->kill();
+    proc_->waitForFinished(1000);
+  }
+}
+
+const QList<FieldInfo>& Planner::fieldDocs() {
+  static const QList<FieldInfo> docs = [] {
+    QList<FieldInfo> v;
+    for (const auto& d : td::config_field_docs())
+      v.append({QString::fromStdString(d.path), QString::fromStdString(d.default_value),
+                QString::fromStdString(d.range), QString::fromStdString(d.meaning)});
+    return v;
+  }();
+  return docs;
+}
+
+FieldInfo Planner::fieldDoc(const QString& path) {
+  for (const auto& d : fieldDocs())
+    if (d.path == path) return d;
+  return {};
+}
+
+QMap<QString, QString> Planner::fieldErrors(const nlohmann::json& doc) { return checkDocument(doc).errors; }
+
+PlanCheck Planner::check(const nlohmann::json& doc) const {
+  PlanCheck r;
+  Checked c = checkDocument(doc);
+  r.errors = std::move(c.errors);
+  r.valid = r.errors.isEmpty() && c.config.has_value();
+  r.has_plan = c.config.has_value();
+  for (auto it = r.errors.constBegin(); it != r.errors.constEnd() && r.has_plan; ++it)
+    if (it.key() != QLatin1String("data.path")) r.has_plan = false;
+  r.mfu = mfu_;
+  if (!r.has_plan) {
+    r.threads = resolveThreads(c.config ? c.config->train.threads : 0);
+    r.peak_flops = peakFlops(r.threads);
+    return r;
+  }
+  r.config = *c.config;
+  r.plan = td::make_plan(r.config, 1);
+  r.threads = resolveThreads(r.config.train.threads);
+  r.peak_flops = peakFlops(r.threads);
+  if (r.peak_flops && r.plan.flops_per_token > 0) {
+    r.tokens_per_s = *r.peak_flops * r.mfu / r.plan.flops_per_token;
+    r.run_seconds = (double)r.config.train.steps * (double)r.plan.tokens_per_step / r.tokens_per_s;
+  }
+  return r;
+}
+
+void Planner::setMeasuredMfu(double mfu) {
+  const double v = (std::isfinite(mfu) && mfu > 0 && mfu <= 1) ? mfu : kDefaultCpuMfu;
+  if (v == mfu_) return;
+  mfu_ = v;
+  emit estimatesChanged();
+}
+
+int Planner::resolveThreads(int threads) { return threads > 0 ? threads : td::cpu_cores(); }
+
+std::optional<double> Planner::peakFlops(int threads) const {
+  threads = resolveThreads(threads);
+  auto it = peak_memo_.constFind(threads);
+  if (it != peak_memo_.constEnd()) return *it;
+  std::optional<double> peak = td::cached_peak_flops(threads);
+  peak_memo_.insert(threads, peak);
+  return peak;
+}
+
+void Planner::reloadCalibration() {
+  peak_memo_.clear();
+  emit estimatesChanged();
+}
+
+bool Planner::isCalibrating() const { return proc_ != nullptr; }
+
+void Planner::calibrate(int threads) {
+  if (proc_) return;
+  threads = resolveThreads(threads);
+  if (engine_.isEmpty()) {
+    QTimer::singleShot(0, this, [this] {
+      emit calibrationFailed(tr("The engine (traindeck-engine) was not found: build it, or set "
+                                "TRAINDECK_ENGINE to its path, then calibrate again."));
+    });
+    return;
+  }
+  cancelled_ = false;
+  proc_threads_ = threads;
+  proc_ = new QProcess(this);
+  proc_->setProgram(engine_);
+  proc_->setArguments({QStringLiteral("calibrate"), QStringLiteral("--threads"), QString::number(threads)});
+  connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError err) {
+    if (err != QProcess::FailedToStart || !proc_) return;
+    const QString why = proc_->errorString();
+    proc_->deleteLater();
+    proc_ = nullptr;
+    emit calibrationFailed(tr("Could not start the engine '%1' to calibrate: %2. Check that "
+                              "traindeck-engine is built, or set TRAINDECK_ENGINE.").arg(engine_, why));
+  });
+  connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
+    finishCalibration(code, status == QProcess::CrashExit);
+  });
+  proc_->start();
+}
+
+void Planner::cancelCalibration() {
+  if (!proc_) return;
+  cancelled_ = true;
+  proc_->kill();
+}
+
+void Planner::finishCalibration(int exit_code, bool crashed) {
+  if (!proc_) return;
+  QString err = QString::fromLocal8Bit(proc_->readAllStandardError()).trimmed();
+  proc_->deleteLater();
+  proc_ = nullptr;
+  if (cancelled_) {
+    emit calibrationFailed(tr("Calibration cancelled."));
+    return;
+  }
+  if (crashed || exit_code != 0) {
+    const QStringList lines = err.split('\n', Qt::SkipEmptyParts);
+    const QString tail = lines.mid(std::max<qsizetype>(0, lines.size() - 5)).join('\n');
+    emit calibrationFailed(crashed ? tr("The engine crashed while calibrating. %1").arg(tail)
+                                   : tr("Calibration failed (engine exit code %1): %2").arg(exit_code).arg(tail));
+    return;
+  }
+  peak_memo_.clear();
+  std::optional<double> peak = peakFlops(proc_threads_);
+  if (!peak) {
+    emit calibrationFailed(tr("The engine finished, but its calibration cache %1 holds no peak for %2 "
+                              "threads on this CPU.")
+                               .arg(QString::fromStdString(td::calibration_cache_path()))
+                               .arg(proc_threads_));
+    return;
+  }
+  emit calibrationFinished(*peak, proc_threads_);
+  emit estimatesChanged();
+}
+
+}  // namespace td::gui
