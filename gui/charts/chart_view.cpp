@@ -536,12 +536,6 @@ void ChartView::onMouseMove(QMouseEvent* e) {
   if (!hover_text_.isEmpty()) QToolTip::showText(e->globalPosition().toPoint(), hover_text_, plot_);
 }
 
-QWidget* ChartView::plotWidget() const { return plot_; }
-
-QPoint ChartView::pixelOf(double x) const {
-  return QPoint(static_cast<int>(std::lround(plot_->xAxis->coordToPixel(x))), plot_->axisRect()->center().y());
-}
-
 bool ChartView::exportPng(const QString& path, int width, int height) {
   return plot_->savePng(path, width, height);
 }

@@ -82,8 +82,8 @@ void EstimatePanel::showCheck(const PlanCheck& c) {
     flops_->setText(tr("%1FLOP").arg(formatSi(p.flops_per_token)));
     flops_->setToolTip(tr("6 N + 12 L C T (PaLM, appendix B): %1 FLOPs per token, forward and backward")
                            .arg(formatCount((uint64_t)p.flops_per_token)));
-    tokens_step_->setText(tr("%1 (micro_batch %2 × grad_accum %3 × seq_len %4)")
-                              .arg(formatCount(p.tokens_per_step))
+    tokens_step_->setText(formatCount(p.tokens_per_step));
+    tokens_step_->setToolTip(tr("micro_batch %1 × grad_accum %2 × seq_len %3 (one rank)")
                               .arg(c.config.train.micro_batch)
                               .arg(c.config.train.grad_accum)
                               .arg(c.config.model.seq_len));
