@@ -109,6 +109,11 @@ bool PrepareJob::start(const PrepareRequest& request) {
   connect(process_, &QProcess::readyReadStandardError, this, &PrepareJob::onStderr);
   connect(process_, &QProcess::finished, this, &PrepareJob::onFinished);
   connect(process_, &QProcess::errorOccurred, this, &PrepareJob::onError);
+  connect(process_, &QProcess::started, this, [this] {
+    if (state_ != State::Cancelling) return;  // cancel() came while the process was starting
+    process_->terminate();
+    kill_timer_.start(grace_ms_);
+  });
   state_ = State::Running;
   process_->start(exe, arguments(request));
   return true;
@@ -118,6 +123,7 @@ void PrepareJob::cancel() {
   if (state_ != State::Running) return;
   state_ = State::Cancelling;
   if (process_->state() == QProcess::NotRunning) return;  // onFinished/onError will clean up
+  if (process_->state() == QProcess::Starting) return;    // started() sends the signal
   process_->terminate();  // SIGTERM: the engine stops at its next progress report
   kill_timer_.start(grace_ms_);
 }

@@ -165,6 +165,54 @@ class TestPrepareJob : public QObject {
     QVERIFY(!job.isRunning());
   }
 
+  // BPE on a small corpus: the vocab_size asked for is the manifest's, and every byte of the
+  // text is covered (byte_fallback), so train + val tokens are at least one per document.
+  void bpePrepareUsesVocabSize() {
+    QTemporaryDir dir;
+    QByteArray words;
+    for (int i = 0; i < 400; ++i) words += "the quick brown fox jumps over the lazy dog " + QByteArray::number(i % 37) + "\n";
+    writeFile(dir.filePath("c/a.txt"), words);
+    PrepareJob job;
+    QSignalSpy fin(&job, &PrepareJob::finished), fail(&job, &PrepareJob::failed);
+    PrepareRequest r;
+    r.inputs = {dir.filePath("c")};
+    r.out_dir = dir.filePath("ds");
+    r.tokenizer = "bpe";
+    r.vocab_size = 320;
+    QVERIFY(job.start(r));
+    QTRY_COMPARE_WITH_TIMEOUT(fin.count() + fail.count(), 1, 120000);
+    QVERIFY2(fail.isEmpty(), fail.isEmpty() ? "" : qPrintable(fail[0][0].toString()));
+    const QJsonObject m = fin[0][0].toJsonObject();
+    QCOMPARE(m["tokenizer"]["kind"].toString(), QString("bpe"));
+    QCOMPARE(m["tokenizer"]["vocab_size"].toInt(), 320);
+    const qint64 tokens = m["splits"]["train"]["tokens"].toInteger() + m["splits"]["val"]["tokens"].toInteger();
+    QVERIFY(tokens > 400 && tokens < words.size());  // merges: fewer tokens than bytes
+    QVERIFY(QFile::exists(dir.filePath("ds/tokenizer.model")));
+  }
+
+  // Cancel before the engine reports anything (starting, walking, training the tokenizer):
+  // SIGTERM, then SIGKILL after the grace period at the latest; nothing is left.
+  void cancelBeforeAnyProgress() {
+    QTemporaryDir dir;
+    writeLargeCorpus(dir.filePath("big.txt"));
+    PrepareJob job;
+    job.setCancelGraceMs(500);
+    QSignalSpy can(&job, &PrepareJob::cancelled), fin(&job, &PrepareJob::finished), fail(&job, &PrepareJob::failed);
+    PrepareRequest r;
+    r.inputs = {dir.filePath("big.txt")};
+    r.out_dir = dir.filePath("ds");
+    r.tokenizer = "bpe";
+    r.vocab_size = 4000;
+    QVERIFY(job.start(r));
+    job.cancel();
+    QCOMPARE(job.state(), PrepareJob::State::Cancelling);
+    QTRY_COMPARE_WITH_TIMEOUT(can.count(), 1, 60000);
+    QVERIFY(fin.isEmpty() && fail.isEmpty());
+    QVERIFY(nothingLeft(dir.filePath("ds")));
+    job.cancel();  // idle: nothing happens
+    QCOMPARE(can.count(), 1);
+  }
+
   // Cancel as soon as the first progress report arrives (~250 ms into a job of a second or
   // more): the engine's partial output and the folders it created are gone, cancelled() once.
   void cancelRemovesPartialOutput() {
