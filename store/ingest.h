@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -27,12 +29,16 @@ struct IngestStats {
   size_t metric_rows = 0;  // of which metric rows
   size_t skipped = 0;      // malformed lines skipped (bad JSON, missing or mistyped fields)
   size_t ignored = 0;      // well-formed lines of event types this build does not know
+  size_t unknown_fields = 0;  // lines kept that carry fields this build does not know
   size_t bytes = 0;        // bytes consumed
   size_t batches = 0;      // transactions committed
   int64_t offset = 0;      // byte offset of the file ingested so far, after this call
   bool at_eof = false;     // every complete line has been read
   bool partial_line = false;  // an incomplete last line (no '\n' yet) waits at the end
-  std::vector<std::string> messages;  // why lines were skipped ("<path>:<line>: ..."), first 20
+  /// Warnings, first 20 per call, each "<path>:<line>: <what>": every skipped line ("...; line
+  /// skipped"), and once per Ingester each unknown event type ("unknown event type \"T\" ...")
+  /// and each unknown field of a type ("unknown field \"F\" in a \"T\" event ...").
+  std::vector<std::string> messages;
   IngestStats& operator+=(const IngestStats& o);
 };
 
@@ -81,14 +87,26 @@ class Ingester {
   int64_t metric_id(const std::string& name);
   void put_metric(Batch& b, int64_t run, int64_t name, int rank, int64_t step, int attempt,
                   double t, double value);
+  void flush_appends();
   void wrote_rows(Batch& b, size_t n);
+  bool warned(Batch& b, const std::string& key);  // true the first time `key` is seen
+  void note(Batch& b, const std::string& why);    // adds "<path>:<line>: why" to messages
+  void note_unknown_field(Batch& b, std::string_view type, std::string_view key);
+
+  // A metric row queued for the batch's multi-row insert (put_metric, flush_appends).
+  struct Row {
+    int64_t run, name;
+    int rank, attempt;
+    int64_t step;
+    double t, value;
+  };
 
   Store& store_;
   std::string path_;
   std::string experiment_;
   IngestOptions opts_;
   bool prepared_ = false;
-  Stmt metric_, sample_, checkpoint_, warning_, run_start_, attempt_start_, run_end_,
+  Stmt metric_, metric_many_, sample_, checkpoint_, warning_, run_start_, attempt_start_, run_end_,
       attempt_end_, find_run_, new_run_;
   std::unordered_map<std::string, int64_t> runs_;    // run_id -> runs.id, valid in one batch
   std::unordered_map<std::string, int64_t> names_;   // metric name -> metric_names.id, one batch
@@ -96,6 +114,10 @@ class Ingester {
   int64_t last_run_ = -1;
   int64_t step_ids_[8] = {};  // metric_names.id of the step event's fields (kStepFields), or -1
   lod::BatchLod lod_;         // level-of-detail changes of the current batch
+  std::set<std::string> warned_;  // unknown types and "type.field"s reported (committed batches)
+  std::vector<Row> appends_;  // appended metric rows not yet written (this batch only)
+  std::vector<Row> sorted_;           // flush_appends(): appends_ grouped by series
+  std::vector<uint32_t> series_of_;   // flush_appends(): series of each of appends_
 };
 
 }  // namespace td::store
