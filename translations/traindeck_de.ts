@@ -1,0 +1,1552 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="de_DE">
+<context>
+    <name>QObject</name>
+    <message>
+        <location filename="../gui/runs/run_controller.cpp" line="+30"/>
+        <source>cannot write &apos;%1&apos;: %2</source>
+        <translation>&apos;%1&apos; kann nicht geschrieben werden: %2</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>cannot write &apos;%1&apos;</source>
+        <translation>&apos;%1&apos; kann nicht geschrieben werden</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui</name>
+    <message>
+        <location filename="../gui/plan/format.cpp" line="+48"/>
+        <source>%1 s</source>
+        <translation>%1 s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 min %2 s</source>
+        <translation>%1 min %2 s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 h %2 min</source>
+        <translation>%1 h %2 min</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 d %2 h</source>
+        <translation>%1 T %2 h</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::AboutDialog</name>
+    <message>
+        <location filename="../gui/look/about_dialog.cpp" line="+64"/>
+        <source>About TrainDeck</source>
+        <translation>Über TrainDeck</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>A desktop workbench for training your own language models.</source>
+        <translation>Eine Desktop-Werkbank zum Trainieren eigener Sprachmodelle.</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Documentation</source>
+        <translation>Dokumentation</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Qt:</source>
+        <translation>Qt:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 (built with %2)</source>
+        <translation>%1 (erstellt mit %2)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>QCustomPlot:</source>
+        <translation>QCustomPlot:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>SQLite:</source>
+        <translation>SQLite:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>System:</source>
+        <translation>System:</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>TrainDeck is free software, licensed under the GNU General Public License version 3 or later (it links QCustomPlot, GPLv3; Qt is used under the LGPLv3).</source>
+        <translation>TrainDeck ist freie Software unter der GNU General Public License, Version 3 oder neuer (es bindet QCustomPlot ein, GPLv3; Qt wird unter der LGPLv3 verwendet).</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>&amp;Copy versions</source>
+        <translation>Versionen &amp;kopieren</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ChartView</name>
+    <message>
+        <location filename="../gui/charts/chart_view.cpp" line="+48"/>
+        <location line="+201"/>
+        <source>step</source>
+        <translation>Schritt</translation>
+    </message>
+    <message>
+        <location line="-188"/>
+        <location line="+365"/>
+        <source>No run selected.</source>
+        <translation>Kein Lauf ausgewählt.</translation>
+    </message>
+    <message>
+        <location line="-291"/>
+        <source> rank %1</source>
+        <translation> Rank %1</translation>
+    </message>
+    <message>
+        <location line="+114"/>
+        <source>tokens</source>
+        <translation>Tokens</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>elapsed time (h:m:s)</source>
+        <translation>verstrichene Zeit (h:m:s)</translation>
+    </message>
+    <message>
+        <location line="+243"/>
+        <source>%1: %2 at step %3</source>
+        <translation>%1: %2 bei Schritt %3</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1: steps %2-%3 (%4 values): min %5 at step %6, max %7 at step %8, mean %9</source>
+        <translation>%1: Schritte %2-%3 (%4 Werte): Min. %5 bei Schritt %6, Max. %7 bei Schritt %8, Mittel %9</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::Dashboard</name>
+    <message>
+        <location filename="../gui/charts/dashboard.cpp" line="+28"/>
+        <source>X axis:</source>
+        <translation>X-Achse:</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Step</source>
+        <translation>Schritt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens</source>
+        <translation>Tokens</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Wall time</source>
+        <translation>Verstrichene Zeit</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Smoothing:</source>
+        <translation>Glättung:</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Exponential moving average of the drawn line (weight 0 to 0.99); stored values, the band and exports are never smoothed.</source>
+        <translation>Exponentieller gleitender Mittelwert der gezeichneten Linie (Gewicht 0 bis 0,99); gespeicherte Werte, das Band und Exporte werden nie geglättet.</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Log scale</source>
+        <translation>Logarithmische Skala</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Export PNG...</source>
+        <translation>PNG exportieren...</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Export CSV...</source>
+        <translation>CSV exportieren...</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Points shown...</source>
+        <translation>Angezeigte Punkte...</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>All rows of the run...</source>
+        <translation>Alle Zeilen des Laufs...</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <location line="+116"/>
+        <source>Export CSV</source>
+        <translation>CSV exportieren</translation>
+    </message>
+    <message>
+        <location line="-116"/>
+        <source>Could not export to %1: %2</source>
+        <translation>Export nach %1 fehlgeschlagen: %2</translation>
+    </message>
+    <message>
+        <location line="+25"/>
+        <source>Loss</source>
+        <translation>Verlust</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>loss (nats/token)</source>
+        <translation>Verlust (nats/Token)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>train loss</source>
+        <translation>Trainingsverlust</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>val loss</source>
+        <translation>Validierungsverlust</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No loss yet: the run has not completed its first step.</source>
+        <translation>Noch kein Verlust: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Throughput</source>
+        <translation>Durchsatz</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+1"/>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <location line="-1"/>
+        <source>MFU (0..1)</source>
+        <translation>MFU (0..1)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No throughput yet: the run has not completed its first step.</source>
+        <translation>Noch kein Durchsatz: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Memory</source>
+        <translation>Speicher</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+6"/>
+        <source>bytes</source>
+        <translation>Bytes</translation>
+    </message>
+    <message>
+        <location line="-5"/>
+        <source>process RSS</source>
+        <translation>Prozess-RSS</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPU memory</source>
+        <translation>GPU-Speicher</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No memory figures yet: the run reports process RSS at every step (and GPU memory on the CUDA backend).</source>
+        <translation>Noch keine Speicherwerte: Der Lauf meldet bei jedem Schritt den Prozess-RSS (und auf dem CUDA-Backend den GPU-Speicher).</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Network</source>
+        <translation>Netzwerk</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>bytes/s</source>
+        <translation>Bytes/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>collective bytes</source>
+        <translation>Kollektiv-Bytes</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>bandwidth</source>
+        <translation>Bandbreite</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No network traffic: single-process runs do not communicate; distributed runs report collective bytes here.</source>
+        <translation>Kein Netzwerkverkehr: Läufe mit einem Prozess kommunizieren nicht; verteilte Läufe melden hier ihre Kollektiv-Bytes.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Optimizer</source>
+        <translation>Optimierer</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>learning rate</source>
+        <translation>Lernrate</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>gradient norm</source>
+        <translation>Gradientennorm</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>lr</source>
+        <translation>lr</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>grad norm (before clipping)</source>
+        <translation>Gradientennorm (vor dem Clipping)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No optimizer figures yet: the run has not completed its first step.</source>
+        <translation>Noch keine Optimiererwerte: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
+    </message>
+    <message>
+        <location line="+59"/>
+        <source>Export charts as PNG</source>
+        <translation>Diagramme als PNG exportieren</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>PNG image (*.png)</source>
+        <translation>PNG-Bild (*.png)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Export PNG</source>
+        <translation>PNG exportieren</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+7"/>
+        <source>Could not write %1: check the folder is writable.</source>
+        <translation>%1 konnte nicht geschrieben werden: Prüfen Sie, ob der Ordner beschreibbar ist.</translation>
+    </message>
+    <message>
+        <location line="-2"/>
+        <source>Export the points shown as CSV</source>
+        <translation>Angezeigte Punkte als CSV exportieren</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+8"/>
+        <source>CSV file (*.csv)</source>
+        <translation>CSV-Datei (*.csv)</translation>
+    </message>
+    <message>
+        <location line="-1"/>
+        <source>Export all metric rows of %1 as CSV</source>
+        <translation>Alle Metrikzeilen von %1 als CSV exportieren</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::DataPanel</name>
+    <message>
+        <location filename="../gui/data/data_panel.cpp" line="+63"/>
+        <source>Prepare a dataset</source>
+        <translation>Datensatz vorbereiten</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Text files (.txt, .md, no extension), JSON Lines (.jsonl) and folders (walked recursively)</source>
+        <translation>Textdateien (.txt, .md, ohne Endung), JSON Lines (.jsonl) und Ordner (rekursiv durchsucht)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Add files…</source>
+        <translation>Dateien hinzufügen…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Add folder…</source>
+        <translation>Ordner hinzufügen…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Remove</source>
+        <translation>Entfernen</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Sources:</source>
+        <translation>Quellen:</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Byte (257 ids: 256 bytes + end of text)</source>
+        <translation>Byte (257 IDs: 256 Bytes + Textende)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>BPE (sentencepiece, trained on the corpus)</source>
+        <translation>BPE (sentencepiece, auf dem Korpus trainiert)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>BPE vocabulary size: ids in all (256 byte pieces, 3 special tokens, merges)</source>
+        <translation>BPE-Vokabulargröße: IDs insgesamt (256 Byte-Stücke, 3 Sondertokens, Merges)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>The last fraction of the token stream is kept for validation</source>
+        <translation>Der letzte Anteil des Tokenstroms wird für die Validierung zurückgehalten</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>dataset folder to write</source>
+        <translation>zu schreibender Datensatzordner</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Browse…</source>
+        <translation>Durchsuchen…</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Tokenizer:</source>
+        <translation>Tokenizer:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>vocab_size:</source>
+        <translation>vocab_size:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>val_fraction:</source>
+        <translation>val_fraction:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Output folder:</source>
+        <translation>Ausgabeordner:</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Prepare</source>
+        <translation>Vorbereiten</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Cancel</source>
+        <translation>Abbrechen</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Registered datasets</source>
+        <translation>Registrierte Datensätze</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Tokenizer</source>
+        <translation>Tokenizer</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>vocab_size</source>
+        <translation>vocab_size</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Train tokens</source>
+        <translation>Trainings-Tokens</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Val tokens</source>
+        <translation>Validierungs-Tokens</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Folder</source>
+        <translation>Ordner</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Forget…</source>
+        <translation>Vergessen…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Remove the dataset from this store&apos;s list; its files stay on disk</source>
+        <translation>Entfernt den Datensatz aus der Liste dieser Datenbank; seine Dateien bleiben auf der Festplatte</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Add text files</source>
+        <translation>Textdateien hinzufügen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Text (*.txt *.md *.jsonl);;All files (*)</source>
+        <translation>Text (*.txt *.md *.jsonl);;Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Add a folder of text files</source>
+        <translation>Ordner mit Textdateien hinzufügen</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Folder to write the dataset in</source>
+        <translation>Ordner, in den der Datensatz geschrieben wird</translation>
+    </message>
+    <message>
+        <location line="+94"/>
+        <source>Add files or folders to prepare first.</source>
+        <translation>Fügen Sie zuerst Dateien oder Ordner zum Vorbereiten hinzu.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Choose the output folder first.</source>
+        <translation>Wählen Sie zuerst den Ausgabeordner.</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Training the BPE tokenizer and encoding…</source>
+        <translation>BPE-Tokenizer wird trainiert und der Text kodiert…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Encoding…</source>
+        <translation>Wird kodiert…</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Cancelling…</source>
+        <translation>Wird abgebrochen…</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>%p% (%1 of %2)</source>
+        <translation>%p% (%1 von %2)</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Already prepared from the same files and options: reusing %1.</source>
+        <translation>Bereits aus denselben Dateien und Optionen vorbereitet: %1 wird wiederverwendet.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Prepared %1: %2 train + %3 val tokens.</source>
+        <translation>%1 vorbereitet: %2 Trainings- + %3 Validierungs-Tokens.</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>Cancelled: nothing was kept.</source>
+        <translation>Abgebrochen: Nichts wurde behalten.</translation>
+    </message>
+    <message>
+        <location line="+79"/>
+        <source>Forget dataset</source>
+        <translation>Datensatz vergessen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Remove %1 from this store&apos;s list of datasets?
+
+Its files stay on disk.</source>
+        <translation>%1 aus der Datensatzliste dieser Datenbank entfernen?
+
+Seine Dateien bleiben auf der Festplatte.</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Forgot %1 (its files are still on disk).</source>
+        <translation>%1 vergessen (seine Dateien sind noch auf der Festplatte).</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::EstimatePanel</name>
+    <message>
+        <location filename="../gui/designer/estimate_panel.cpp" line="+21"/>
+        <source>Model</source>
+        <translation>Modell</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Parameters</source>
+        <translation>Parameter</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>without embeddings</source>
+        <translation>ohne Embeddings</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Training FLOPs per token</source>
+        <translation>Trainings-FLOPs pro Token</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens per step</source>
+        <translation>Tokens pro Schritt</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Memory per rank (fp32)</source>
+        <translation>Speicher pro Rank (fp32)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Weights</source>
+        <translation>Gewichte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Gradients</source>
+        <translation>Gradienten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Optimizer (AdamW m, v)</source>
+        <translation>Optimierer (AdamW m, v)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Activations</source>
+        <translation>Aktivierungen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Total</source>
+        <translation>Gesamt</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>On this machine</source>
+        <translation>Auf diesem Rechner</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Tokens per second</source>
+        <translation>Tokens pro Sekunde</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run time</source>
+        <translation>Laufzeit</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Calibrate this CPU</source>
+        <translation>Diese CPU kalibrieren</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Measures this CPU&apos;s sgemm peak (a few seconds) so that tokens/s can be estimated; the engine caches it for every later run.</source>
+        <translation>Misst die sgemm-Spitzenleistung dieser CPU (einige Sekunden), damit tokens/s geschätzt werden können; die Engine speichert sie für alle späteren Läufe.</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>%1 (%2)</source>
+        <translation>%1 (%2)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1FLOP</source>
+        <translation>%1FLOP</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>6 N + 12 L C T (PaLM, appendix B): %1 FLOPs per token, forward and backward</source>
+        <translation>6 N + 12 L C T (PaLM, Anhang B): %1 FLOPs pro Token, Vorwärts- und Rückwärtsdurchlauf</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>micro_batch %1 × grad_accum %2 × seq_len %3 (one rank)</source>
+        <translation>micro_batch %1 × grad_accum %2 × seq_len %3 (ein Rank)</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>What forward keeps for backward at micro_batch %1, plus backward scratch</source>
+        <translation>Was der Vorwärtsdurchlauf bei micro_batch %1 für den Rückwärtsdurchlauf aufbewahrt, plus Zwischenspeicher des Rückwärtsdurchlaufs</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>≈ %1 tokens/s</source>
+        <translation>≈ %1 tokens/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>≈ %1 for %2 steps</source>
+        <translation>≈ %1 für %2 Schritte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>sgemm peak %1FLOP/s with %2 threads × MFU %3 ÷ FLOPs per token; training steps only (evaluations and samples add to it)</source>
+        <translation>sgemm-Spitze %1FLOP/s mit %2 Threads × MFU %3 ÷ FLOPs pro Token; nur Trainingsschritte (Evaluierungen und Samples kommen hinzu)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <location line="+1"/>
+        <source>not calibrated</source>
+        <translation>nicht kalibriert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This CPU&apos;s peak with %1 threads is not measured yet: calibrate it to estimate tokens/s.</source>
+        <translation>Die Spitzenleistung dieser CPU mit %1 Threads ist noch nicht gemessen: Kalibrieren Sie sie, um tokens/s zu schätzen.</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Fix the marked fields to update the estimates (the figures shown are of the last valid config).</source>
+        <translation>Korrigieren Sie die markierten Felder, um die Schätzungen zu aktualisieren (die angezeigten Werte gehören zur letzten gültigen Konfiguration).</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The estimates are valid; choose a dataset (data.path) before a run.</source>
+        <translation>Die Schätzungen sind gültig; wählen Sie vor einem Lauf einen Datensatz (data.path).</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Calibrating this CPU (a few seconds)…</source>
+        <translation>Diese CPU wird kalibriert (einige Sekunden)…</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ExperimentsModel</name>
+    <message>
+        <location filename="../gui/runs/experiments_model.cpp" line="+62"/>
+        <location line="+6"/>
+        <source>An experiment needs a name.</source>
+        <translation>Ein Experiment braucht einen Namen.</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>Experiment %1 holds run %2, which is running: stop it before deleting.</source>
+        <translation>Experiment %1 enthält den Lauf %2, der gerade läuft: Halten Sie ihn vor dem Löschen an.</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Run %1 is running: stop it before deleting.</source>
+        <translation>Lauf %1 läuft gerade: Halten Sie ihn vor dem Löschen an.</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+81"/>
+        <source>%n run(s)</source>
+        <translation>
+            <numerusform>%n Lauf</numerusform>
+            <numerusform>%n Läufe</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+39"/>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Status</source>
+        <translation>Status</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Started</source>
+        <translation>Gestartet</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Best val loss</source>
+        <translation>Bester Val-Verlust</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens/s</source>
+        <translation>Tokens/s</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::MainWindow</name>
+    <message>
+        <location filename="../gui/app/main_window.cpp" line="+85"/>
+        <source>Start run</source>
+        <translation>Lauf starten</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Train this model on this machine (Ctrl+R)</source>
+        <translation>Dieses Modell auf diesem Rechner trainieren (Strg+R)</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <location line="+269"/>
+        <source>Design</source>
+        <translation>Entwurf</translation>
+    </message>
+    <message>
+        <location line="-268"/>
+        <location line="+269"/>
+        <source>Data</source>
+        <translation>Daten</translation>
+    </message>
+    <message>
+        <location line="-268"/>
+        <location line="+269"/>
+        <source>Run</source>
+        <translation>Lauf</translation>
+    </message>
+    <message>
+        <location line="-268"/>
+        <location line="+269"/>
+        <source>Compare</source>
+        <translation>Vergleich</translation>
+    </message>
+    <message>
+        <location line="-242"/>
+        <source>Dataset %1 is ready; the designer uses it now.</source>
+        <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt.</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>Run %1 started.</source>
+        <translation>Lauf %1 gestartet.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Re-attached to run %1, still training.</source>
+        <translation>Wieder mit Lauf %1 verbunden, er trainiert noch.</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Run %1 ended: %2.</source>
+        <translation>Lauf %1 beendet: %2.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>&amp;File</source>
+        <translation>&amp;Datei</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;New store…</source>
+        <translation>&amp;Neue Datenbank…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Open store…</source>
+        <translation>Datenbank ö&amp;ffnen…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Recent stores</source>
+        <translation>Zuletzt geöffnete Datenbanken</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>&amp;Quit</source>
+        <translation>&amp;Beenden</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <location line="+14"/>
+        <source>&amp;Run</source>
+        <translation>&amp;Lauf</translation>
+    </message>
+    <message>
+        <location line="-13"/>
+        <source>&amp;Start run</source>
+        <translation>Lauf &amp;starten</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>S&amp;top run</source>
+        <translation>Lauf an&amp;halten</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Resume run</source>
+        <translation>Lauf &amp;fortsetzen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Compare selected runs</source>
+        <translation>Ausgewählte Läufe &amp;vergleichen</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>&amp;View</source>
+        <translation>&amp;Ansicht</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Design</source>
+        <translation>&amp;Entwurf</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>D&amp;ata</source>
+        <translation>&amp;Daten</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>&amp;Compare</source>
+        <translation>&amp;Vergleich</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>&amp;Find run or experiment</source>
+        <translation>Lauf oder Experiment &amp;suchen</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <location line="+160"/>
+        <source>Store: %1</source>
+        <translation>Datenbank: %1</translation>
+    </message>
+    <message>
+        <location line="-130"/>
+        <source>Welcome: the demo experiment is ready. Press Start run (Ctrl+R) to train it.</source>
+        <translation>Willkommen: Das Demo-Experiment ist bereit. Drücken Sie „Lauf starten“ (Strg+R), um es zu trainieren.</translation>
+    </message>
+    <message>
+        <location line="+47"/>
+        <source>Cannot open the store %1: %2</source>
+        <translation>Die Datenbank %1 kann nicht geöffnet werden: %2</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>The design has invalid fields (marked in red): fix them first.</source>
+        <translation>Der Entwurf hat ungültige Felder (rot markiert): Korrigieren Sie sie zuerst.</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Stopping run %1 at the end of its step (checkpoint first)…</source>
+        <translation>Lauf %1 wird am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
+    </message>
+    <message>
+        <location line="+25"/>
+        <source>Runs are training</source>
+        <translation>Läufe trainieren noch</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+1"/>
+        <source>%n run(s) are training. Leave them running (TrainDeck re-attaches at its next start) or stop them (each writes a checkpoint first)?</source>
+        <translation>
+            <numerusform>%n Lauf trainiert noch. Weiterlaufen lassen (TrainDeck verbindet sich beim nächsten Start wieder) oder anhalten (zuerst wird ein Checkpoint geschrieben)?</numerusform>
+            <numerusform>%n Läufe trainieren noch. Weiterlaufen lassen (TrainDeck verbindet sich beim nächsten Start wieder) oder anhalten (jeder schreibt zuerst einen Checkpoint)?</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Leave running</source>
+        <translation>Weiterlaufen lassen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stop runs</source>
+        <translation>Läufe anhalten</translation>
+    </message>
+    <message>
+        <location line="+58"/>
+        <source>New store</source>
+        <translation>Neue Datenbank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+11"/>
+        <source>TrainDeck stores (*.db *.sqlite);;All files (*)</source>
+        <translation>TrainDeck-Datenbanken (*.db *.sqlite);;Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <location line="-8"/>
+        <source>%1 exists already: use File &gt; Open store to open it; nothing was overwritten.</source>
+        <translation>%1 existiert bereits: Öffnen Sie sie mit Datei &gt; Datenbank öffnen; nichts wurde überschrieben.</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Open store</source>
+        <translation>Datenbank öffnen</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>TrainDeck</source>
+        <translation>TrainDeck</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ManifestView</name>
+    <message>
+        <location filename="../gui/data/manifest_view.cpp" line="+23"/>
+        <source>Field</source>
+        <translation>Feld</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Value</source>
+        <translation>Wert</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>No dataset</source>
+        <translation>Kein Datensatz</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>prepare one, or select a registered dataset</source>
+        <translation>bereiten Sie einen vor oder wählen Sie einen registrierten Datensatz</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Folder</source>
+        <translation>Ordner</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+11"/>
+        <source>%n shard file(s)</source>
+        <translation>
+            <numerusform>%n Shard-Datei</numerusform>
+            <numerusform>%n Shard-Dateien</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>val_fraction</source>
+        <translation>val_fraction</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Input bytes</source>
+        <translation>Eingabe-Bytes</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Token dtype</source>
+        <translation>Token-dtype</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Created by</source>
+        <translation>Erstellt von</translation>
+    </message>
+    <message>
+        <location filename="../gui/data/manifest_view.h" line="+30"/>
+        <source>Train tokens</source>
+        <translation>Trainings-Tokens</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Val tokens</source>
+        <translation>Validierungs-Tokens</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Files</source>
+        <translation>Dateien</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Skipped files</source>
+        <translation>Übersprungene Dateien</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokenizer</source>
+        <translation>Tokenizer</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>vocab_size</source>
+        <translation>vocab_size</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::MetricsModel</name>
+    <message>
+        <location filename="../gui/metrics/metrics_model.cpp" line="+149"/>
+        <source>No store is open.</source>
+        <translation>Keine Datenbank geöffnet.</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ModelDesigner</name>
+    <message>
+        <location filename="../gui/designer/model_designer.cpp" line="+79"/>
+        <source>Preset…</source>
+        <translation>Vorlage…</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Fills the model fields with a common shape; training and data stay.</source>
+        <translation>Füllt die Modellfelder mit einer gängigen Form; Training und Daten bleiben unverändert.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Load JSON…</source>
+        <translation>JSON laden…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Save JSON…</source>
+        <translation>JSON speichern…</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Preset:</source>
+        <translation>Vorlage:</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Model</source>
+        <translation>Modell</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Training</source>
+        <translation>Training</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Data</source>
+        <translation>Daten</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>%1
+Allowed: %2
+Default: %3</source>
+        <translation>%1
+Erlaubt: %2
+Standard: %3</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>a dataset directory made by prepare</source>
+        <translation>ein von prepare erstellter Datensatzordner</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>0 (4 × d_model)</source>
+        <translation>0 (4 × d_model)</translation>
+    </message>
+    <message>
+        <location line="+166"/>
+        <source>Cannot open &apos;%1&apos;: %2</source>
+        <translation>&apos;%1&apos; kann nicht geöffnet werden: %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&apos;%1&apos; is %2 bytes: too large to be a run config.</source>
+        <translation>&apos;%1&apos; ist %2 Bytes groß: zu groß für eine Laufkonfiguration.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>&apos;%1&apos; is not valid JSON: %2. The form was left as it was.</source>
+        <translation>&apos;%1&apos; ist kein gültiges JSON: %2. Das Formular blieb unverändert.</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>&apos;%1&apos; is not a valid run config; the form was left as it was:
+%2</source>
+        <translation>&apos;%1&apos; ist keine gültige Laufkonfiguration; das Formular blieb unverändert:
+%2</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>The config has errors; fix the marked fields before saving:
+%1</source>
+        <translation>Die Konfiguration hat Fehler; korrigieren Sie vor dem Speichern die markierten Felder:
+%1</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <location line="+3"/>
+        <source>Cannot write &apos;%1&apos;: %2</source>
+        <translation>&apos;%1&apos; kann nicht geschrieben werden: %2</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <location line="+4"/>
+        <source>Load run config</source>
+        <translation>Laufkonfiguration laden</translation>
+    </message>
+    <message>
+        <location line="-3"/>
+        <source>JSON configs (*.json);;All files (*)</source>
+        <translation>JSON-Konfigurationen (*.json);;Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <location line="+4"/>
+        <source>Save run config</source>
+        <translation>Laufkonfiguration speichern</translation>
+    </message>
+    <message>
+        <location line="-4"/>
+        <source>JSON configs (*.json)</source>
+        <translation>JSON-Konfigurationen (*.json)</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::Planner</name>
+    <message>
+        <location filename="../gui/plan/planner.cpp" line="+256"/>
+        <source>The engine (traindeck-engine) was not found: build it, or set TRAINDECK_ENGINE to its path, then calibrate again.</source>
+        <translation>Die Engine (traindeck-engine) wurde nicht gefunden: Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad und kalibrieren Sie dann erneut.</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Could not start the engine &apos;%1&apos; to calibrate: %2. Check that traindeck-engine is built, or set TRAINDECK_ENGINE.</source>
+        <translation>Die Engine &apos;%1&apos; konnte zum Kalibrieren nicht gestartet werden: %2. Prüfen Sie, ob traindeck-engine gebaut ist, oder setzen Sie TRAINDECK_ENGINE.</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Calibration cancelled.</source>
+        <translation>Kalibrierung abgebrochen.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>The engine crashed while calibrating. %1</source>
+        <translation>Die Engine ist beim Kalibrieren abgestürzt. %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Calibration failed (engine exit code %1): %2</source>
+        <translation>Kalibrierung fehlgeschlagen (Exit-Code der Engine %1): %2</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>The engine finished, but its calibration cache %1 holds no peak for %2 threads on this CPU.</source>
+        <translation>Die Engine ist fertig, aber ihr Kalibrierungscache %1 enthält keine Spitzenleistung für %2 Threads auf dieser CPU.</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::PrepareJob</name>
+    <message>
+        <location filename="../gui/prepare/prepare_job.cpp" line="+83"/>
+        <source>No input: add files or folders to prepare.</source>
+        <translation>Keine Eingabe: Fügen Sie Dateien oder Ordner zum Vorbereiten hinzu.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No output folder: choose where the dataset goes.</source>
+        <translation>Kein Ausgabeordner: Wählen Sie, wohin der Datensatz geschrieben wird.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Cannot find traindeck-engine: install it beside traindeck, or set TRAINDECK_ENGINE to its path.</source>
+        <translation>traindeck-engine nicht gefunden: Installieren Sie es neben traindeck oder setzen Sie TRAINDECK_ENGINE auf seinen Pfad.</translation>
+    </message>
+    <message>
+        <location line="+85"/>
+        <source>Cannot start the engine &apos;%1&apos;: %2</source>
+        <translation>Die Engine &apos;%1&apos; kann nicht gestartet werden: %2</translation>
+    </message>
+    <message>
+        <location line="+49"/>
+        <source>The dataset was prepared in %1, but registering it in the store failed: %2</source>
+        <translation>Der Datensatz wurde in %1 vorbereitet, aber seine Registrierung in der Datenbank ist fehlgeschlagen: %2</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>The engine stopped unexpectedly (%1).</source>
+        <translation>Die Engine wurde unerwartet beendet (%1).</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The engine finished without reporting the dataset (is it an older traindeck-engine without --progress-json?).</source>
+        <translation>Die Engine wurde beendet, ohne den Datensatz zu melden (ist es ein älteres traindeck-engine ohne --progress-json?).</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The engine exited with code %1 and no message.</source>
+        <translation>Die Engine wurde mit Code %1 und ohne Meldung beendet.</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::RunController</name>
+    <message>
+        <location filename="../gui/runs/run_controller.cpp" line="+34"/>
+        <source>Run %1: %2</source>
+        <translation>Lauf %1: %2</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <location line="+80"/>
+        <source>No store is open.</source>
+        <translation>Keine Datenbank geöffnet.</translation>
+    </message>
+    <message>
+        <location line="-74"/>
+        <source>Cannot create the run folder &apos;%1&apos;: check that its parent is writable.</source>
+        <translation>Der Laufordner &apos;%1&apos; kann nicht angelegt werden: Prüfen Sie, ob der übergeordnete Ordner beschreibbar ist.</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>The training engine (traindeck-engine) was not found. Build it (cmake --build build) or set TRAINDECK_ENGINE to its path.</source>
+        <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie (cmake --build build) oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
+    </message>
+    <message>
+        <location line="+47"/>
+        <source>Run %1 is not running here.</source>
+        <translation>Lauf %1 läuft nicht hier.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run %1: its engine process %2 is gone.</source>
+        <translation>Lauf %1: Sein Engine-Prozess %2 existiert nicht mehr.</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <location line="+9"/>
+        <source>Run %1 is still running.</source>
+        <translation>Lauf %1 läuft noch.</translation>
+    </message>
+    <message>
+        <location line="-2"/>
+        <source>Run %1 is not in this store.</source>
+        <translation>Lauf %1 ist nicht in dieser Datenbank.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run %1 has no run folder on this machine; it cannot be resumed here.</source>
+        <translation>Lauf %1 hat auf diesem Rechner keinen Laufordner; er kann hier nicht fortgesetzt werden.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Run %1 has no config.json and the store has no config for it.</source>
+        <translation>Lauf %1 hat keine config.json, und die Datenbank hat keine Konfiguration für ihn.</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::RunView</name>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+46"/>
+        <location line="+85"/>
+        <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
+        <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
+    </message>
+    <message>
+        <location line="-81"/>
+        <source>Stop</source>
+        <translation>Anhalten</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Stop gracefully: finish the step, write a checkpoint, exit (Ctrl+.)</source>
+        <translation>Sauber anhalten: Schritt beenden, Checkpoint schreiben, beenden (Strg+.)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Resume</source>
+        <translation>Fortsetzen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Continue from the newest checkpoint</source>
+        <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Generated samples appear here with their step (train.sample_interval).</source>
+        <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Samples</source>
+        <translation>Samples</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Log</source>
+        <translation>Protokoll</translation>
+    </message>
+    <message>
+        <location line="+65"/>
+        <source>Run %1 (starting…)</source>
+        <translation>Lauf %1 (startet…)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Run %1 · %2 · step %3</source>
+        <translation>Lauf %1 · %2 · Schritt %3</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source> · best val loss %1</source>
+        <translation> · bester Val-Verlust %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source> · %1 tokens/s</source>
+        <translation> · %1 tokens/s</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>Step %1</source>
+        <translation>Schritt %1</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>(no engine log at %1: runs started outside TrainDeck log to their own terminal)</source>
+        <translation>(kein Engine-Protokoll unter %1: Außerhalb von TrainDeck gestartete Läufe protokollieren in ihr eigenes Terminal)</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::Sidebar</name>
+    <message>
+        <location filename="../gui/app/sidebar.cpp" line="+27"/>
+        <source>Search experiments, runs, status…</source>
+        <translation>Experimente, Läufe, Status suchen…</translation>
+    </message>
+    <message>
+        <location line="+34"/>
+        <source>New</source>
+        <translation>Neu</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+87"/>
+        <source>New experiment</source>
+        <translation>Neues Experiment</translation>
+    </message>
+    <message>
+        <location line="-86"/>
+        <source>Rename</source>
+        <translation>Umbenennen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Rename the selected experiment</source>
+        <translation>Das ausgewählte Experiment umbenennen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Notes</source>
+        <translation>Notizen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Notes and tags of the selected experiment or run</source>
+        <translation>Notizen und Tags des ausgewählten Experiments oder Laufs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Delete</source>
+        <translation>Löschen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Delete the selected runs or experiment</source>
+        <translation>Die ausgewählten Läufe oder das Experiment löschen</translation>
+    </message>
+    <message>
+        <location line="+84"/>
+        <source>Name:</source>
+        <translation>Name:</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Rename experiment</source>
+        <translation>Experiment umbenennen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>New name:</source>
+        <translation>Neuer Name:</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Experiment %1</source>
+        <translation>Experiment %1</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Run %1</source>
+        <translation>Lauf %1</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Notes:</source>
+        <translation>Notizen:</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>comma-separated, e.g. baseline, lr-sweep</source>
+        <translation>durch Kommas getrennt, z. B. baseline, lr-sweep</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tags:</source>
+        <translation>Tags:</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Delete runs</source>
+        <translation>Läufe löschen</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+1"/>
+        <source>Delete %n run(s) and every number stored for them? Their run folders on disk are kept.</source>
+        <translation>
+            <numerusform>%n Lauf und alle dafür gespeicherten Zahlen löschen? Sein Laufordner auf der Festplatte bleibt erhalten.</numerusform>
+            <numerusform>%n Läufe und alle dafür gespeicherten Zahlen löschen? Ihre Laufordner auf der Festplatte bleiben erhalten.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Delete experiment</source>
+        <translation>Experiment löschen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Delete experiment %1 with all its runs and their stored numbers? Run folders on disk are kept.</source>
+        <translation>Experiment %1 mit allen seinen Läufen und deren gespeicherten Zahlen löschen? Die Laufordner auf der Festplatte bleiben erhalten.</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>New experiment…</source>
+        <translation>Neues Experiment…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Rename…</source>
+        <translation>Umbenennen…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Notes and tags…</source>
+        <translation>Notizen und Tags…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Delete…</source>
+        <translation>Löschen…</translation>
+    </message>
+</context>
+</TS>
