@@ -8,6 +8,7 @@
 #include <QPointer>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QToolTip>
 
 #include <optional>
 
@@ -69,6 +70,15 @@ QString themeName(Theme t) {
     case Theme::System: break;
   }
   return QStringLiteral("system");
+}
+
+QString themeDisplayName(Theme t) {
+  switch (t) {
+    case Theme::Light: return QCoreApplication::translate("td::gui::Theme", "Light");
+    case Theme::Dark: return QCoreApplication::translate("td::gui::Theme", "Dark");
+    case Theme::System: break;
+  }
+  return QCoreApplication::translate("td::gui::Theme", "System");
 }
 
 Theme themeFromString(const QString& name) {
@@ -182,6 +192,8 @@ void applyTheme(QApplication& app, Theme t) {
   }
   if (!(QGuiApplication::palette() == wanted)) QApplication::setPalette(wanted);
   g_applied = QGuiApplication::palette();
+  // Tool tips keep a palette of their own, which a platform theme may have set.
+  QToolTip::setPalette(*g_applied);
   g_theme = t;
   g_applying = false;
 }
@@ -201,6 +213,12 @@ QList<QColor> seriesColors() {
   return {QColor(0x4e, 0x79, 0xa7), QColor(0xdd, 0x7a, 0x18), QColor(0xe1, 0x57, 0x59),
           QColor(0x3e, 0x9e, 0x98), QColor(0x59, 0xa1, 0x4f), QColor(0xad, 0x8c, 0x17),
           QColor(0xb0, 0x7a, 0xa1), QColor(0xdc, 0x6a, 0x88)};
+}
+
+QColor seriesColor(int i) {
+  const QList<QColor> colours = seriesColors();
+  const int n = int(colours.size());
+  return colours[((i % n) + n) % n];
 }
 
 }  // namespace td::gui

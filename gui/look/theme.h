@@ -20,6 +20,8 @@ enum class Theme { System, Light, Dark };
 
 /// "system", "light", "dark" (the names settings store). Never translated.
 QString themeName(Theme t);
+/// The name a settings list shows, translated: "System", "Light", "Dark" ("Hell", "Dunkel").
+QString themeDisplayName(Theme t);
 /// Inverse of themeName, case-insensitive; anything else (including "") is Theme::System.
 Theme themeFromString(const QString& name);
 
@@ -43,7 +45,8 @@ QPalette platformPalette();
 ///  Light  -> platformPalette() when it is light, else lightPalette();
 ///  System -> Dark when isDark(platformPalette()), else the platform's own (light) palette.
 /// With System, a later desktop theme change (QEvent::ThemeChange) re-applies it. Widgets get
-/// QEvent::PaletteChange as usual; charts re-read chartBackground() etc. on it.
+/// QEvent::PaletteChange as usual; charts re-read chartBackground() etc. on it. The tool tip
+/// palette (QToolTip::setPalette) follows too.
 void applyTheme(QApplication& app, Theme t);
 /// The theme last passed to applyTheme() (System before any call).
 Theme currentTheme();
@@ -60,5 +63,7 @@ QColor chartGrid();
 /// ratio >= 3 against both white and the dark palette's Base (#1e1e1e), and any two differ by
 /// CIE76 Delta E >= 20. Same list on light and dark.
 QList<QColor> seriesColors();
+/// seriesColors()[i mod 8]; negative i count from the end (-1 is the last colour).
+QColor seriesColor(int i);
 
 }  // namespace td::gui

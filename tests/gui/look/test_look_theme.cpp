@@ -2,6 +2,7 @@
 // change while System is on), chart colours and the run-overlay colours' contrast.
 #include <QApplication>
 #include <QStyle>
+#include <QToolTip>
 #include <QWidget>
 #include <QtTest>
 
@@ -52,6 +53,7 @@ class TestLookTheme : public QObject {
     QCOMPARE(themeName(Theme::Dark), QStringLiteral("dark"));
     QCOMPARE(themeName(Theme::Light), QStringLiteral("light"));
     QCOMPARE(themeName(Theme::System), QStringLiteral("system"));
+    QCOMPARE(themeDisplayName(Theme::Dark), QStringLiteral("Dark"));
     QCOMPARE(themeFromString("Dark"), Theme::Dark);
     QCOMPARE(themeFromString(" light "), Theme::Light);
     QCOMPARE(themeFromString("system"), Theme::System);
@@ -90,6 +92,8 @@ class TestLookTheme : public QObject {
     QVERIFY(p.color(QPalette::Disabled, QPalette::Text).lightness() <
             p.color(QPalette::Active, QPalette::Text).lightness() - 60);
     QVERIFY(p.color(QPalette::Disabled, QPalette::Window).lightness() < 64);
+    QCOMPARE(QToolTip::palette().color(QPalette::ToolTipBase), p.color(QPalette::ToolTipBase));
+    QVERIFY(QToolTip::palette().color(QPalette::ToolTipBase).lightness() < 80);
     // A widget created now gets it.
     QWidget w;
     QCOMPARE(w.palette().color(QPalette::Window), QColor(0x2d, 0x2d, 0x30));
@@ -155,6 +159,9 @@ class TestLookTheme : public QObject {
   void seriesColoursReadOnBothAndDiffer() {
     const QList<QColor> colours = seriesColors();
     QCOMPARE(colours.size(), 8);
+    QCOMPARE(seriesColor(0), colours[0]);
+    QCOMPARE(seriesColor(9), colours[1]);
+    QCOMPARE(seriesColor(-1), colours[7]);
     const QColor white(Qt::white), dark_base = darkPalette().color(QPalette::Base);
     for (const QColor& c : colours) {
       QVERIFY2(contrast(c, white) >= 3.0, qPrintable(c.name()));
