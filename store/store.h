@@ -115,6 +115,38 @@ class Store {
   /// the shortest form that reads back to the same double. Returns the number of data rows.
   int64_t export_metrics_csv(const std::string& run_id, std::ostream& out);
 
+  // ---- compare queries (gui/compare) -------------------------------------------------------
+
+  /// Summary numbers of one run for comparing runs (docs/store.md "Compare"). Losses are
+  /// nats/token of rank 0; empty optionals where the run has no such rows.
+  struct RunNumbers {
+    RunInfo info;                            // the run's record (status, n_params, config ...)
+    std::optional<double> final_loss;        // train loss at the last step
+    std::optional<double> best_loss;         // min train loss
+    std::optional<double> final_val_loss;    // val_loss of the last eval
+    std::optional<double> best_val_loss;     // min val_loss
+    /// Median of tokens_per_s (tokens/s) and of mfu (0..1) over the steps after the first
+    /// kWarmupSteps stored steps (the median ignores eval and checkpoint pauses too); over all
+    /// steps when a run has no more than kWarmupSteps.
+    std::optional<double> tokens_per_s;
+    std::optional<double> mfu;
+    /// Seconds of training: the SUM of the attempts' durations (end - start of each attempt;
+    /// the pauses between a stop and a --resume are not counted). An attempt without an end
+    /// (running, or killed) lasts until its last stored metric row: "so far".
+    std::optional<double> wall_seconds;
+    std::optional<int64_t> tokens_seen;      // tokens_seen at the last step
+  };
+  static constexpr int kWarmupSteps = 3;
+  /// Throws td::Error when the run is unknown.
+  RunNumbers run_numbers(const std::string& run_id);
+  /// A config JSON object flattened to (dotted path, value) pairs sorted by path, e.g.
+  /// ("model.d_model", "64"), ("train.lr", "0.001"), ("data.tokenizer", "byte"): strings
+  /// without quotes, other values (numbers, true/false/null, arrays) as compact JSON; an
+  /// empty object is a value "{}". "" or invalid JSON gives no pairs. Never throws.
+  static std::vector<std::pair<std::string, std::string>> flatten_config(const std::string& config_json);
+
+  // ---- end of compare queries ----------------------------------------------------------------
+
   /// The internal integer key of a run, or nullopt.
   std::optional<int64_t> run_key(const std::string& run_id);
 

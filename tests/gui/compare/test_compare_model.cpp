@@ -1,0 +1,198 @@
+// CompareModel (Qt Core): summary numbers and config diff of runs ingested from hand-written
+// events files (compare_fixture.h has every expected number worked out).
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <thread>
+
+#include "compare_fixture.h"
+#include "gui/compare/compare_format.h"
+#include "gui/compare/compare_model.h"
+
+using namespace td::gui;
+using S = CompareSummaryModel;
+
+namespace {
+
+QVariant raw(QAbstractItemModel* m, int row, int col) { return m->index(row, col).data(Qt::UserRole); }
+QString text(QAbstractItemModel* m, int row, int col) { return m->index(row, col).data().toString(); }
+
+}  // namespace
+
+class TestCompareModel : public QObject {
+  Q_OBJECT
+ private slots:
+  void summaryNumbersAreTheHandComputedOnes() {
+    QTemporaryDir dir;
+    StoreClient client(test::makeCompareStore(dir.path()));
+    CompareModel cmp(&client);
+    QSignalSpy loaded(&cmp, &CompareModel::loaded);
+    cmp.setRuns({"run-a", "run-b"});
+    QVERIFY(cmp.isLoading());
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(!cmp.isLoading());
+    auto* m = cmp.summaryModel();
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(m->columnCount(), int(S::ColumnCount));
+    // run-a
+    QCOMPARE(raw(m, 0, S::Run).toString(), QString("run-a"));
+    QCOMPARE(raw(m, 0, S::Experiment).toString(), QString("exp"));
+    QCOMPARE(raw(m, 0, S::Status).toString(), QString("completed"));
+    QCOMPARE(raw(m, 0, S::FinalLoss).toDouble(), 2.9);
+    QCOMPARE(raw(m, 0, S::BestLoss).toDouble(), 2.75);
+    QCOMPARE(raw(m, 0, S::FinalValLoss).toDouble(), 3.1);
+    QCOMPARE(raw(m, 0, S::BestValLoss).toDouble(), 2.8);
+    QCOMPARE(raw(m, 0, S::TokensPerS).toDouble(), 2100.0);
+    QCOMPARE(raw(m, 0, S::Mfu).toDouble(), 0.42);
+    QCOMPARE(raw(m, 0, S::WallTime).toDouble(), 75.0);
+    QCOMPARE(raw(m, 0, S::TokensSeen).toLongLong(), 6144LL);
+    QCOMPARE(raw(m, 0, S::Parameters).toLongLong(), 12345LL);
+    QCOMPARE(raw(m, 0, S::Steps).toLongLong(), 6LL);
+    QCOMPARE(text(m, 0, S::FinalLoss), QString("2.9000"));
+    QCOMPARE(text(m, 0, S::Mfu), QString("42.0%"));
+    QCOMPARE(text(m, 0, S::WallTime), QString("1 min 15 s"));
+    QCOMPARE(text(m, 0, S::TokensSeen), QString("6144"));
+    QCOMPARE(text(m, 0, S::Parameters), QString("12.3k"));
+    // run-b: running, no eval, no MFU
+    QCOMPARE(raw(m, 1, S::Status).toString(), QString("running"));
+    QCOMPARE(raw(m, 1, S::FinalLoss).toDouble(), 4.125);
+    QVERIFY(!raw(m, 1, S::BestValLoss).isValid());
+    QVERIFY(!raw(m, 1, S::FinalValLoss).isValid());
+    QCOMPARE(text(m, 1, S::BestValLoss), compare_format::missing());
+    QVERIFY(!raw(m, 1, S::Mfu).isValid());
+    QCOMPARE(raw(m, 1, S::TokensPerS).toDouble(), 1400.0);
+    QCOMPARE(raw(m, 1, S::WallTime).toDouble(), 50.0);
+    QCOMPARE(text(m, 1, S::WallTime), QString("50.0 s so far"));
+    QCOMPARE(raw(m, 1, S::TokensSeen).toLongLong(), 5120LL);
+    QCOMPARE(raw(m, 1, S::Steps).toLongLong(), 5LL);
+  }
+
+  void diffShowsOnlyTheDifferingField() {
+    QTemporaryDir dir;
+    StoreClient client(test::makeCompareStore(dir.path()));
+    CompareModel cmp(&client);
+    QSignalSpy loaded(&cmp, &CompareModel::loaded);
+    cmp.setRuns({"run-a", "run-b"});
+    QVERIFY(loaded.wait(10000));
+    ConfigDiffModel* d = cmp.diffModel();
+    QCOMPARE(d->columnCount(), 2);
+    QCOMPARE(d->rowCount(), 1);
+    QCOMPARE(d->path(0), QString("train.lr"));
+    QCOMPARE(d->headerData(0, Qt::Vertical).toString(), QString("train.lr"));
+    QCOMPARE(d->headerData(1, Qt::Horizontal).toString(), QString("run-b"));
+    QCOMPARE(d->index(0, 0).data().toString(), QString("0.001"));
+    QCOMPARE(d->index(0, 1).data().toString(), QString("0.002"));
+    QCOMPARE(d->equalCount(), 6);  // 7 fields, train.lr differs
+  }
+
+  void threeRunsAndOrder() {
+    QTemporaryDir dir;
+    StoreClient client(test::makeCompareStore(dir.path()));
+    CompareModel cmp(&client);
+    QSignalSpy loaded(&cmp, &CompareModel::loaded);
+    cmp.setRuns({"run-c", "run-a", "run-b"});
+    QVERIFY(loaded.wait(10000));
+    auto* m = cmp.summaryModel();
+    QCOMPARE(m->rowCount(), 3);
+    QCOMPARE(m->runId(0), QString("run-c"));
+    QCOMPARE(raw(m, 0, S::TokensPerS).toDouble(), 850.0);  // 2 steps: both, no warm-up skip
+    QCOMPARE(raw(m, 0, S::WallTime).toDouble(), 10.0);
+    QCOMPARE(raw(m, 0, S::Experiment).toString(), QString("other"));
+    QCOMPARE(raw(m, 1, S::BestValLoss).toDouble(), 2.8);
+    ConfigDiffModel* d = cmp.diffModel();
+    QCOMPARE(d->rowCount(), 2);
+    QCOMPARE(d->path(0), QString("model.d_model"));
+    QCOMPARE(d->path(1), QString("train.lr"));
+    QCOMPARE(d->index(0, 0).data().toString(), QString("128"));
+    QCOMPARE(d->index(0, 1).data().toString(), QString("64"));
+    QCOMPARE(d->index(0, 2).data().toString(), QString("64"));
+    QCOMPARE(d->index(1, 0).data().toString(), QString("0.001"));
+    QCOMPARE(d->index(1, 2).data().toString(), QString("0.002"));
+    QCOMPARE(d->equalCount(), 5);
+  }
+
+  void unknownRunIsReportedOthersShown() {
+    QTemporaryDir dir;
+    StoreClient client(test::makeCompareStore(dir.path()));
+    CompareModel cmp(&client);
+    QSignalSpy loaded(&cmp, &CompareModel::loaded);
+    QSignalSpy errors(&cmp, &CompareModel::error);
+    cmp.setRuns({"run-a", "no-such-run", "run-b"});
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(errors.count(), 1);
+    QVERIFY2(errors[0][0].toString().contains("no-such-run"), qPrintable(errors[0][0].toString()));
+    QCOMPARE(cmp.summaryModel()->rowCount(), 2);
+    QCOMPARE(cmp.diffModel()->rowCount(), 1);
+  }
+
+  void newerRequestWins() {
+    QTemporaryDir dir;
+    StoreClient client(test::makeCompareStore(dir.path()));
+    CompareModel cmp(&client);
+    QSignalSpy loaded(&cmp, &CompareModel::loaded);
+    cmp.setRuns({"run-a", "run-b"});
+    cmp.setRuns({"run-a", "run-c"});  // before the first result arrived
+    QVERIFY(client.waitIdle());
+    QCOMPARE(loaded.count(), 1);
+    QCOMPARE(cmp.summaryModel()->rowCount(), 2);
+    QCOMPARE(cmp.summaryModel()->runId(1), QString("run-c"));
+    QCOMPARE(cmp.diffModel()->path(0), QString("model.d_model"));
+    cmp.setRuns({});
+    QCOMPARE(cmp.summaryModel()->rowCount(), 0);
+    QCOMPARE(cmp.diffModel()->columnCount(), 0);
+  }
+
+  // The numbers are read on the store thread, never on the caller's.
+  void computedOnTheStoreThread() {
+    QTemporaryDir dir;
+    StoreClient client(test::makeCompareStore(dir.path()));
+    const auto gui = std::this_thread::get_id();
+    std::thread::id worker;
+    client.run<CompareResult>(
+        this,
+        [&](td::store::Store& s) {
+          worker = std::this_thread::get_id();
+          return computeComparison(s, {"run-a"});
+        },
+        [](CompareResult) {});
+    QVERIFY(client.waitIdle());
+    QVERIFY(worker != std::thread::id() && worker != gui);
+  }
+
+  void flattenAndDiffRules() {
+    const auto flat = td::store::Store::flatten_config(
+        R"({"b":{"x":1,"y":[1,2],"z":{}},"a":"text","c":null,"d":1e-3,"e":true})");
+    const std::vector<std::pair<std::string, std::string>> want = {
+        {"a", "text"}, {"b.x", "1"}, {"b.y", "[1,2]"}, {"b.z", "{}"}, {"c", "null"}, {"d", "0.001"}, {"e", "true"}};
+    QCOMPARE(flat, want);
+    QVERIFY(td::store::Store::flatten_config("").empty());
+    QVERIFY(td::store::Store::flatten_config("{not json").empty());
+    // A field missing in one config differs; one config alone has nothing to compare.
+    const ConfigDiff d = computeConfigDiff({{{"a", "1"}, {"b", "2"}}, {{"a", "1"}}});
+    QCOMPARE(d.rows.size(), size_t(1));
+    QCOMPARE(d.rows[0].path, QString("b"));
+    QCOMPARE(*d.rows[0].values[0], QString("2"));
+    QVERIFY(!d.rows[0].values[1].has_value());
+    QCOMPARE(d.equal, 1);
+    const ConfigDiff one = computeConfigDiff({{{"a", "1"}, {"b", "2"}}});
+    QCOMPARE(one.rows.size(), size_t(0));
+    QCOMPARE(one.equal, 2);
+  }
+
+  void humanFormats() {
+    QCOMPARE(compare_format::count(6144), QString("6144"));
+    QCOMPARE(compare_format::count(12345), QString("12.3k"));
+    QCOMPARE(compare_format::count(124439808), QString("124M"));
+    QCOMPARE(compare_format::count(2.5e9), QString("2.50B"));
+    QCOMPARE(compare_format::duration(12.5), QString("12.5 s"));
+    QCOMPARE(compare_format::duration(75), QString("1 min 15 s"));
+    QCOMPARE(compare_format::duration(3720), QString("1 h 02 min"));
+    QCOMPARE(compare_format::duration(93600), QString("1 d 02 h"));
+    QCOMPARE(compare_format::percent(0.42), QString("42.0%"));
+    QCOMPARE(compare_format::loss(2.75), QString("2.7500"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCompareModel)
+#include "test_compare_model.moc"
