@@ -2,6 +2,7 @@
 // both read from the level of detail (docs/store.md "Level of detail") so that their cost does
 // not grow with the run's length.
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "engine/common/error.h"
@@ -14,28 +15,62 @@ namespace td::store {
 std::vector<MetricInfo> Store::metric_extents(const std::string& run_id) {
   const int64_t key = require_run(run_id);
   constexpr int kTop = lod::kLevels - 1;  // buckets of 1,048,576 steps
-  Stmt st(db_,
-          "SELECT n.name, l.rank, sum(l.n), min(l.step_min), max(l.step_max), min(l.v_min),"
-          " max(l.v_max),"
-          " (SELECT x.v_last FROM metric_lod x WHERE x.run = l.run AND x.name = l.name AND"
-          "   x.rank = l.rank AND x.level = ?2 ORDER BY x.bucket DESC LIMIT 1)"
-          " FROM metric_lod l JOIN metric_names n ON n.id = l.name"
-          " WHERE l.run = ?1 AND l.level = ?2 GROUP BY l.name, l.rank ORDER BY n.name, l.rank");
-  st.bind(1, key).bind(2, kTop);
+  // Index seeks only (the key is (run, name, rank, level, bucket)): for each metric name, skip
+  // from rank to rank, then sum the few top-level buckets. A GROUP BY over the run's
+  // metric_lod rows would read all its levels (~1/48 row per raw row).
+  Stmt names(db_, "SELECT id, name FROM metric_names ORDER BY name");
+  Stmt next_rank(db_,
+                 "SELECT rank FROM metric_lod WHERE run = ?1 AND name = ?2 AND rank > ?3"
+                 " ORDER BY rank LIMIT 1");
+  Stmt agg(db_,
+           "SELECT sum(n), min(step_min), max(step_max), min(v_min), max(v_max) FROM metric_lod"
+           " WHERE run = ?1 AND name = ?2 AND rank = ?3 AND level = ?4");
+  Stmt last(db_,
+            "SELECT v_last FROM metric_lod WHERE run = ?1 AND name = ?2 AND rank = ?3 AND level = ?4"
+            " ORDER BY bucket DESC LIMIT 1");
   std::vector<MetricInfo> out;
-  while (st.step()) {
-    MetricInfo m;
-    m.name = st.col_text(0);
-    m.rank = static_cast<int>(st.col_int(1));
-    m.count = st.col_int(2);
-    m.first_step = st.col_int(3);
-    m.last_step = st.col_int(4);
-    m.min_value = st.col_double(5);
-    m.max_value = st.col_double(6);
-    m.last_value = st.col_double(7);
-    out.push_back(std::move(m));
+  while (names.step()) {
+    const int64_t name = names.col_int(0);
+    int64_t rank = std::numeric_limits<int64_t>::min();
+    for (;;) {
+      next_rank.bind(1, key).bind(2, name).bind(3, rank);
+      const bool more = next_rank.step();
+      if (more) rank = next_rank.col_int(0);
+      next_rank.reset();
+      if (!more) break;
+      agg.bind(1, key).bind(2, name).bind(3, rank).bind(4, kTop);
+      if (agg.step() && !agg.is_null(0)) {
+        MetricInfo m;
+        m.name = names.col_text(1);
+        m.rank = static_cast<int>(rank);
+        m.count = agg.col_int(0);
+        m.first_step = agg.col_int(1);
+        m.last_step = agg.col_int(2);
+        m.min_value = agg.col_double(3);
+        m.max_value = agg.col_double(4);
+        last.bind(1, key).bind(2, name).bind(3, rank).bind(4, kTop);
+        if (last.step()) m.last_value = last.col_double(0);
+        last.reset();
+        out.push_back(std::move(m));
+      }
+      agg.reset();
+    }
   }
   return out;
+}
+
+Store::ChartRun Store::chart_run(const std::string& run_id) {
+  require_run(run_id);
+  Stmt st(db_, "SELECT status, last_step, world_size, coalesce(config, '') FROM runs WHERE run_id = ?1");
+  st.bind(1, run_id);
+  ChartRun r;
+  if (st.step()) {
+    r.status = st.col_text(0);
+    r.last_step = st.col_opt_int(1);
+    r.world_size = st.col_opt_int(2);
+    r.config_json = st.col_text(3);
+  }
+  return r;
 }
 
 MetricSeries Store::metric_step_times(const std::string& run_id, const std::string& name, int rank,

@@ -187,6 +187,15 @@ class Store {
   /// (list_metrics scans every row). last_value is the value at last_step. Throws td::Error
   /// when the run is unknown.
   std::vector<MetricInfo> metric_extents(const std::string& run_id);
+  /// The fields of a run's row a chart needs, without get_run's aggregates over its metric
+  /// rows (best_val_loss reads every val_loss row). Throws td::Error when the run is unknown.
+  struct ChartRun {
+    std::string status;                   // unknown | running | completed | stopped | failed
+    std::optional<int64_t> last_step;
+    std::optional<int64_t> world_size;
+    std::string config_json;              // "" when unknown
+  };
+  ChartRun chart_run(const std::string& run_id);
   /// About `max_points` (step, t) pairs of metric `name` of `rank`, spread over all its steps
   /// and always holding its first and last step: every row when it has at most max_points,
   /// else the first step of each level-of-detail bucket (the finest level with at most

@@ -144,10 +144,19 @@ class ChartView : public QWidget {
 
   /// The QCustomPlot inside (for the dashboard's layout and the benchmark's timing).
   QCustomPlot* plot() const { return plot_; }
+  /// Replots at once (QCustomPlot::rpImmediateRefresh); the view itself only queues replots.
+  /// For benchmarks and screenshots.
+  void replotNow();
+  /// The same as a plain QWidget (tests send mouse events to it without qcustomplot.h).
+  QWidget* plotWidget() const;
+  /// Where x (axis unit) is on plotWidget(): pixel position at the plot area's vertical middle.
+  QPoint pixelOf(double x) const;
 
  signals:
   /// New data went onto the plot (a queued replot follows).
   void dataDrawn();
+  /// A replot finished (QCustomPlot::afterReplot).
+  void replotted();
   /// The visible x range changed (user zoom/pan or a call), in the x axis' unit.
   void xRangeChanged(double lo, double hi);
 

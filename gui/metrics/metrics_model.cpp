@@ -102,7 +102,7 @@ void MetricsModel::requestFacts(const QString& run_id) {
       this,
       [run](td::store::Store& s) {
         RunFacts f;
-        const td::store::RunInfo info = s.get_run(run);
+        const td::store::Store::ChartRun info = s.chart_run(run);
         f.run_id = QString::fromStdString(run);
         f.status = QString::fromStdString(info.status);
         f.last_step = info.last_step;

@@ -1,5 +1,5 @@
 // Chart queries (store/chart_queries.cpp): metric_extents agrees with list_metrics (which
-// scans every row) and reads only the level of detail; metric_step_times returns every row of a
+// scans every row) and reads only the level of detail; chart_run matches get_run; metric_step_times returns every row of a
 // short series and about max_points samples of a long one, first and last step included, each
 // with the t stored for its step.
 #include <QTemporaryDir>
@@ -73,6 +73,17 @@ class TestChartQueries : public QObject {
     QCOMPARE(val->count, int64_t(60));
     QCOMPARE(val->first_step, int64_t(50));
     QVERIFY_THROWS_EXCEPTION(td::Error, st.metric_extents("nope"));
+
+    // chart_run: the run row's fields, as get_run has them.
+    const Store::ChartRun r = st.chart_run("r");
+    const RunInfo info = st.get_run("r");
+    QCOMPARE(r.status, std::string("running"));
+    QCOMPARE(r.status, info.status);
+    QCOMPARE(r.last_step.value(), int64_t(3000));
+    QCOMPARE(r.world_size.value(), int64_t(1));
+    QCOMPARE(r.config_json, info.config_json);
+    QVERIFY(r.config_json.find("\"d_model\":64") != std::string::npos);
+    QVERIFY_THROWS_EXCEPTION(td::Error, st.chart_run("nope"));
   }
 
   void stepTimesShortAndLong() {
