@@ -1,0 +1,194 @@
+// Dashboard with a small run (200 steps, val_loss every 50): the loss chart draws one point
+// per step and val markers at the eval steps, the network chart says why it is empty, x by
+// tokens is step * tokens per step, EMA smoothing matches hand-computed values, CSV export
+// holds the drawn points, two runs overlay with a colour each, and refresh() follows new rows.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "chart_fixture.h"
+#include "gui/charts/dashboard.h"
+
+using namespace td::gui;
+using namespace td::gui::test;
+
+namespace {
+
+int indexOf(ChartView* c, const QString& run, const QString& metric) { return c->seriesIndex({run, metric, 0}); }
+
+}  // namespace
+
+class TestDashboard : public QObject {
+  Q_OBJECT
+ private slots:
+  void smallRun() {
+    QTemporaryDir dir;
+    write_small_run(dir.filePath("td.db"), dir.filePath("events.jsonl"), "s", 200);
+    StoreClient client(dir.filePath("td.db"));
+    Dashboard dash(&client);
+    dash.resize(1400, 1000);
+    dash.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dash));
+    QVERIFY(dash.chart("loss") && dash.chart("throughput") && dash.chart("memory") && dash.chart("network"));
+    QVERIFY(!dash.chart("nope"));
+    QVERIFY(dash.chart("network")->emptyTextVisible());
+    QCOMPARE(dash.chart("network")->plotColumns() > 200, true);
+    dash.setRuns({"s"});
+
+    // (b) zoomed to the whole 200-step run on a chart wider than 200 columns: one point per
+    // step, each the stored loss; val_loss markers at steps 50, 100, 150, 200.
+    ChartView* loss = dash.chart("loss");
+    QTRY_COMPARE(loss->seriesCount(), 2);
+    const int li = indexOf(loss, "s", "loss"), vi = indexOf(loss, "s", "val_loss");
+    QVERIFY(li >= 0 && vi >= 0);
+    QTRY_COMPARE(loss->drawn(li).x.size(), size_t(200));
+    ChartView::Drawn d = loss->drawn(li);
+    QVERIFY(d.raw);
+    for (int s = 1; s <= 200; ++s) {
+      QCOMPARE(d.x[s - 1], double(s));
+      QCOMPARE(d.line[s - 1], small_loss(s));
+    }
+    QTRY_COMPARE(loss->drawn(vi).x, (std::vector<double>{50, 100, 150, 200}));
+    QCOMPARE(loss->drawn(vi).line[1], 4.0 - 0.1);
+    QVERIFY(!loss->emptyTextVisible());
+    QCOMPARE(loss->readoutAt(100.2), QString("train loss: 4 at step 100\nval loss: 3.9 at step 100"));
+
+    // Throughput: tokens_per_s left, mfu right; network: no series and its sentence.
+    ChartView* tp = dash.chart("throughput");
+    QTRY_COMPARE(tp->seriesCount(), 2);
+    QCOMPARE(tp->legendLabels(), (QStringList{"tokens/s", "MFU"}));
+    QTRY_COMPARE(tp->drawn(0).line.size(), size_t(200));
+    QCOMPARE(tp->drawn(0).line[9], 2010.0);
+    ChartView* net = dash.chart("network");
+    QCOMPARE(net->seriesCount(), 0);
+    QVERIFY(net->emptyTextVisible());
+    QCOMPARE(net->emptyText(), QString("No network traffic: single-process runs do not communicate; "
+                                       "distributed runs report collective bytes here."));
+    QTRY_COMPARE(dash.chart("memory")->drawn(0).line.size(), size_t(200));
+
+    // (e) CSV of the points shown: stored values; first loss row by hand.
+    const QString csv = dir.filePath("shown.csv");
+    QVERIFY(dash.exportCsv(csv));
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().split('\n');
+    QCOMPARE(lines.at(0), QByteArray("chart,run_id,metric,rank,x,step_min,step_max,n,value,min,max"));
+    QCOMPARE(lines.at(1), QByteArray("loss,s,loss,0,1,1,1,1,4.99,4.99,4.99"));
+    QVERIFY(lines.contains("loss,s,val_loss,0,150,150,150,1,3.85,3.85,3.85"));
+    // loss 200 + val 4, tokens/s + mfu 400, rss 200, lr + grad_norm 400, header, final ''.
+    QCOMPARE(lines.size(), 1 + 204 + 400 + 200 + 400 + 1);
+    QVERIFY(dash.exportPng(dir.filePath("dash.png")));
+    QVERIFY(QFile(dir.filePath("dash.png")).size() > 1000);
+    QVERIFY(loss->exportPng(dir.filePath("loss.png")));
+    QVERIFY(QFile(dir.filePath("loss.png")).size() > 1000);
+
+    // (d) EMA weight 0.5 through the slider: s1 = y1, s2 = (y1 + y2) / 2, s3 = (s2 + y3) / 2;
+    // the markers' own line is smoothed too, the stored values (CSV, read-out) are not.
+    dash.findChild<QSlider*>("smoothing")->setValue(50);
+    QCOMPARE(loss->smoothing(), 0.5);
+    d = loss->drawn(li);
+    QCOMPARE(d.line[0], 4.99);
+    QCOMPARE(d.line[1], 0.5 * 4.99 + 0.5 * 4.98);
+    QCOMPARE(d.line[2], 0.5 * (0.5 * 4.99 + 0.5 * 4.98) + 0.5 * 4.97);
+    QCOMPARE(loss->pointNear(3).value, 4.97);
+    dash.setSmoothing(0);
+    QCOMPARE(loss->drawn(li).line[2], 4.97);
+
+    // Log scale through the checkbox: values unchanged, axis logarithmic.
+    dash.findChild<QCheckBox*>("logScale")->setChecked(true);
+    QVERIFY(loss->logScale());
+    dash.setLogScale(false);
+
+    // (c) x by tokens: step * 512 (seq_len 64 * micro_batch 4 * grad_accum 2).
+    dash.findChild<QComboBox*>("xAxis")->setCurrentIndex(1);
+    QCOMPARE(dash.xAxis(), XAxis::Tokens);
+    QTRY_COMPARE(loss->drawn(li).x.size(), size_t(200));
+    d = loss->drawn(li);
+    QCOMPARE(d.x[0], 512.0);
+    QCOMPARE(d.x[199], 200.0 * 512);
+    QCOMPARE(loss->pointNear(100 * 512.0).step, int64_t(100));
+    // Wall time: t = 1000 + step / 2, elapsed since step 1.
+    dash.setXAxis(XAxis::WallTime);
+    QTRY_COMPARE(loss->drawn(li).x.back(), 99.5);
+    QCOMPARE(loss->drawn(li).x[0], 0.0);
+    dash.setXAxis(XAxis::Step);
+    QTRY_COMPARE(loss->drawn(li).x.back(), 200.0);
+  }
+
+  void followsNewRows() {
+    QTemporaryDir dir;
+    const QString events = dir.filePath("events.jsonl");
+    write_small_run(dir.filePath("td.db"), events, "s", 100);
+    StoreClient client(dir.filePath("td.db"));
+    Dashboard dash(&client);
+    dash.resize(1200, 900);
+    dash.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dash));
+    dash.setRuns({"s"});
+    ChartView* loss = dash.chart("loss");
+    QTRY_VERIFY(loss->seriesCount() > 0 && loss->drawn(0).x.size() == 100);
+    QCOMPARE(loss->xRange().second, 100.0);
+
+    // 50 more steps ingested (as the integrator's follower would), then refresh(): the view
+    // that showed the newest step now shows step 150.
+    {
+      std::FILE* f = std::fopen(events.toStdString().c_str(), "ab");
+      for (int64_t s = 101; s <= 150; ++s) {
+        const std::string l = step_line("s", s, 1000.0 + static_cast<double>(s) / 2, small_loss(s));
+        std::fwrite(l.data(), 1, l.size(), f);
+      }
+      std::fclose(f);
+      td::store::Store st(dir.filePath("td.db").toStdString());
+      td::store::Ingester ing(st, events.toStdString(), "e");
+      ing.poll_all();
+    }
+    dash.refresh();
+    dash.refresh();  // coalesced with the first
+    QTRY_COMPARE(loss->drawn(0).x.size(), size_t(150));
+    QCOMPARE(loss->xRange().second, 150.0);
+    QCOMPARE(loss->drawn(0).line.back(), small_loss(150));
+
+    // Zoomed into steps 20..60 (not the tail): new rows do not move the view.
+    loss->setXRange(20, 60);
+    QTRY_COMPARE(loss->drawn(0).x.front(), 20.0);
+    dash.refresh();
+    QTest::qWait(50);
+    QCOMPARE(loss->xRange().first, 20.0);
+    QCOMPARE(loss->xRange().second, 60.0);
+  }
+
+  void overlayTwoRuns() {
+    QTemporaryDir dir;
+    write_small_run(dir.filePath("td.db"), dir.filePath("a.jsonl"), "a", 120);
+    write_small_run(dir.filePath("td.db"), dir.filePath("b.jsonl"), "b", 80, 5000.0);
+    StoreClient client(dir.filePath("td.db"));
+    Dashboard dash(&client);
+    dash.resize(1200, 900);
+    dash.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dash));
+    dash.setRuns({"a", "b"});
+    ChartView* loss = dash.chart("loss");
+    QTRY_COMPARE(loss->seriesCount(), 4);
+    const QStringList labels = loss->legendLabels();
+    QCOMPARE(labels, (QStringList{"a · train loss", "a · val loss", "b · train loss", "b · val loss"}));
+    const QList<QColor> colours = loss->legendColors();
+    QCOMPARE(colours[0], colours[1]);  // one colour per run
+    QCOMPARE(colours[2], colours[3]);
+    QVERIFY(colours[0] != colours[2]);
+    // Both drawn, over the union of their steps.
+    QTRY_COMPARE(loss->drawn(indexOf(loss, "b", "loss")).x.size(), size_t(80));
+    QTRY_COMPARE(loss->drawn(indexOf(loss, "a", "loss")).x.size(), size_t(120));
+    QCOMPARE(loss->xRange().second, 120.0);
+    // Back to one run: colours per metric, one legend entry per metric.
+    dash.setRuns({"b"});
+    QTRY_COMPARE(loss->legendLabels(), (QStringList{"train loss", "val loss"}));
+    QVERIFY(loss->legendColors()[0] != loss->legendColors()[1]);
+  }
+};
+
+QTEST_MAIN(TestDashboard)
+#include "test_dashboard.moc"
