@@ -22,7 +22,9 @@ QStringList iconNames() {
           QStringLiteral("stop"),       QStringLiteral("resume"),    QStringLiteral("compare"),
           QStringLiteral("data"),       QStringLiteral("designer"),  QStringLiteral("export"),
           QStringLiteral("settings"),   QStringLiteral("about"),     QStringLiteral("delete"),
-          QStringLiteral("search")};
+          QStringLiteral("search"),     QStringLiteral("rename"),    QStringLiteral("notes"),
+          QStringLiteral("import"),     QStringLiteral("refresh"),   QStringLiteral("remote"),
+          QStringLiteral("log")};
 }
 
 QIcon icon(const QString& name) {

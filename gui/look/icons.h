@@ -19,7 +19,7 @@ void initLookResources();
 
 /// Names of all icons, e.g. "traindeck", "new-store", "open-store", "experiment", "run",
 /// "start", "stop", "resume", "compare", "data", "designer", "export", "settings", "about",
-/// "delete", "search".
+/// "delete", "search", "rename", "notes", "import", "refresh", "remote", "log".
 QStringList iconNames();
 
 /// The icon ":/icons/<name>.svg" (name without ".svg", one of iconNames()). An unknown name

@@ -46,7 +46,7 @@ class TestLookResources : public QObject {
 
   void everyIconIsInTheResourcesAndRenders() {
     const QStringList names = iconNames();
-    QCOMPARE(names.size(), 16);
+    QCOMPARE(names.size(), 22);
     for (const QString& name : names) {
       QVERIFY2(QFile::exists(":/icons/" + name + ".svg"), qPrintable(name));
       const QIcon i = icon(name);
