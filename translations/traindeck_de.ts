@@ -94,23 +94,23 @@
     <name>td::gui::ChartView</name>
     <message>
         <location filename="../gui/charts/chart_view.cpp" line="+48"/>
-        <location line="+201"/>
+        <location line="+214"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="-188"/>
-        <location line="+365"/>
+        <location line="-200"/>
+        <location line="+383"/>
         <source>No run selected.</source>
         <translation>Kein Lauf ausgewählt.</translation>
     </message>
     <message>
-        <location line="-291"/>
+        <location line="-309"/>
         <source> rank %1</source>
         <translation> Rank %1</translation>
     </message>
     <message>
-        <location line="+114"/>
+        <location line="+126"/>
         <source>tokens</source>
         <translation>Tokens</translation>
     </message>
@@ -120,7 +120,7 @@
         <translation>verstrichene Zeit (h:m:s)</translation>
     </message>
     <message>
-        <location line="+243"/>
+        <location line="+249"/>
         <source>%1: %2 at step %3</source>
         <translation>%1: %2 bei Schritt %3</translation>
     </message>
@@ -128,6 +128,189 @@
         <location line="+2"/>
         <source>%1: steps %2-%3 (%4 values): min %5 at step %6, max %7 at step %8, mean %9</source>
         <translation>%1: Schritte %2-%3 (%4 Werte): Min. %5 bei Schritt %6, Max. %7 bei Schritt %8, Mittel %9</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::CompareModel</name>
+    <message>
+        <location filename="../gui/compare/compare_model.cpp" line="+58"/>
+        <source>Could not compare the runs: %1</source>
+        <translation>Die Läufe konnten nicht verglichen werden: %1</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Not in this store (deleted, or another store file is open): %1</source>
+        <translation>Nicht in dieser Datenbank (gelöscht, oder eine andere Datenbankdatei ist geöffnet): %1</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::CompareSummaryModel</name>
+    <message>
+        <location filename="../gui/compare/summary_model.cpp" line="+75"/>
+        <source> so far</source>
+        <translation> bisher</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>not recorded for this run</source>
+        <translation>für diesen Lauf nicht aufgezeichnet</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>run</source>
+        <translation>Lauf</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>experiment</source>
+        <translation>Experiment</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>status</source>
+        <translation>Status</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>final loss</source>
+        <translation>finaler Verlust</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>best loss</source>
+        <translation>bester Verlust</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>final val_loss</source>
+        <translation>finaler val_loss</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>best val_loss</source>
+        <translation>bester val_loss</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>wall time</source>
+        <translation>Laufzeit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>tokens seen</source>
+        <translation>gesehene Tokens</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>parameters</source>
+        <translation>Parameter</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>steps</source>
+        <translation>Schritte</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Training loss (nats/token) at the last step</source>
+        <translation>Trainingsverlust (nats/Token) beim letzten Schritt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Lowest training loss (nats/token)</source>
+        <translation>Niedrigster Trainingsverlust (nats/Token)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Validation loss (nats/token) of the last evaluation</source>
+        <translation>Validierungsverlust (nats/Token) der letzten Evaluierung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Lowest validation loss (nats/token)</source>
+        <translation>Niedrigster Validierungsverlust (nats/Token)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Median tokens/s over the steps after the first %1 (warm-up)</source>
+        <translation>Median der tokens/s über die Schritte nach den ersten %1 (Aufwärmphase)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Median model FLOPs utilisation over the steps after the first %1</source>
+        <translation>Median der Modell-FLOPs-Auslastung (MFU) über die Schritte nach den ersten %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Sum of the attempts&apos; durations (pauses between a stop and a resume not counted)</source>
+        <translation>Summe der Dauern aller Versuche (Pausen zwischen Anhalten und Fortsetzen nicht mitgezählt)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens trained on, at the last step</source>
+        <translation>Trainierte Tokens beim letzten Schritt</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::CompareView</name>
+    <message>
+        <location filename="../gui/compare/compare_view.cpp" line="+27"/>
+        <source>Charts of the compared runs appear here.</source>
+        <translation>Diagramme der verglichenen Läufe erscheinen hier.</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Summary</source>
+        <translation>Übersicht</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Config diff</source>
+        <translation>Konfigurationsunterschiede</translation>
+    </message>
+    <message>
+        <location line="+53"/>
+        <location line="+8"/>
+        <source>Select two or more runs to compare</source>
+        <translation>Wählen Sie zwei oder mehr Läufe zum Vergleichen</translation>
+    </message>
+    <message>
+        <location line="-6"/>
+        <source>Loading…</source>
+        <translation>Wird geladen…</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>1 field is equal (hidden)</source>
+        <translation>1 Feld ist gleich (ausgeblendet)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 fields are equal (hidden)</source>
+        <translation>%1 Felder sind gleich (ausgeblendet)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The configs are identical. </source>
+        <translation>Die Konfigurationen sind identisch. </translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ConfigDiffModel</name>
+    <message>
+        <location filename="../gui/compare/config_diff_model.cpp" line="+70"/>
+        <source>%1 is not in this run&apos;s config</source>
+        <translation>%1 ist nicht in der Konfiguration dieses Laufs</translation>
     </message>
 </context>
 <context>
@@ -1547,6 +1730,47 @@ Standard: %3</translation>
         <location line="+1"/>
         <source>Delete…</source>
         <translation>Löschen…</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::Theme</name>
+    <message>
+        <location filename="../gui/look/theme.cpp" line="+77"/>
+        <source>Light</source>
+        <translation>Hell</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Dark</source>
+        <translation>Dunkel</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>System</source>
+        <translation>System</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::compare_format</name>
+    <message>
+        <location filename="../gui/compare/compare_format.cpp" line="+33"/>
+        <source>%1 s</source>
+        <translation>%1 s</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 min %2 s</source>
+        <translation>%1 min %2 s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 h %2 min</source>
+        <translation>%1 h %2 min</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 d %2 h</source>
+        <translation>%1 T %2 h</translation>
     </message>
 </context>
 </TS>
