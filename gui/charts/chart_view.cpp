@@ -98,8 +98,14 @@ void ChartView::setMetrics(const QList<MetricSpec>& metrics) {
 }
 
 void ChartView::setEmptyText(const QString& text) {
+  // Wrapped at about 50 characters (QCPItemText does not wrap).
+  QStringList lines{QString()};
+  for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    if (!lines.back().isEmpty() && lines.back().size() + 1 + word.size() > 50) lines << QString();
+    lines.back() += (lines.back().isEmpty() ? QString() : QStringLiteral(" ")) + word;
+  }
   empty_text_ = text;
-  empty_->setText(text);
+  empty_->setText(lines.join(QLatin1Char('\n')));
   updateEmpty();
 }
 
@@ -212,7 +218,19 @@ void ChartView::refresh() {
     have_extent_ = true;
   }
   updateEmpty();
-  scheduleQuery(true);
+  // Re-read the visible range only of series whose stored rows changed (count, last step,
+  // extremes, last value): new rows past a zoomed-in window cost nothing. A moved range
+  // (following the tail) is re-queried anyway.
+  bool changed = false;
+  for (const Series& ser : series_) {
+    const RunFacts* f = factsOf(ser.key.run_id);
+    const td::store::MetricInfo* m = f ? f->find(ser.key.metric, ser.key.rank) : nullptr;
+    if (!m) continue;
+    const QString sig = QStringLiteral("%1 %2 %3 %4 %5").arg(m->count).arg(m->last_step).arg(m->min_value, 0, 'g', 17).arg(m->max_value, 0, 'g', 17).arg(m->last_value, 0, 'g', 17);
+    changed = changed || signature_.value(ser.key) != sig;
+    signature_[ser.key] = sig;
+  }
+  scheduleQuery(changed);
 }
 
 void ChartView::onFacts(const QString& run_id) {
@@ -423,6 +441,10 @@ void ChartView::fitY() {
       const double scale = std::max(std::abs(lo), std::abs(hi));
       const double pad = std::max({0.05 * (hi - lo), 0.05 * scale * (hi - lo < 1e-6 * scale), 1e-12});
       axis->setRange(lo - pad, hi + pad);
+      // Enough significant digits that neighbouring ticks differ (RSS of 1.00002e8 bytes).
+      const double span = std::max(hi - lo + 2 * pad, 1e-300);
+      const int digits = static_cast<int>(std::ceil(std::log10(std::max(scale, 1e-300) / span))) + 2;
+      axis->setNumberPrecision(std::clamp(digits, 3, 12));
     }
   }
 }
@@ -430,7 +452,8 @@ void ChartView::fitY() {
 void ChartView::updateEmpty() {
   bool any = false;
   for (const Series& s : series_) any = any || !s.line->data()->isEmpty();
-  empty_->setText(runs_.isEmpty() ? tr("No run selected.") : empty_text_);
+  if (runs_.isEmpty()) empty_->setText(tr("No run selected."));
+  else if (empty_->text() == tr("No run selected.")) setEmptyText(empty_text_);
   empty_->setVisible(!any);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }

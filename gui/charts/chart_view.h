@@ -14,6 +14,7 @@
 #pragma once
 
 #include <QColor>
+#include <QHash>
 #include <QList>
 #include <QPair>
 #include <QString>
@@ -208,6 +209,7 @@ class ChartView : public QWidget {
   double extent_hi_ = 0;        // data extent's upper x at the last refresh
   bool have_extent_ = false;
   bool force_next_ = false;
+  QHash<SeriesKey, QString> signature_;  // per series: its extents at the last refresh
   QTimer query_timer_;
   QString hover_text_;
 };
