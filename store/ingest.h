@@ -45,8 +45,9 @@ struct IngestStats {
 struct IngestOptions {
   size_t batch_lines = 10000;  // poll_all(): lines per transaction at most
   double batch_seconds = 0.1;  // a batch also ends after this much time (seconds)
-  /// Test hook: called after every row written inside a batch with the batch's row count so
-  /// far, before the commit. Throwing from it rolls the batch back (offset included).
+  /// Test hook: called after every row written (or queued for the batch's multi-row insert)
+  /// inside a batch with the batch's row count so far, before the commit. Throwing from it
+  /// rolls the batch back (offset included).
   std::function<void(size_t rows_in_batch)> after_row;
 };
 
