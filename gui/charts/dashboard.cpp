@@ -51,6 +51,12 @@ Dashboard::Dashboard(StoreClient* store, QWidget* parent)
   bar->addWidget(log_);
   bar->addStretch(1);
 
+  error_ = new QLabel(this);
+  error_->setObjectName(QStringLiteral("error"));
+  error_->setStyleSheet(QStringLiteral("color: palette(highlight)"));
+  error_->setWordWrap(true);
+  error_->hide();
+  bar->addWidget(error_, 1);
   auto* png = new QPushButton(tr("Export PNG..."), this);
   png->setObjectName(QStringLiteral("exportPng"));
   bar->addWidget(png);
@@ -84,6 +90,14 @@ Dashboard::Dashboard(StoreClient* store, QWidget* parent)
       QMessageBox::warning(this, tr("Export CSV"), tr("Could not export to %1: %2").arg(path, error));
   });
 
+  // A failed query (a run deleted meanwhile, a damaged store) is said once, beside the controls;
+  // the next facts that arrive clear it.
+  connect(model_, &MetricsModel::failed, this, [this](const QString& message) {
+    error_->setText(message);
+    error_->setToolTip(message);
+    error_->show();
+  });
+  connect(model_, &MetricsModel::factsReady, this, [this] { error_->hide(); });
   refresh_timer_.setSingleShot(true);
   refresh_timer_.setInterval(0);
   connect(&refresh_timer_, &QTimer::timeout, this, &Dashboard::doRefresh);
@@ -152,6 +166,8 @@ void Dashboard::doRefresh() {
   // Facts first (new last step, new series); each chart re-queries when they arrive.
   for (const QString& r : std::as_const(runs_)) model_->requestFacts(r);
 }
+
+QString Dashboard::errorText() const { return error_->isVisible() ? error_->text() : QString(); }
 
 ChartView* Dashboard::chart(const QString& name) const { return charts_.value(name, nullptr); }
 

@@ -63,6 +63,8 @@ class Dashboard : public QWidget {
   /// Writes the points every chart currently draws (ChartView::writeCsv rows, one header;
   /// stored values, never smoothed). Returns false on write errors.
   bool exportCsv(const QString& path) const;
+  /// The last query error shown beside the controls ("" when none is showing).
+  QString errorText() const;
   /// Writes all metric rows of the first run (Store::export_metrics_csv) on the store thread;
   /// MetricsModel::exportFinished reports the outcome.
   void exportRunCsv(const QString& path);
@@ -85,6 +87,7 @@ class Dashboard : public QWidget {
   QLabel* smooth_label_ = nullptr;
   QCheckBox* log_ = nullptr;
   QToolButton* export_csv_ = nullptr;
+  QLabel* error_ = nullptr;
   XAxis axis_ = XAxis::Step;
   QTimer refresh_timer_;
 };

@@ -187,6 +187,12 @@ class TestDashboard : public QObject {
     dash.setRuns({"b"});
     QTRY_COMPARE(loss->legendLabels(), (QStringList{"train loss", "val loss"}));
     QVERIFY(loss->legendColors()[0] != loss->legendColors()[1]);
+
+    // An unknown run: its error beside the controls, the charts empty with their sentence.
+    dash.setRuns({"gone"});
+    QTRY_VERIFY(dash.errorText().contains("gone"));
+    QCOMPARE(loss->seriesCount(), 0);
+    QVERIFY(loss->emptyTextVisible());
   }
 };
 
