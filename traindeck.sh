@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # TrainDeck quick start.
-#   ./traindeck.sh run    install what is missing, build, prepare the demo corpus and train the demo model
+#   ./traindeck.sh run    install what is missing, build, prepare the demo corpus and open the workbench
+#                         with the demo experiment (no display: train the demo model headless)
 #   ./traindeck.sh test   install what is missing, build, run every test (ctest)
 # Debian 12. Packages are installed with apt-get (through sudo when not root).
 set -euo pipefail
@@ -9,10 +10,11 @@ cd "$(dirname "$(readlink -f "$0")")"
 what=${1:-run}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-# Debian packages for building the engine, and for the tests.
+# Debian packages for building the engine and the desktop workbench, and for the tests.
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-dev nlohmann-json3-dev
-            libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev fortunes)
-TEST_PKGS=(qt6-base-dev python3 python3-torch sentencepiece)
+            libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev fortunes
+            qt6-base-dev qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqcustomplot-dev)
+TEST_PKGS=(python3 python3-torch sentencepiece)
 
 install_missing() {
   local missing=() p
@@ -28,7 +30,7 @@ install_missing() {
 }
 
 build() {
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING="$1" >/dev/null
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINDECK_GUI=ON -DBUILD_TESTING="$1" >/dev/null
   cmake --build build -j "$jobs"
 }
 
@@ -41,6 +43,13 @@ case "$what" in
     corpus=/usr/share/games/fortunes
     data=data/fortunes-byte
     "$engine" prepare --input "$corpus" --out "$data" --tokenizer byte
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+      # The workbench, with the demo experiment ready on the fortunes dataset.
+      echo "traindeck: opening the workbench (store data/traindeck.db)" >&2
+      exec build/gui/app/traindeck --store data/traindeck.db --demo-dataset "$data"
+    fi
+    echo "traindeck: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the workbench cannot open;" \
+         "running the headless demo instead. Open the workbench later with: build/gui/app/traindeck --store data/traindeck.db" >&2
     "$engine" plan --config resources/configs/demo.json --set "data.path=$data"
     run_id=demo-$(date +%Y%m%d-%H%M%S)
     train=("$engine" train --config resources/configs/demo.json --set "data.path=$data" --out "runs/$run_id"

@@ -67,7 +67,7 @@ class Store {
   /// Throws td::Error("no run '<id>' in store ...") when unknown.
   RunInfo get_run(const std::string& run_id);
   std::vector<RunAttempt> run_attempts(const std::string& run_id);
-  /// Records the engine's process id (launcher knowledge; events do not carry it).
+  /// Records the engine's process id (a launcher's knowledge; ingest also stores run_start's pid).
   void set_run_pid(const std::string& run_id, std::optional<int64_t> pid);
   void set_run_notes(const std::string& run_id, const std::string& notes);
   /// Moves a run to experiment `experiment` (created when missing).

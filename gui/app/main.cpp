@@ -1,0 +1,39 @@
+// traindeck: the desktop workbench. Usage: traindeck [--store FILE] [--demo-dataset DIR]
+//   --store         the SQLite experiment store (default: the last one used, else
+//                   $TRAINDECK_DB or ~/.local/share/traindeck/traindeck.db)
+//   --demo-dataset  a prepared dataset the demo experiment of a first start trains on
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QSettings>
+
+#include "gui/app/main_window.h"
+#include "store/store.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("TrainDeck"));
+  QApplication::setApplicationName(QStringLiteral("traindeck"));
+  QApplication::setApplicationVersion(QStringLiteral(TD_VERSION));
+  QApplication::setApplicationDisplayName(QStringLiteral("TrainDeck"));
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription(QStringLiteral("TrainDeck: design, train and compare your own language models."));
+  cli.addHelpOption();
+  cli.addVersionOption();
+  QCommandLineOption store_opt(QStringLiteral("store"), QStringLiteral("SQLite experiment store to open."),
+                               QStringLiteral("file"));
+  QCommandLineOption demo_opt(QStringLiteral("demo-dataset"),
+                              QStringLiteral("Prepared dataset for the demo experiment of a first start."),
+                              QStringLiteral("dir"));
+  cli.addOption(store_opt);
+  cli.addOption(demo_opt);
+  cli.process(app);
+
+  QString store = cli.value(store_opt);
+  if (store.isEmpty()) store = QSettings().value(QStringLiteral("store/last")).toString();
+  if (store.isEmpty()) store = QString::fromStdString(td::store::default_db_path());
+
+  td::gui::MainWindow window(store, cli.value(demo_opt));
+  window.show();
+  return app.exec();
+}

@@ -1,0 +1,439 @@
+#include "gui/app/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "gui/app/run_view.h"
+#include "gui/app/sidebar.h"
+#include "gui/charts/dashboard.h"
+#include "gui/compare/compare_view.h"
+#include "gui/core/store_client.h"
+#include "gui/data/data_panel.h"
+#include "gui/designer/model_designer.h"
+#include "gui/plan/planner.h"
+#include "gui/runs/experiments_model.h"
+#include "gui/runs/run_controller.h"
+#include "store/store.h"
+
+// The app's resources (demo config) live in this static library: register them explicitly.
+static void init_app_resources() { Q_INIT_RESOURCE(app); }
+
+namespace td::gui {
+
+namespace {
+constexpr int kMaxRecent = 8;
+const char* kDemoExperiment = "demo";
+
+nlohmann::json demo_config() {
+  QFile f(QStringLiteral(":/configs/demo.json"));
+  if (!f.open(QIODevice::ReadOnly)) return nlohmann::json::object();
+  return nlohmann::json::parse(f.readAll().toStdString(), nullptr, /*allow_exceptions=*/false);
+}
+}  // namespace
+
+MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, QWidget* parent)
+    : QMainWindow(parent), demo_dataset_(demo_dataset) {
+  init_app_resources();
+  setObjectName(QStringLiteral("main_window"));
+  setWindowTitle(QStringLiteral("TrainDeck"));
+  store_ = std::make_unique<StoreClient>(store_path);
+  experiments_ = new ExperimentsModel(nullptr, this);
+  runs_ = new RunController(nullptr, this);
+  experiments_->setRunActivePredicate([this](const QString& id) { return runs_->isActive(id); });
+  buildPanels();
+  buildMenus();
+
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  const QByteArray saved = settings.value(QStringLiteral("designer/config")).toByteArray();
+  auto doc = nlohmann::json::parse(saved.toStdString(), nullptr, false);
+  designer_->setConfig(doc.is_object() ? doc : demo_config());
+
+  wireStore();
+  addRecent(store_path);
+}
+
+MainWindow::~MainWindow() = default;
+
+QString MainWindow::storePath() const { return store_ ? store_->path() : QString(); }
+
+void MainWindow::buildPanels() {
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  sidebar_ = new Sidebar(experiments_, split);
+  pages_ = new QTabWidget(split);
+  pages_->setObjectName(QStringLiteral("pages"));
+  pages_->setDocumentMode(true);
+
+  auto* design_page = new QWidget(pages_);
+  auto* design_layout = new QVBoxLayout(design_page);
+  designer_ = new ModelDesigner(design_page);
+  design_layout->addWidget(designer_, 1);
+  auto* start = new QPushButton(tr("Start run"), design_page);
+  start->setObjectName(QStringLiteral("start_run"));
+  start->setToolTip(tr("Train this model on this machine (Ctrl+R)"));
+  start->setEnabled(false);
+  design_layout->addWidget(start, 0, Qt::AlignRight);
+  connect(start, &QPushButton::clicked, this, [this] {
+    QString error;
+    if (startRun(&error).isEmpty()) showError(error);
+  });
+  connect(designer_, &ModelDesigner::validityChanged, start, &QPushButton::setEnabled);
+  start->setEnabled(designer_->isValid());
+
+  data_ = new DataPanel(store_.get(), pages_);
+  run_view_ = new RunView(store_.get(), runs_, pages_);
+  compare_ = new CompareView(store_.get(), pages_);
+  compare_dashboard_ = new Dashboard(store_.get(), compare_);
+  compare_->setChartsWidget(compare_dashboard_);
+
+  pages_->addTab(design_page, tr("Design"));
+  pages_->addTab(data_, tr("Data"));
+  pages_->addTab(run_view_, tr("Run"));
+  pages_->addTab(compare_, tr("Compare"));
+  split->addWidget(sidebar_);
+  split->addWidget(pages_);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setSizes({340, 1000});
+  setCentralWidget(split);
+
+  store_label_ = new QLabel(this);
+  statusBar()->addPermanentWidget(store_label_);
+
+  connect(sidebar_, &Sidebar::selectionChanged, this, [this](const QStringList& runs, const QString&) {
+    if (runs.size() == 1) {
+      if (run_view_->run() != runs.front()) run_view_->setRun(runs.front());
+    } else if (runs.size() >= 2) {
+      showRuns(runs);
+    }
+  });
+  connect(sidebar_, &Sidebar::runActivated, this, [this](const QString& id) { showRuns({id}); });
+  connect(run_view_, &RunView::stopRequested, this, [this] { stopCurrentRun(); });
+  connect(run_view_, &RunView::resumeRequested, this, [this] { resumeCurrentRun(); });
+
+  connect(data_, &DataPanel::datasetsChanged, designer_, &ModelDesigner::setDatasets);
+  connect(data_, &DataPanel::datasetReady, this, [this](const QString& path) {
+    auto doc = designer_->config();
+    doc["data"]["path"] = path.toStdString();
+    designer_->setConfig(doc);
+    statusBar()->showMessage(tr("Dataset %1 is ready; the designer uses it now.").arg(path), 8000);
+  });
+
+  connect(experiments_, &ExperimentsModel::error, this, &MainWindow::showError);
+  connect(runs_, &RunController::error, this, &MainWindow::showError);
+  connect(runs_, &RunController::runIngested, this, [this](const QString& id, qint64) {
+    run_view_->onIngested(id);
+    if (compare_dashboard_->runs().contains(id)) compare_dashboard_->refresh();
+  });
+  connect(runs_, &RunController::logAppended, run_view_, &RunView::appendLog);
+  // The sidebar's numbers (status, best val loss, tokens/s) follow running runs every 2 s.
+  auto* sidebar_refresh = new QTimer(this);
+  sidebar_refresh->setInterval(2000);
+  connect(sidebar_refresh, &QTimer::timeout, this, [this] {
+    const QStringList active = runs_->activeRuns();
+    if (active.isEmpty()) return;
+    experiments_->reload();
+    for (const QString& id : compare_->runs())
+      if (active.contains(id)) return compare_->refresh();  // the summary follows compared live runs
+  });
+  sidebar_refresh->start();
+  connect(runs_, &RunController::runStarted, this, [this](const QString& id) {
+    experiments_->reload();
+    sidebar_->selectRun(id);
+    run_view_->setRun(id);
+    pages_->setCurrentWidget(run_view_);
+    statusBar()->showMessage(tr("Run %1 started.").arg(id), 5000);
+  });
+  connect(runs_, &RunController::runAttached, this, [this](const QString& id) {
+    statusBar()->showMessage(tr("Re-attached to run %1, still training.").arg(id), 8000);
+    run_view_->updateStatus();
+  });
+  connect(runs_, &RunController::runEnded, this, [this](const QString& id, const QString& status) {
+    experiments_->reload();
+    if (run_view_->run() == id) {
+      run_view_->onIngested(id);
+      run_view_->updateStatus();
+    }
+    statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, status), 8000);
+    updateMeasuredMfu();
+  });
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* a = file->addAction(tr("&New store…"), this, &MainWindow::newStoreDialog);
+  a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+N")));
+  a = file->addAction(tr("&Open store…"), this, &MainWindow::openStoreDialog);
+  a->setShortcut(QKeySequence::Open);
+  recent_menu_ = file->addMenu(tr("Recent stores"));
+  rebuildRecentMenu();
+  file->addSeparator();
+  a = file->addAction(tr("&Quit"), this, &QWidget::close);
+  a->setShortcut(QKeySequence::Quit);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  a = run->addAction(tr("&Start run"), this, [this] {
+    QString error;
+    if (startRun(&error).isEmpty()) showError(error);
+  });
+  a->setShortcut(QKeySequence(QStringLiteral("Ctrl+R")));
+  a = run->addAction(tr("S&top run"), this, &MainWindow::stopCurrentRun);
+  a->setShortcut(QKeySequence(QStringLiteral("Ctrl+.")));
+  a = run->addAction(tr("&Resume run"), this, &MainWindow::resumeCurrentRun);
+  a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+R")));
+  a = run->addAction(tr("&Compare selected runs"), this, [this] { showRuns(sidebar_->selectedRuns()); });
+  a->setShortcut(QKeySequence(QStringLiteral("Ctrl+M")));
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  const QStringList names = {tr("&Design"), tr("D&ata"), tr("&Run"), tr("&Compare")};
+  for (int i = 0; i < names.size(); ++i) {
+    a = view->addAction(names[i], this, [this, i] { pages_->setCurrentIndex(i); });
+    a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
+  }
+  a = view->addAction(tr("&Find run or experiment"), this, [this] { sidebar_->searchField()->setFocus(); });
+  a->setShortcut(QKeySequence::Find);
+}
+
+void MainWindow::wireStore() {
+  StoreClient* s = store_.get();
+  connect(s, &StoreClient::error, this, &MainWindow::showError);
+  experiments_->setStoreClient(s);
+  runs_->setStoreClient(s);
+  data_->setStoreClient(s);
+  run_view_->setStoreClient(s);
+  compare_->setStoreClient(s);
+  compare_dashboard_->setStoreClient(s);
+  store_label_->setText(tr("Store: %1").arg(QDir::toNativeSeparators(s->path())));
+  setWindowTitle(QStringLiteral("TrainDeck — %1").arg(QFileInfo(s->path()).fileName()));
+  // A first start (no experiment yet) gets the demo experiment, ready to run.
+  auto* once = new QObject(this);
+  connect(experiments_, &ExperimentsModel::loaded, once, [this, once] {
+    once->deleteLater();
+    if (experiments_->experimentNames().isEmpty()) firstStart();
+  });
+  updateMeasuredMfu();
+}
+
+void MainWindow::firstStart() {
+  experiments_->createExperiment(QString::fromLatin1(kDemoExperiment));
+  sidebar_->selectExperiment(QString::fromLatin1(kDemoExperiment));
+  auto doc = demo_config();
+  if (!demo_dataset_.isEmpty()) {
+    const QString dataset = QFileInfo(demo_dataset_).absoluteFilePath();
+    doc["data"]["path"] = dataset.toStdString();
+    // Register the demo dataset so the Data page and the designer offer it.
+    store_->exec(
+        this,
+        [dataset](td::store::Store& s) {
+          QFile f(dataset + QStringLiteral("/manifest.json"));
+          if (!f.open(QIODevice::ReadOnly)) return;
+          s.register_dataset(dataset.toStdString(), f.readAll().toStdString());
+        },
+        [this] { data_->reloadDatasets(); }, [this](const QString& m) { showError(m); });
+  }
+  designer_->setConfig(doc);
+  pages_->setCurrentIndex(DesignPage);
+  statusBar()->showMessage(tr("Welcome: the demo experiment is ready. Press Start run (Ctrl+R) to train it."), 15000);
+}
+
+void MainWindow::updateMeasuredMfu() {
+  // The planner's tokens/s estimate uses the MFU this engine reached here: the median of the
+  // last completed runs' final MFU (docs: "checks estimates against what runs measure").
+  store_->run<std::vector<double>>(
+      this,
+      [](td::store::Store& s) {
+        std::vector<double> mfu;
+        auto runs = s.list_runs();
+        for (auto it = runs.rbegin(); it != runs.rend() && mfu.size() < 9; ++it) {
+          if (it->status != "completed") continue;
+          for (const auto& m : s.list_metrics(it->run_id))
+            if (m.name == "mfu" && m.rank == 0 && m.last_value > 0) mfu.push_back(m.last_value);
+        }
+        return mfu;
+      },
+      [this](std::vector<double> mfu) {
+        if (mfu.empty()) return;
+        std::sort(mfu.begin(), mfu.end());
+        designer_->planner()->setMeasuredMfu(mfu[mfu.size() / 2]);
+      },
+      [](const QString&) {});
+}
+
+void MainWindow::openStore(const QString& path) {
+  if (path.isEmpty()) return;
+  // The file is opened (and migrated) on the new client's thread first: a file that is not a
+  // store leaves the current one open and says why.
+  auto* candidate = new StoreClient(path, this);
+  candidate->exec(
+      this, [](td::store::Store&) {},
+      [this, candidate, path] {
+        runs_->detachAll();  // the old store's runs keep training; they re-attach when it is reopened
+        experiments_->setStoreClient(nullptr);
+        runs_->setStoreClient(nullptr);
+        candidate->setParent(nullptr);
+        std::unique_ptr<StoreClient> old = std::move(store_);
+        store_.reset(candidate);
+        wireStore();  // every panel moves to the new client before the old one closes
+        old.reset();
+        addRecent(path);
+        emit storeOpened(path);
+      },
+      [this, candidate, path](const QString& m) {
+        candidate->deleteLater();
+        showError(tr("Cannot open the store %1: %2").arg(path, m));
+      });
+}
+
+QString MainWindow::startRun(QString* error) {
+  if (!designer_->isValid()) {
+    if (error) *error = tr("The design has invalid fields (marked in red): fix them first.");
+    return {};
+  }
+  QString experiment = sidebar_->currentExperiment();
+  if (experiment.isEmpty()) experiment = QString::fromLatin1(td::store::kDefaultExperiment);
+  return runs_->startRun(experiment, designer_->config(), error);
+}
+
+void MainWindow::stopCurrentRun() {
+  QString error;
+  const QString id = run_view_->run();
+  if (id.isEmpty()) return;
+  if (!runs_->stopRun(id, &error)) return showError(error);
+  statusBar()->showMessage(tr("Stopping run %1 at the end of its step (checkpoint first)…").arg(id), 8000);
+}
+
+void MainWindow::resumeCurrentRun() {
+  QString error;
+  const QString id = run_view_->run();
+  if (id.isEmpty()) return;
+  if (!runs_->resumeRun(id, &error)) showError(error);
+}
+
+void MainWindow::showRuns(const QStringList& run_ids) {
+  if (run_ids.size() == 1) {
+    run_view_->setRun(run_ids.front());
+    pages_->setCurrentWidget(run_view_);
+  } else if (run_ids.size() >= 2) {
+    compare_->setRuns(run_ids);
+    compare_dashboard_->setRuns(run_ids);
+    pages_->setCurrentWidget(compare_);
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  const QStringList active = runs_->activeRuns();
+  CloseAction action = close_action_;
+  if (!active.isEmpty() && action == CloseAction::Ask) {
+    QMessageBox box(QMessageBox::Question, tr("Runs are training"),
+                    tr("%n run(s) are training. Leave them running (TrainDeck re-attaches at its next start) or "
+                       "stop them (each writes a checkpoint first)?",
+                       "", active.size()),
+                    QMessageBox::Cancel, this);
+    QPushButton* leave = box.addButton(tr("Leave running"), QMessageBox::AcceptRole);
+    QPushButton* stop = box.addButton(tr("Stop runs"), QMessageBox::DestructiveRole);
+    box.setDefaultButton(leave);
+    box.exec();
+    if (box.clickedButton() == leave)
+      action = CloseAction::LeaveRunning;
+    else if (box.clickedButton() == stop)
+      action = CloseAction::StopRuns;
+    else
+      return event->ignore();
+  }
+  if (action == CloseAction::StopRuns) runs_->stopAll();
+  runs_->detachAll();
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/state"), saveState());
+  settings.setValue(QStringLiteral("designer/config"), QByteArray::fromStdString(designer_->config().dump()));
+  settings.setValue(QStringLiteral("store/last"), storePath());
+  event->accept();
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::LanguageChange) retranslate();
+  QMainWindow::changeEvent(event);
+}
+
+void MainWindow::retranslate() {
+  // Menus and tabs are rebuilt with the new language; panels retranslate themselves.
+  menuBar()->clear();
+  buildMenus();
+  pages_->setTabText(DesignPage, tr("Design"));
+  pages_->setTabText(DataPage, tr("Data"));
+  pages_->setTabText(RunPage, tr("Run"));
+  pages_->setTabText(ComparePage, tr("Compare"));
+  store_label_->setText(tr("Store: %1").arg(QDir::toNativeSeparators(storePath())));
+}
+
+void MainWindow::addRecent(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value(QStringLiteral("store/recent")).toStringList();
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(abs);
+  recent.prepend(abs);
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  settings.setValue(QStringLiteral("store/recent"), recent);
+  settings.setValue(QStringLiteral("store/last"), abs);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  if (!recent_menu_) return;
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value(QStringLiteral("store/recent")).toStringList();
+  for (const QString& path : recent)
+    recent_menu_->addAction(QDir::toNativeSeparators(path), this, [this, path] { openStore(path); });
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::newStoreDialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("New store"), QFileInfo(storePath()).absolutePath(),
+                                                    tr("TrainDeck stores (*.db *.sqlite);;All files (*)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo::exists(path)) {
+    showError(tr("%1 exists already: use File > Open store to open it; nothing was overwritten.").arg(path));
+    return;
+  }
+  openStore(path);
+}
+
+void MainWindow::openStoreDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open store"), QFileInfo(storePath()).absolutePath(),
+                                                    tr("TrainDeck stores (*.db *.sqlite);;All files (*)"));
+  if (!path.isEmpty()) openStore(path);
+}
+
+void MainWindow::showError(const QString& message) {
+  if (message.isEmpty()) return;
+  statusBar()->showMessage(message, 15000);
+  qWarning("traindeck: %s", qPrintable(message));
+  emit errorShown(message);
+  if (!isVisible()) return;
+  // Not modal: an error never stops the window (or a running test) from going on.
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("TrainDeck"), message, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->setModal(false);
+  box->show();
+}
+
+}  // namespace td::gui

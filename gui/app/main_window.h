@@ -1,0 +1,110 @@
+// MainWindow: wires the panels together — sidebar (experiments and runs), Design (model
+// designer with live estimates), Data (prepare), Run (live dashboard, samples, log), Compare
+// (overlaid curves, summary, config diff) — and owns the store connection, the run controller
+// and the settings (recent stores, geometry, theme, language).
+//
+// Threading rule: GUI thread only; it holds no SQL and no process handling itself: StoreClient,
+// RunController and the panels' models do that work on their threads.
+#pragma once
+
+#include <QMainWindow>
+#include <QPointer>
+
+#include <memory>
+
+class QLabel;
+class QMenu;
+class QTabWidget;
+
+namespace td::gui {
+
+class CompareView;
+class Dashboard;
+class DataPanel;
+class ExperimentsModel;
+class ModelDesigner;
+class RunController;
+class RunView;
+class Sidebar;
+class StoreClient;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  /// What closing the window does while runs are going.
+  enum class CloseAction { Ask, StopRuns, LeaveRunning };
+
+  /// Opens `store_path` (created when missing). `demo_dataset`: a prepared dataset the demo
+  /// experiment of a first start uses (registered in the store), "" = none.
+  explicit MainWindow(const QString& store_path, const QString& demo_dataset = {}, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Switches to the store at `path` (created when missing) once it opened on its own thread
+  /// (storeOpened() then); runs of the old store keep going. A file that is not a TrainDeck
+  /// store leaves the current store open and shows why.
+  void openStore(const QString& path);
+  QString storePath() const;
+
+  /// Starts a run of the designer's config in the current experiment (the sidebar's, else
+  /// "default") and shows it on the Run page. Returns the run id, or "" with *error.
+  QString startRun(QString* error = nullptr);
+  void stopCurrentRun();
+  void resumeCurrentRun();
+  /// Shows runs on the Compare page (2+), or one run on the Run page.
+  void showRuns(const QStringList& run_ids);
+
+  void setCloseAction(CloseAction a) { close_action_ = a; }
+
+  // Panels, for tests and screenshots.
+  Sidebar* sidebar() const { return sidebar_; }
+  ModelDesigner* designer() const { return designer_; }
+  DataPanel* dataPanel() const { return data_; }
+  RunView* runView() const { return run_view_; }
+  CompareView* compareView() const { return compare_; }
+  Dashboard* compareDashboard() const { return compare_dashboard_; }
+  QTabWidget* pages() const { return pages_; }
+  RunController* runController() const { return runs_; }
+  ExperimentsModel* experiments() const { return experiments_; }
+  StoreClient* storeClient() const { return store_.get(); }
+
+  enum Page { DesignPage = 0, DataPage, RunPage, ComparePage };
+
+ signals:
+  void storeOpened(const QString& path);
+  /// An error was shown to the user (status bar and a non-modal message box).
+  void errorShown(const QString& message);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void buildMenus();
+  void buildPanels();
+  void retranslate();
+  void wireStore();
+  void firstStart();
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  void showError(const QString& message);
+  void updateMeasuredMfu();
+  void newStoreDialog();
+  void openStoreDialog();
+
+  std::unique_ptr<StoreClient> store_;
+  QString demo_dataset_;
+  ExperimentsModel* experiments_ = nullptr;
+  RunController* runs_ = nullptr;
+  Sidebar* sidebar_ = nullptr;
+  QTabWidget* pages_ = nullptr;
+  ModelDesigner* designer_ = nullptr;
+  DataPanel* data_ = nullptr;
+  RunView* run_view_ = nullptr;
+  CompareView* compare_ = nullptr;
+  Dashboard* compare_dashboard_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QLabel* store_label_ = nullptr;
+  CloseAction close_action_ = CloseAction::Ask;
+};
+
+}  // namespace td::gui

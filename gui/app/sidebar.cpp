@@ -1,0 +1,231 @@
+#include "gui/app/sidebar.h"
+
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QSortFilterProxyModel>
+#include <QToolButton>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "gui/runs/experiments_model.h"
+
+namespace td::gui {
+
+Sidebar::Sidebar(ExperimentsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  search_ = new QLineEdit(this);
+  search_->setObjectName(QStringLiteral("sidebar_search"));
+  search_->setPlaceholderText(tr("Search experiments, runs, status…"));
+  search_->setClearButtonEnabled(true);
+  layout->addWidget(search_);
+
+  proxy_ = new QSortFilterProxyModel(this);
+  proxy_->setSourceModel(model_);
+  proxy_->setRecursiveFilteringEnabled(true);  // a matching run keeps its experiment visible
+  proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+  proxy_->setFilterKeyColumn(-1);              // any column: name, status, ...
+  proxy_->setSortRole(ExperimentsModel::SortRole);
+  connect(search_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
+
+  view_ = new QTreeView(this);
+  view_->setObjectName(QStringLiteral("sidebar_tree"));
+  view_->setModel(proxy_);
+  view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  view_->setUniformRowHeights(true);
+  view_->setAlternatingRowColors(true);
+  view_->setContextMenuPolicy(Qt::CustomContextMenu);
+  view_->header()->setStretchLastSection(false);
+  view_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  for (int c = 1; c < ExperimentsModel::ColumnCount; ++c)
+    view_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  layout->addWidget(view_, 1);
+
+  auto* buttons = new QHBoxLayout;
+  auto add_button = [&](const QString& text, const QString& tip, auto slot) {
+    auto* b = new QToolButton(this);
+    b->setText(text);
+    b->setToolTip(tip);
+    connect(b, &QToolButton::clicked, this, slot);
+    buttons->addWidget(b);
+    return b;
+  };
+  add_button(tr("New"), tr("New experiment"), [this] { newExperiment(); });
+  add_button(tr("Rename"), tr("Rename the selected experiment"), [this] { renameCurrent(); });
+  add_button(tr("Notes"), tr("Notes and tags of the selected experiment or run"), [this] { editNotes(); });
+  add_button(tr("Delete"), tr("Delete the selected runs or experiment"), [this] { deleteSelected(true); });
+  buttons->addStretch(1);
+  layout->addLayout(buttons);
+
+  connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &Sidebar::onSelection);
+  connect(view_, &QTreeView::customContextMenuRequested, this, &Sidebar::showContextMenu);
+  connect(view_, &QTreeView::doubleClicked, this, [this](const QModelIndex& i) {
+    if (i.data(ExperimentsModel::KindRole).toString() == QLatin1String("run"))
+      emit runActivated(i.data(ExperimentsModel::KeyRole).toString());
+  });
+  // A reload resets the model: restore the selection and expansion afterwards.
+  connect(model_, &ExperimentsModel::loaded, this, [this] {
+    view_->expandAll();
+    if (!pending_select_.isEmpty()) {
+      const QStringList ids = pending_select_;
+      pending_select_.clear();
+      QItemSelection sel;
+      for (const auto& id : ids) {
+        const QModelIndex i = proxy_->mapFromSource(model_->runIndex(id));
+        if (i.isValid()) sel.select(i, i.siblingAtColumn(ExperimentsModel::ColumnCount - 1));
+      }
+      if (!sel.isEmpty()) {
+        view_->selectionModel()->select(sel, QItemSelectionModel::ClearAndSelect);
+        view_->setCurrentIndex(sel.indexes().first());
+        return;
+      }
+    }
+    if (!pending_experiment_.isEmpty()) {
+      const QModelIndex i = proxy_->mapFromSource(model_->experimentIndex(pending_experiment_));
+      pending_experiment_.clear();
+      if (i.isValid()) view_->setCurrentIndex(i);
+    }
+  });
+  connect(model_, &QAbstractItemModel::modelAboutToBeReset, this, [this] {
+    if (pending_select_.isEmpty()) pending_select_ = selectedRuns();
+    if (pending_experiment_.isEmpty() && currentKind() == QLatin1String("experiment"))
+      pending_experiment_ = currentKey();
+  });
+}
+
+QStringList Sidebar::selectedRuns() const {
+  QStringList ids;
+  for (const QModelIndex& i : view_->selectionModel()->selectedRows())
+    if (i.data(ExperimentsModel::KindRole).toString() == QLatin1String("run"))
+      ids << i.data(ExperimentsModel::KeyRole).toString();
+  return ids;
+}
+
+QString Sidebar::currentKind() const { return view_->currentIndex().data(ExperimentsModel::KindRole).toString(); }
+QString Sidebar::currentKey() const { return view_->currentIndex().data(ExperimentsModel::KeyRole).toString(); }
+
+QString Sidebar::currentExperiment() const {
+  const QModelIndex i = view_->currentIndex();
+  if (!i.isValid()) return {};
+  if (currentKind() == QLatin1String("experiment")) return currentKey();
+  return model_->experimentOfRun(currentKey());
+}
+
+void Sidebar::selectRun(const QString& run_id) {
+  const QModelIndex i = proxy_->mapFromSource(model_->runIndex(run_id));
+  if (!i.isValid()) {
+    pending_select_ = {run_id};  // not loaded yet: select it after the next reload
+    return;
+  }
+  view_->selectionModel()->select(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  view_->setCurrentIndex(i);
+}
+
+void Sidebar::selectExperiment(const QString& name) {
+  const QModelIndex i = proxy_->mapFromSource(model_->experimentIndex(name));
+  if (!i.isValid()) {
+    pending_experiment_ = name;
+    return;
+  }
+  view_->selectionModel()->select(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  view_->setCurrentIndex(i);
+}
+
+void Sidebar::onSelection() { emit selectionChanged(selectedRuns(), currentExperiment()); }
+
+void Sidebar::newExperiment(const QString& name) {
+  QString n = name;
+  if (n.isEmpty()) {
+    bool ok = false;
+    n = QInputDialog::getText(this, tr("New experiment"), tr("Name:"), QLineEdit::Normal, QString(), &ok);
+    if (!ok) return;
+  }
+  pending_experiment_ = n.trimmed();
+  model_->createExperiment(n);
+}
+
+void Sidebar::renameCurrent(const QString& to) {
+  if (currentKind() != QLatin1String("experiment")) return;
+  const QString from = currentKey();
+  QString t = to;
+  if (t.isEmpty()) {
+    bool ok = false;
+    t = QInputDialog::getText(this, tr("Rename experiment"), tr("New name:"), QLineEdit::Normal, from, &ok);
+    if (!ok) return;
+  }
+  pending_experiment_ = t.trimmed();
+  model_->renameExperiment(from, t);
+}
+
+void Sidebar::editNotes() {
+  const QModelIndex i = view_->currentIndex();
+  if (!i.isValid()) return;
+  const bool is_exp = currentKind() == QLatin1String("experiment");
+  const QString key = currentKey();
+  QDialog dialog(this);
+  dialog.setWindowTitle(is_exp ? tr("Experiment %1").arg(key) : tr("Run %1").arg(key));
+  auto* form = new QFormLayout(&dialog);
+  auto* notes = new QPlainTextEdit(&dialog);
+  const QModelIndex src = proxy_->mapToSource(i);
+  notes->setPlainText(is_exp ? src.data(ExperimentsModel::NotesRole).toString() : QString());
+  form->addRow(tr("Notes:"), notes);
+  QLineEdit* tags = nullptr;
+  if (is_exp) {
+    tags = new QLineEdit(src.data(ExperimentsModel::TagsRole).toStringList().join(QStringLiteral(", ")), &dialog);
+    tags->setPlaceholderText(tr("comma-separated, e.g. baseline, lr-sweep"));
+    form->addRow(tr("Tags:"), tags);
+  }
+  auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+  connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  form->addRow(box);
+  if (dialog.exec() != QDialog::Accepted) return;
+  if (is_exp) {
+    model_->setExperimentNotes(key, notes->toPlainText());
+    model_->setExperimentTags(key, tags->text().split(QLatin1Char(',')));
+  } else {
+    model_->setRunNotes(key, notes->toPlainText());
+  }
+}
+
+void Sidebar::deleteSelected(bool ask) {
+  const QStringList runs = selectedRuns();
+  if (!runs.isEmpty()) {
+    if (ask && QMessageBox::question(this, tr("Delete runs"),
+                                     tr("Delete %n run(s) and every number stored for them? Their run folders "
+                                        "on disk are kept.", "", runs.size())) != QMessageBox::Yes)
+      return;
+    for (const auto& id : runs) model_->deleteRun(id);
+    return;
+  }
+  if (currentKind() != QLatin1String("experiment")) return;
+  const QString name = currentKey();
+  if (ask && QMessageBox::question(this, tr("Delete experiment"),
+                                   tr("Delete experiment %1 with all its runs and their stored numbers? Run folders "
+                                      "on disk are kept.")
+                                       .arg(name)) != QMessageBox::Yes)
+    return;
+  model_->deleteExperiment(name);
+}
+
+void Sidebar::showContextMenu(const QPoint& pos) {
+  QMenu menu(this);
+  const bool is_exp = currentKind() == QLatin1String("experiment");
+  menu.addAction(tr("New experiment…"), this, [this] { newExperiment(); });
+  if (is_exp) menu.addAction(tr("Rename…"), this, [this] { renameCurrent(); });
+  if (view_->currentIndex().isValid()) {
+    menu.addAction(tr("Notes and tags…"), this, [this] { editNotes(); });
+    menu.addAction(tr("Delete…"), this, [this] { deleteSelected(true); });
+  }
+  menu.exec(view_->viewport()->mapToGlobal(pos));
+}
+
+}  // namespace td::gui

@@ -1,0 +1,56 @@
+// Sidebar: experiments and their runs (ExperimentsModel), with search, new, rename, notes and
+// tags, delete (confirmed; running runs refused by the model).
+//
+// Threading rule: GUI thread; every store access goes through ExperimentsModel's jobs.
+#pragma once
+
+#include <QWidget>
+
+class QLineEdit;
+class QSortFilterProxyModel;
+class QToolButton;
+class QTreeView;
+class QPlainTextEdit;
+
+namespace td::gui {
+
+class ExperimentsModel;
+
+class Sidebar : public QWidget {
+  Q_OBJECT
+ public:
+  Sidebar(ExperimentsModel* model, QWidget* parent = nullptr);
+
+  /// Selected run ids (in view order) and the experiment of the current item ("" when none).
+  QStringList selectedRuns() const;
+  QString currentExperiment() const;
+  void selectRun(const QString& run_id);
+  void selectExperiment(const QString& name);
+  QTreeView* view() const { return view_; }
+  QLineEdit* searchField() const { return search_; }
+
+  // Actions (also buttons and the context menu). `ask` = false skips dialogs (tests, scripts).
+  void newExperiment(const QString& name = {});
+  void renameCurrent(const QString& to = {});
+  void editNotes();
+  void deleteSelected(bool ask = true);
+
+ signals:
+  void selectionChanged(const QStringList& run_ids, const QString& experiment);
+  void runActivated(const QString& run_id);  // double-click: open its dashboard
+
+ private:
+  void onSelection();
+  void showContextMenu(const QPoint& pos);
+  QString currentKind() const;
+  QString currentKey() const;
+
+  ExperimentsModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QTreeView* view_;
+  QLineEdit* search_;
+  QStringList pending_select_;  // runs to select once the model reloads
+  QString pending_experiment_;
+};
+
+}  // namespace td::gui

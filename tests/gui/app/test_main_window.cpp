@@ -1,0 +1,237 @@
+// The main flows clicked through the real main window (offscreen) with the real engine:
+// first start with the demo experiment, a new experiment, a model field changing the estimate,
+// an invalid value and its message, a tiny model run to completion (points on the loss chart,
+// rows in the store), stop then resume, a run left running across a GUI restart and
+// re-attached with no missing step, and two runs compared with their config diff.
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTreeView>
+
+#include "app_fixture.h"
+#include "gui/app/main_window.h"
+#include "gui/app/run_view.h"
+#include "gui/app/sidebar.h"
+#include "gui/charts/chart_view.h"
+#include "gui/charts/dashboard.h"
+#include "gui/compare/compare_view.h"
+#include "gui/designer/model_designer.h"
+#include "gui/runs/experiments_model.h"
+
+using namespace td::gui;
+using namespace tdapptest;
+
+namespace {
+
+void retype(QWidget* editor, const QString& text) {
+  auto* edit = qobject_cast<QLineEdit*>(editor);
+  QVERIFY2(edit, "designer fields are line edits");
+  edit->selectAll();
+  QTest::keyClick(edit, Qt::Key_Backspace);
+  QTest::keyClicks(edit, text);
+}
+
+QString label(QWidget* root, const char* name) {
+  auto* l = root->findChild<QLabel*>(QString::fromLatin1(name));
+  return l ? l->text() : QStringLiteral("<no label %1>").arg(name);
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString data_;
+
+  QString db(const char* name) const { return dir_.filePath(QString::fromLatin1(name)); }
+
+  // Starts the designer's config (tiny, `steps`) from the Design page's button.
+  QString start_tiny(MainWindow& w, int steps, int checkpoint_interval = 10) {
+    w.designer()->setConfig(tdguitest::tiny_config(data_, steps, checkpoint_interval));
+    auto* start = w.findChild<QPushButton*>("start_run");
+    if (!start || !start->isEnabled()) return {};
+    QSignalSpy started(w.runController(), &RunController::runStarted);
+    QTest::mouseClick(start, Qt::LeftButton);
+    if (started.isEmpty()) return {};
+    return started.at(0).at(0).toString();
+  }
+
+ private slots:
+  void initTestCase() {
+    isolate(dir_);
+    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
+    QVERIFY(!data_.isEmpty());
+  }
+
+  void firstStartHasTheDemoExperiment() {
+    MainWindow w(db("first.db"), data_);
+    w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
+    w.show();
+    QTRY_COMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
+    const auto cfg = w.designer()->config();
+    QCOMPARE(cfg["model"]["n_layer"].get<int>(), 4);  // resources/configs/demo.json
+    QCOMPARE(QString::fromStdString(cfg["data"]["path"].get<std::string>()), QFileInfo(data_).absoluteFilePath());
+    QTRY_VERIFY(w.designer()->isValid());
+    QVERIFY(w.findChild<QPushButton*>("start_run")->isEnabled());
+    QCOMPARE(w.pages()->currentIndex(), (int)MainWindow::DesignPage);
+    // New experiment from the sidebar.
+    w.sidebar()->newExperiment("lr-sweep");
+    QTRY_COMPARE(w.experiments()->experimentNames(), QStringList({"demo", "lr-sweep"}));
+    QTRY_COMPARE(w.sidebar()->currentExperiment(), QString("lr-sweep"));
+  }
+
+  void designerEstimateAndInvalidValue() {
+    MainWindow w(db("design.db"));
+    w.show();
+    w.designer()->setConfig(tdguitest::tiny_config(data_, 10));
+    // V=257, T=32, C=32, tied: wte 8224 + wpe 1024 + lnf 64 + 12704 per layer
+    // (ln 2*64, qkv 3*32*32+96, proj 32*32+32, fc 4*32*32+128, proj 4*32*32+32).
+    QTRY_VERIFY(label(w.designer(), "estimate_params").startsWith("22,016"));
+    retype(w.designer()->fieldEditor("model.n_layer"), "2");
+    QTRY_VERIFY2(label(w.designer(), "estimate_params").startsWith("34,720"),
+                 qPrintable(label(w.designer(), "estimate_params")));
+    retype(w.designer()->fieldEditor("model.n_head"), "5");  // 32 is not a multiple of 5
+    QTRY_VERIFY(!w.designer()->isValid());
+    QVERIFY2(w.designer()->errorFor("model.n_head").contains("multiple"), qPrintable(w.designer()->errorFor("model.n_head")));
+    QVERIFY(w.designer()->fieldEditor("model.n_head")->property("invalid").toBool());
+    QVERIFY(!w.findChild<QPushButton*>("start_run")->isEnabled());
+    QString error;
+    QVERIFY(w.startRun(&error).isEmpty());
+    QVERIFY(error.contains("invalid"));
+    retype(w.designer()->fieldEditor("model.n_head"), "4");
+    QTRY_VERIFY(w.designer()->isValid());
+    QVERIFY(w.findChild<QPushButton*>("start_run")->isEnabled());
+  }
+
+  void tinyRunToCompletionOnTheChart() {
+    MainWindow w(db("run.db"));
+    w.show();
+    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    const QString id = start_tiny(w, 40);
+    QVERIFY(!id.isEmpty());
+    QCOMPARE(w.pages()->currentWidget(), (QWidget*)w.runView());
+    QCOMPARE(w.runView()->run(), id);
+    QCOMPARE(wait_ended(ended, id), QString("completed"));
+    const Rows r = loss_rows(w.storePath(), id);
+    QCOMPARE(r.count, 40);
+    ChartView* loss = w.runView()->dashboard()->chart("loss");
+    QVERIFY(loss);
+    loss->fitAll();
+    const SeriesKey train{id, "loss", 0};
+    QTRY_COMPARE(loss->seriesIndex(train) >= 0 ? (int)loss->drawn(loss->seriesIndex(train)).x.size() : -1, 40);
+    // The chart's value at step 40 is the stored row's.
+    td::store::Store s(w.storePath().toStdString());
+    const double stored = s.metric_series(id.toStdString(), "loss", 0, 40, 40).value.at(0);
+    const Readout at40 = loss->pointNear(40, loss->seriesIndex(train));
+    QVERIFY(at40.valid && at40.raw);
+    QCOMPARE(at40.step, (int64_t)40);
+    QCOMPARE(at40.value, stored);
+    QTRY_VERIFY2(w.runView()->statusLabel()->text().contains("completed"), qPrintable(w.runView()->statusLabel()->text()));
+    QTRY_VERIFY(w.runView()->logView()->toPlainText().contains("step 40/40"));
+    QTRY_VERIFY(w.experiments()->runIndex(id).isValid());
+  }
+
+  void stopThenResumeFromTheRunPage() {
+    MainWindow w(db("resume.db"));
+    w.setCloseAction(MainWindow::CloseAction::StopRuns);
+    w.show();
+    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    QSignalSpy ingested(w.runController(), &RunController::runIngested);
+    const QString id = start_tiny(w, 1000000);
+    QVERIFY(!id.isEmpty());
+    QVERIFY(wait_step(ingested, id, 8) >= 8);
+    QTRY_VERIFY(w.runView()->stopButton()->isEnabled());
+    QTest::mouseClick(w.runView()->stopButton(), Qt::LeftButton);
+    QCOMPARE(wait_ended(ended, id), QString("stopped"));
+    const Rows stopped = loss_rows(w.storePath(), id);
+    QTRY_VERIFY(w.runView()->resumeButton()->isEnabled());
+    ended.clear();
+    QSignalSpy started(w.runController(), &RunController::runStarted);
+    QTest::mouseClick(w.runView()->resumeButton(), Qt::LeftButton);
+    QTRY_COMPARE(started.count(), 1);
+    QVERIFY(wait_step(ingested, id, stopped.last + 5) >= stopped.last + 5);
+    QTest::mouseClick(w.runView()->stopButton(), Qt::LeftButton);
+    QCOMPARE(wait_ended(ended, id), QString("stopped"));
+    const Rows r = loss_rows(w.storePath(), id);
+    QVERIFY(r.last >= stopped.last + 5);
+    QCOMPARE(r.first, 1);
+    QCOMPARE(r.count, r.last);  // no step missing or doubled across stop and resume
+  }
+
+  void runLeftRunningIsReattachedAfterRestart() {
+    const QString store = db("reattach.db");
+    QString id;
+    qint64 before = 0;
+    {
+      MainWindow w(store);
+      w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
+      w.show();
+      QSignalSpy ingested(w.runController(), &RunController::runIngested);
+      id = start_tiny(w, 1000000, 1000000);
+      QVERIFY(!id.isEmpty());
+      before = wait_step(ingested, id, 5);
+      QVERIFY(before >= 5);
+      QVERIFY(w.close());
+    }
+    QTest::qWait(1000);  // the engine trains on with no window
+    MainWindow w(store);
+    w.setCloseAction(MainWindow::CloseAction::StopRuns);
+    QSignalSpy attached(w.runController(), &RunController::runAttached);
+    QSignalSpy ingested(w.runController(), &RunController::runIngested);
+    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    w.show();
+    QTRY_COMPARE(attached.count(), 1);
+    QCOMPARE(attached.at(0).at(0).toString(), id);
+    QVERIFY(wait_step(ingested, id, before + 1) > before);
+    w.showRuns({id});
+    QTRY_VERIFY(w.runView()->stopButton()->isEnabled());
+    QTest::mouseClick(w.runView()->stopButton(), Qt::LeftButton);
+    QCOMPARE(wait_ended(ended, id), QString("stopped"));
+    const Rows r = loss_rows(store, id);
+    QCOMPARE(r.first, 1);
+    QCOMPARE(r.count, r.last);  // nothing written while the GUI was closed is missing
+  }
+
+  void compareTwoRunsShowsTheDiff() {
+    MainWindow w(db("compare.db"));
+    w.show();
+    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    const QString a = start_tiny(w, 20);
+    QCOMPARE(wait_ended(ended, a), QString("completed"));
+    auto cfg = tdguitest::tiny_config(data_, 20);
+    cfg["train"]["lr"] = 2e-3;
+    w.designer()->setConfig(cfg);
+    QSignalSpy started(w.runController(), &RunController::runStarted);
+    QTest::mouseClick(w.findChild<QPushButton*>("start_run"), Qt::LeftButton);
+    QCOMPARE(started.count(), 1);
+    const QString b = started.at(0).at(0).toString();
+    QCOMPARE(wait_ended(ended, b), QString("completed"));
+    QTRY_VERIFY(w.experiments()->runIndex(a).isValid() && w.experiments()->runIndex(b).isValid());
+    // Select both in the sidebar: the Compare page opens with both runs.
+    QTreeView* tree = w.sidebar()->view();
+    QItemSelection sel;
+    for (const QString& id : {a, b}) {
+      const QModelIndex src = w.experiments()->runIndex(id);
+      auto* proxy = static_cast<const QAbstractProxyModel*>(tree->model());
+      const QModelIndex i = proxy->mapFromSource(src);
+      sel.select(i, i.siblingAtColumn(ExperimentsModel::ColumnCount - 1));
+    }
+    tree->selectionModel()->select(sel, QItemSelectionModel::ClearAndSelect);
+    QCOMPARE(w.pages()->currentWidget(), (QWidget*)w.compareView());
+    QCOMPARE(w.compareDashboard()->runs().size(), 2);
+    QAbstractItemModel* diff = w.compareView()->diffModel();
+    QTRY_COMPARE(diff->rowCount(), 1);
+    QCOMPARE(diff->headerData(0, Qt::Vertical).toString(), QString("train.lr"));
+    QCOMPARE(diff->index(0, 0).data().toString(), QString("0.001"));
+    QCOMPARE(diff->index(0, 1).data().toString(), QString("0.002"));
+    QAbstractItemModel* summary = w.compareView()->summaryModel();
+    QTRY_COMPARE(summary->rowCount(), 2);
+    ChartView* loss = w.compareDashboard()->chart("loss");
+    QTRY_COMPARE(loss->legendLabels().size() >= 2, true);
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

@@ -1,0 +1,90 @@
+// Screenshots for people to look at (not compared with anything): the main window, the
+// designer, the dashboard during a run and the compare view, as PNGs in
+// <build>/tests/screenshots/. The test checks that each was written and is not blank.
+#include <QDir>
+#include <QImage>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTreeView>
+
+#include "app_fixture.h"
+#include "gui/app/main_window.h"
+#include "gui/app/run_view.h"
+#include "gui/app/sidebar.h"
+#include "gui/charts/dashboard.h"
+#include "gui/designer/model_designer.h"
+#include "gui/runs/experiments_model.h"
+
+using namespace td::gui;
+using namespace tdapptest;
+
+class TestScreenshots : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString data_;
+
+  void shoot(QWidget* w, const QString& name) {
+    QApplication::processEvents();
+    QTest::qWait(300);  // queued replots
+    const QString path = QDir(TD_SCREENSHOT_DIR).filePath(name + ".png");
+    const QImage img = w->grab().toImage();
+    QVERIFY(img.save(path));
+    // Not blank: a window shows many colours.
+    QSet<QRgb> colours;
+    for (int y = 0; y < img.height(); y += 7)
+      for (int x = 0; x < img.width(); x += 7) colours.insert(img.pixel(x, y));
+    QVERIFY2(colours.size() > 20, qPrintable(name));
+    qInfo("screenshot: %s", qPrintable(path));
+  }
+
+ private slots:
+  void initTestCase() {
+    isolate(dir_);
+    QDir().mkpath(TD_SCREENSHOT_DIR);
+    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
+    QVERIFY(!data_.isEmpty());
+  }
+
+  void screenshots() {
+    MainWindow w(dir_.filePath("shots.db"), data_);
+    w.setCloseAction(MainWindow::CloseAction::StopRuns);
+    w.resize(1500, 950);
+    w.show();
+    QTRY_COMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
+    QTRY_VERIFY(w.designer()->isValid());
+    shoot(&w, "main_window");
+    w.pages()->setCurrentIndex(MainWindow::DesignPage);
+    shoot(w.pages()->currentWidget(), "designer");
+
+    // A completed run with evaluations and samples, then one caught while training.
+    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    QSignalSpy ingested(w.runController(), &RunController::runIngested);
+    auto cfg = tdguitest::tiny_config(data_, 150);
+    cfg["train"]["sample_interval"] = 50;
+    cfg["train"]["sample_tokens"] = 48;
+    w.designer()->setConfig(cfg);
+    QString error;
+    const QString a = w.startRun(&error);
+    QVERIFY2(!a.isEmpty(), qPrintable(error));
+    QCOMPARE(wait_ended(ended, a), QString("completed"));
+    cfg["train"]["lr"] = 3e-3;
+    cfg["train"]["steps"] = 1000000;
+    w.designer()->setConfig(cfg);
+    const QString b = w.startRun(&error);
+    QVERIFY2(!b.isEmpty(), qPrintable(error));
+    QVERIFY(wait_step(ingested, b, 120) >= 120);
+    QTRY_VERIFY(w.experiments()->runIndex(b).isValid());  // the sidebar follows running runs
+    QTest::qWait(400);
+    shoot(&w, "dashboard_during_run");
+
+    w.runController()->stopRun(b);
+    QCOMPARE(wait_ended(ended, b), QString("stopped"));
+    QTRY_VERIFY(w.experiments()->runIndex(a).isValid() && w.experiments()->runIndex(b).isValid());
+    w.showRuns({a, b});
+    QTest::qWait(500);
+    shoot(&w, "compare");
+  }
+};
+
+QTEST_MAIN(TestScreenshots)
+#include "test_screenshots.moc"
