@@ -263,6 +263,23 @@ void BatchLod::flush() {
 
 }  // namespace lod
 
+namespace {
+// Merges runs of `group` adjacent buckets so that at most max_points remain; returns group
+// (1 when nothing was merged).
+int64_t merge_to_fit(std::vector<Bucket>& buckets, int max_points) {
+  if (buckets.size() <= static_cast<size_t>(max_points)) return 1;
+  const size_t group = (buckets.size() + max_points - 1) / max_points;
+  std::vector<Bucket> merged;
+  for (size_t i = 0; i < buckets.size(); i += group) {
+    lod::Acc a;
+    for (size_t j = i; j < std::min(buckets.size(), i + group); ++j) a.merge(buckets[j]);
+    merged.push_back(a);
+  }
+  buckets.swap(merged);
+  return static_cast<int64_t>(group);
+}
+}  // namespace
+
 MetricEnvelope Store::metric_envelope(const std::string& run_id, const std::string& name, int rank,
                                       int64_t step_lo, int64_t step_hi, int max_points) {
   const int64_t key = require_run(run_id);
@@ -279,55 +296,61 @@ MetricEnvelope Store::metric_envelope(const std::string& run_id, const std::stri
   }
   if (!name_id) return env;
 
-  // Raw rows first, reading at most max_points + 1 of them.
+  // The steps of the range that hold rows: two index lookups.
+  int64_t first = 0, last = 0;
   {
     Stmt st(db_,
-            "SELECT step, value FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
-            " AND step BETWEEN ?4 AND ?5 ORDER BY step LIMIT ?6");
+            "SELECT min(step), max(step) FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
+            " AND step BETWEEN ?4 AND ?5");
     st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, step_lo).bind(5, step_hi);
-    st.bind(6, static_cast<int64_t>(max_points) + 1);
-    while (st.step()) {
-      lod::Acc a;
-      a.add(st.col_int(0), st.col_double(1));
-      env.buckets.push_back(a);
-    }
-    if (env.buckets.size() <= static_cast<size_t>(max_points)) return env;
+    if (!st.step() || st.is_null(0)) return env;
+    first = st.col_int(0);
+    last = st.col_int(1);
   }
-  const int64_t first = env.buckets.front().step_min;
-  int64_t last = first;
-  {
-    Stmt st(db_,
-            "SELECT step FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
-            " AND step BETWEEN ?4 AND ?5 ORDER BY step DESC LIMIT 1");
-    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, step_lo).bind(5, step_hi);
-    if (st.step()) last = st.col_int(0);
-  }
-  env.buckets.clear();
+  // The finest level with at most max_points buckets over [first, last].
   int level = lod::kLevels - 1;
   for (int k = 0; k < lod::kLevels; ++k)
     if ((last >> lod::shift(k)) - (first >> lod::shift(k)) + 1 <= max_points) {
       level = k;
       break;
     }
+  std::vector<Bucket> lod_buckets;
+  int64_t rows_estimate = 0;  // an upper bound of the rows in the range
+  {
+    Stmt st(db_, std::string("SELECT ") + lod::kBucketCols +
+                     " FROM metric_lod WHERE run = ?1 AND name = ?2 AND rank = ?3 AND level = ?4"
+                     " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, level);
+    st.bind(5, first >> lod::shift(level)).bind(6, last >> lod::shift(level));
+    while (st.step()) {
+      lod_buckets.push_back(lod::read_bucket(st, 0));
+      rows_estimate += lod_buckets.back().n;
+    }
+  }
+  // Few enough rows (at most 2 per pixel column, less the buckets just read): the raw rows,
+  // exact; more rows than max_points are summarised in memory, `group` adjacent rows per
+  // bucket, so a mid-length run is drawn with every column filled rather than with 64-step
+  // buckets. Rows read per call stay under 2 * max_points (+ 2).
+  // One row per step (a later attempt replaces a value), so the span also bounds the rows.
+  rows_estimate = std::min(rows_estimate, last - first + 1);
+  const int64_t raw_budget = 2 * static_cast<int64_t>(max_points) - static_cast<int64_t>(lod_buckets.size());
+  if (rows_estimate <= raw_budget) {
+    Stmt st(db_,
+            "SELECT step, value FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
+            " AND step BETWEEN ?4 AND ?5 ORDER BY step");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, step_lo).bind(5, step_hi);
+    while (st.step()) {
+      lod::Acc a;
+      a.add(st.col_int(0), st.col_double(1));
+      env.buckets.push_back(a);
+    }
+    env.bucket_steps = merge_to_fit(env.buckets, max_points);
+    return env;
+  }
   env.level = level;
   env.bucket_steps = int64_t{1} << lod::shift(level);
-  Stmt st(db_, std::string("SELECT ") + lod::kBucketCols +
-                   " FROM metric_lod WHERE run = ?1 AND name = ?2 AND rank = ?3 AND level = ?4"
-                   " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket");
-  st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, level);
-  st.bind(5, first >> lod::shift(level)).bind(6, last >> lod::shift(level));
-  while (st.step()) env.buckets.push_back(lod::read_bucket(st, 0));
-  if (env.buckets.size() > static_cast<size_t>(max_points)) {
-    // Coarser than the top level: merge runs of adjacent buckets to fit.
-    const size_t group = (env.buckets.size() + max_points - 1) / max_points;
-    std::vector<Bucket> merged;
-    for (size_t i = 0; i < env.buckets.size(); i += group) {
-      lod::Acc a;
-      for (size_t j = i; j < std::min(env.buckets.size(), i + group); ++j) a.merge(env.buckets[j]);
-      merged.push_back(a);
-    }
-    env.buckets.swap(merged);
-  }
+  env.buckets = std::move(lod_buckets);
+  merge_to_fit(env.buckets, max_points);  // coarser than the top level: adjacent buckets merged
   return env;
 }
 

@@ -98,10 +98,11 @@ struct Bucket {
 
 /// What Store::metric_envelope returns: buckets by step, at most max_points of them.
 struct MetricEnvelope {
-  int level = -1;             // -1: raw rows (one bucket per step); else the LOD level used
-  int64_t bucket_steps = 1;   // steps per bucket: 1 (raw) or 64 * 4^level
+  int level = -1;             // -1: read from raw rows; else the LOD level used
+  int64_t bucket_steps = 1;   // level -1: rows per bucket (1: one raw row each); else 64 * 4^level
   std::vector<Bucket> buckets;
-  bool raw() const { return level < 0; }
+  /// Every bucket is one stored row (exact values, no band to draw).
+  bool raw() const { return level < 0 && bucket_steps == 1; }
   size_t size() const { return buckets.size(); }
 };
 

@@ -190,6 +190,15 @@ class TestLod : public QObject {
     for (int i = 0; i < 10; ++i)
       check_bucket(e.buckets[i], 1, 100 + i, 100 + i, 100.0 + i, 100 + i, 100.0 + i, 100 + i,
                    100.0 + i, 100.0 + i, 100.0 + i);
+    // Between max_points and 2 * max_points raw rows: the rows, summarised in memory two by two
+    // (300 rows for 200 columns: 150 buckets of 2 steps, band min/max of each pair).
+    e = st.metric_envelope("r", "loss", 0, 1, 300, 200);
+    QCOMPARE(e.level, -1);
+    QCOMPARE(e.bucket_steps, int64_t(2));
+    QVERIFY(!e.raw());
+    QCOMPARE(e.size(), size_t(150));
+    check_bucket(e.buckets[0], 2, 1, 2, 1, 1, 2, 2, 1, 2, 3);
+    check_bucket(e.buckets[149], 2, 299, 300, 299, 299, 300, 300, 299, 300, 599);
     // Buckets overlapping a range are returned whole.
     e = st.metric_envelope("r", "loss", 0, 70, 200, 3);
     QCOMPARE(e.level, 0);
