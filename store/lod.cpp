@@ -296,17 +296,18 @@ MetricEnvelope Store::metric_envelope(const std::string& run_id, const std::stri
   }
   if (!name_id) return env;
 
-  // The steps of the range that hold rows: two index lookups.
-  int64_t first = 0, last = 0;
-  {
-    Stmt st(db_,
-            "SELECT min(step), max(step) FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
-            " AND step BETWEEN ?4 AND ?5");
+  // The steps of the range that hold rows: two index lookups (SQLite's min/max optimisation
+  // applies to a query with a single min() or max() only; both in one query scan the range).
+  auto edge = [&](const char* order) -> std::optional<int64_t> {
+    Stmt st(db_, std::string("SELECT step FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
+                             " AND step BETWEEN ?4 AND ?5 ORDER BY step ") + order + " LIMIT 1");
     st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, step_lo).bind(5, step_hi);
-    if (!st.step() || st.is_null(0)) return env;
-    first = st.col_int(0);
-    last = st.col_int(1);
-  }
+    if (!st.step()) return std::nullopt;
+    return st.col_int(0);
+  };
+  const auto lo_row = edge("ASC");
+  if (!lo_row) return env;
+  const int64_t first = *lo_row, last = edge("DESC").value_or(first);
   // The finest level with at most max_points buckets over [first, last].
   int level = lod::kLevels - 1;
   for (int k = 0; k < lod::kLevels; ++k)

@@ -7,6 +7,9 @@
 #include <QSettings>
 
 #include "gui/app/main_window.h"
+#include "gui/look/i18n.h"
+#include "gui/look/icons.h"
+#include "gui/look/theme.h"
 #include "store/store.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +18,13 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName(QStringLiteral("traindeck"));
   QApplication::setApplicationVersion(QStringLiteral(TD_VERSION));
   QApplication::setApplicationDisplayName(QStringLiteral("TrainDeck"));
+
+  td::gui::initLookResources();
+  QApplication::setWindowIcon(td::gui::appIcon());
+  // Theme and language before any window exists (View > Theme / Language change them live).
+  QSettings settings;
+  td::gui::applyTheme(app, td::gui::themeFromString(settings.value(QStringLiteral("look/theme")).toString()));
+  td::gui::installTranslation(app, settings.value(QStringLiteral("look/language")).toString());
 
   QCommandLineParser cli;
   cli.setApplicationDescription(QStringLiteral("TrainDeck: design, train and compare your own language models."));

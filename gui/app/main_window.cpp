@@ -1,6 +1,7 @@
 #include "gui/app/main_window.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -28,6 +29,10 @@
 #include "gui/core/store_client.h"
 #include "gui/data/data_panel.h"
 #include "gui/designer/model_designer.h"
+#include "gui/look/about_dialog.h"
+#include "gui/look/i18n.h"
+#include "gui/look/icons.h"
+#include "gui/look/theme.h"
 #include "gui/plan/planner.h"
 #include "gui/runs/experiments_model.h"
 #include "gui/runs/run_controller.h"
@@ -87,7 +92,7 @@ void MainWindow::buildPanels() {
   auto* design_layout = new QVBoxLayout(design_page);
   designer_ = new ModelDesigner(design_page);
   design_layout->addWidget(designer_, 1);
-  auto* start = new QPushButton(tr("Start run"), design_page);
+  auto* start = new QPushButton(icon(QStringLiteral("start")), tr("Start run"), design_page);
   start->setObjectName(QStringLiteral("start_run"));
   start->setToolTip(tr("Train this model on this machine (Ctrl+R)"));
   start->setEnabled(false);
@@ -105,10 +110,10 @@ void MainWindow::buildPanels() {
   compare_dashboard_ = new Dashboard(store_.get(), compare_);
   compare_->setChartsWidget(compare_dashboard_);
 
-  pages_->addTab(design_page, tr("Design"));
-  pages_->addTab(data_, tr("Data"));
-  pages_->addTab(run_view_, tr("Run"));
-  pages_->addTab(compare_, tr("Compare"));
+  pages_->addTab(design_page, icon(QStringLiteral("designer")), tr("Design"));
+  pages_->addTab(data_, icon(QStringLiteral("data")), tr("Data"));
+  pages_->addTab(run_view_, icon(QStringLiteral("run")), tr("Run"));
+  pages_->addTab(compare_, icon(QStringLiteral("compare")), tr("Compare"));
   split->addWidget(sidebar_);
   split->addWidget(pages_);
   split->setStretchFactor(0, 0);
@@ -180,9 +185,9 @@ void MainWindow::buildPanels() {
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* a = file->addAction(tr("&New store…"), this, &MainWindow::newStoreDialog);
+  QAction* a = file->addAction(icon(QStringLiteral("new-store")), tr("&New store…"), this, &MainWindow::newStoreDialog);
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+N")));
-  a = file->addAction(tr("&Open store…"), this, &MainWindow::openStoreDialog);
+  a = file->addAction(icon(QStringLiteral("open-store")), tr("&Open store…"), this, &MainWindow::openStoreDialog);
   a->setShortcut(QKeySequence::Open);
   recent_menu_ = file->addMenu(tr("Recent stores"));
   rebuildRecentMenu();
@@ -191,16 +196,16 @@ void MainWindow::buildMenus() {
   a->setShortcut(QKeySequence::Quit);
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
-  a = run->addAction(tr("&Start run"), this, [this] {
+  a = run->addAction(icon(QStringLiteral("start")), tr("&Start run"), this, [this] {
     QString error;
     if (startRun(&error).isEmpty()) showError(error);
   });
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+R")));
-  a = run->addAction(tr("S&top run"), this, &MainWindow::stopCurrentRun);
+  a = run->addAction(icon(QStringLiteral("stop")), tr("S&top run"), this, &MainWindow::stopCurrentRun);
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+.")));
-  a = run->addAction(tr("&Resume run"), this, &MainWindow::resumeCurrentRun);
+  a = run->addAction(icon(QStringLiteral("resume")), tr("&Resume run"), this, &MainWindow::resumeCurrentRun);
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+R")));
-  a = run->addAction(tr("&Compare selected runs"), this, [this] { showRuns(sidebar_->selectedRuns()); });
+  a = run->addAction(icon(QStringLiteral("compare")), tr("&Compare selected runs"), this, [this] { showRuns(sidebar_->selectedRuns()); });
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+M")));
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -209,8 +214,39 @@ void MainWindow::buildMenus() {
     a = view->addAction(names[i], this, [this, i] { pages_->setCurrentIndex(i); });
     a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
   }
-  a = view->addAction(tr("&Find run or experiment"), this, [this] { sidebar_->searchField()->setFocus(); });
+  a = view->addAction(icon(QStringLiteral("search")), tr("&Find run or experiment"), this,
+                      [this] { sidebar_->searchField()->setFocus(); });
   a->setShortcut(QKeySequence::Find);
+  view->addSeparator();
+
+  // Theme and language: applied at once and remembered (QSettings look/theme, look/language).
+  QMenu* theme = view->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(theme);
+  for (Theme t : {Theme::System, Theme::Light, Theme::Dark}) {
+    a = theme->addAction(themeDisplayName(t), this, [t] {
+      applyTheme(*qApp, t);
+      QSettings().setValue(QStringLiteral("look/theme"), themeName(t));
+    });
+    a->setCheckable(true);
+    a->setChecked(currentTheme() == t);
+    themes->addAction(a);
+  }
+  QMenu* language = view->addMenu(tr("&Language"));
+  auto* languages = new QActionGroup(language);
+  for (const QString& lang : availableLanguages()) {
+    a = language->addAction(languageDisplayName(lang), this, [lang] {
+      installTranslation(*qApp, lang);  // LanguageChange: menus and panels re-set their texts
+      QSettings().setValue(QStringLiteral("look/language"), lang);
+    });
+    a->setCheckable(true);
+    a->setChecked(currentLanguage() == lang);
+    languages->addAction(a);
+  }
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  a = help->addAction(icon(QStringLiteral("about")), tr("&About TrainDeck"), this, [this] { showAbout(this); });
+  a->setShortcut(QKeySequence::HelpContents);
+  help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
 void MainWindow::wireStore() {

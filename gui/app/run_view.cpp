@@ -18,6 +18,7 @@
 
 #include "gui/charts/dashboard.h"
 #include "gui/core/store_client.h"
+#include "gui/look/icons.h"
 #include "gui/runs/run_controller.h"
 #include "store/store.h"
 
@@ -47,10 +48,10 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   status_->setObjectName(QStringLiteral("run_status"));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   header->addWidget(status_, 1);
-  stop_ = new QPushButton(tr("Stop"), this);
+  stop_ = new QPushButton(icon(QStringLiteral("stop")), tr("Stop"), this);
   stop_->setObjectName(QStringLiteral("run_stop"));
   stop_->setToolTip(tr("Stop gracefully: finish the step, write a checkpoint, exit (Ctrl+.)"));
-  resume_ = new QPushButton(tr("Resume"), this);
+  resume_ = new QPushButton(icon(QStringLiteral("resume")), tr("Resume"), this);
   resume_->setObjectName(QStringLiteral("run_resume"));
   resume_->setToolTip(tr("Continue from the newest checkpoint"));
   header->addWidget(stop_);
@@ -71,8 +72,8 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   QFont mono(QStringLiteral("monospace"));
   mono.setStyleHint(QFont::TypeWriter);
   log_->setFont(mono);
-  bottom_->addTab(samples_, tr("Samples"));
-  bottom_->addTab(log_, tr("Log"));
+  bottom_->addTab(samples_, icon(QStringLiteral("notes")), tr("Samples"));
+  bottom_->addTab(log_, icon(QStringLiteral("log")), tr("Log"));
   split->addWidget(dashboard_);
   split->addWidget(bottom_);
   split->setStretchFactor(0, 3);

@@ -60,6 +60,7 @@ ChartView::ChartView(MetricsModel* model, QWidget* parent) : QWidget(parent), mo
   empty_->setClipToAxisRect(false);
   empty_->setColor(palette().color(QPalette::PlaceholderText));
   empty_->setText(tr("No run selected."));
+  applyPalette();
 
   query_timer_.setSingleShot(true);
   query_timer_.setInterval(0);
@@ -77,10 +78,41 @@ ChartView::ChartView(MetricsModel* model, QWidget* parent) : QWidget(parent), mo
 
 ChartView::~ChartView() = default;
 
+void ChartView::applyPalette() {
+  // The plot follows the widget palette (the app's theme: light, dark or the desktop's), so a
+  // dark theme gets dark charts. Series colours are chosen to read on both.
+  const QPalette pal = palette();
+  const QColor base = pal.color(QPalette::Base), text = pal.color(QPalette::Text);
+  QColor grid = text;
+  grid.setAlpha(40);
+  plot_->setBackground(pal.color(QPalette::Window));
+  plot_->axisRect()->setBackground(base);
+  for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis, plot_->xAxis2, plot_->yAxis2}) {
+    axis->setBasePen(QPen(text));
+    axis->setTickPen(QPen(text));
+    axis->setSubTickPen(QPen(text));
+    axis->setTickLabelColor(text);
+    axis->setLabelColor(text);
+    axis->grid()->setPen(QPen(grid, 0, Qt::DotLine));
+  }
+  plot_->legend->setBrush(base);
+  plot_->legend->setTextColor(text);
+  plot_->legend->setBorderPen(QPen(grid));
+  if (title_) title_->setTextColor(text);
+  empty_->setColor(pal.color(QPalette::PlaceholderText));
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ChartView::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::PaletteChange) applyPalette();
+  QWidget::changeEvent(event);
+}
+
 void ChartView::setTitle(const QString& title) {
   if (!title_) {
     plot_->plotLayout()->insertRow(0);
     title_ = new QCPTextElement(plot_, title, QFont(font().family(), font().pointSize(), QFont::Bold));
+    title_->setTextColor(palette().color(QPalette::Text));
     plot_->plotLayout()->addElement(0, 0, title_);
   }
   title_->setText(title);

@@ -163,8 +163,10 @@ class ChartView : public QWidget {
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
+  void changeEvent(QEvent* event) override;
 
  private:
+  void applyPalette();
   struct Series {
     SeriesKey key;
     MetricSpec spec;
