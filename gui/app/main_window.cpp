@@ -260,23 +260,30 @@ void MainWindow::wireStore() {
   compare_dashboard_->setStoreClient(s);
   store_label_->setText(tr("Store: %1").arg(QDir::toNativeSeparators(s->path())));
   setWindowTitle(QStringLiteral("TrainDeck — %1").arg(QFileInfo(s->path()).fileName()));
-  // A first start (no experiment yet) gets the demo experiment, ready to run.
+  // A first start (no experiment yet) gets the demo experiment, ready to run; a design whose
+  // dataset is gone gets the demo dataset.
   auto* once = new QObject(this);
   connect(experiments_, &ExperimentsModel::loaded, once, [this, once] {
     once->deleteLater();
-    if (experiments_->experimentNames().isEmpty()) firstStart();
+    setUpDemo();
   });
   updateMeasuredMfu();
 }
 
-void MainWindow::firstStart() {
-  experiments_->createExperiment(QString::fromLatin1(kDemoExperiment));
-  sidebar_->selectExperiment(QString::fromLatin1(kDemoExperiment));
-  auto doc = demo_config();
+void MainWindow::setUpDemo() {
+  const bool first = experiments_->experimentNames().isEmpty();
+  if (first) {
+    experiments_->createExperiment(QString::fromLatin1(kDemoExperiment));
+    sidebar_->selectExperiment(QString::fromLatin1(kDemoExperiment));
+  }
+  auto doc = first ? demo_config() : designer_->config();
+  const std::string current = doc.contains("data") ? doc["data"].value("path", std::string()) : std::string();
+  const bool data_missing = current.empty() || !QFileInfo::exists(QString::fromStdString(current) + "/manifest.json");
   if (!demo_dataset_.isEmpty()) {
     const QString dataset = QFileInfo(demo_dataset_).absoluteFilePath();
-    doc["data"]["path"] = dataset.toStdString();
-    // Register the demo dataset so the Data page and the designer offer it.
+    // The demo dataset is registered (an upsert) so the Data page and the designer offer it,
+    // and used by a design whose dataset is missing.
+    if (first || data_missing) doc["data"]["path"] = dataset.toStdString();
     store_->exec(
         this,
         [dataset](td::store::Store& s) {
@@ -285,10 +292,18 @@ void MainWindow::firstStart() {
           s.register_dataset(dataset.toStdString(), f.readAll().toStdString());
         },
         [this] { data_->reloadDatasets(); }, [this](const QString& m) { showError(m); });
+  } else if (data_missing && data_->sources().isEmpty() && QFileInfo::exists(QStringLiteral("/usr/share/games/fortunes"))) {
+    // No dataset yet: the Data page starts with the default corpus (Debian's fortunes).
+    data_->addSource(QStringLiteral("/usr/share/games/fortunes"));
   }
   designer_->setConfig(doc);
+  if (!first) return;
   pages_->setCurrentIndex(DesignPage);
-  statusBar()->showMessage(tr("Welcome: the demo experiment is ready. Press Start run (Ctrl+R) to train it."), 15000);
+  statusBar()->showMessage(demo_dataset_.isEmpty() && data_missing
+                               ? tr("Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to "
+                                    "prepare), then press Start run (Ctrl+R).")
+                               : tr("Welcome: the demo experiment is ready. Press Start run (Ctrl+R) to train it."),
+                           15000);
 }
 
 void MainWindow::updateMeasuredMfu() {
@@ -418,6 +433,10 @@ void MainWindow::retranslate() {
   pages_->setTabText(DataPage, tr("Data"));
   pages_->setTabText(RunPage, tr("Run"));
   pages_->setTabText(ComparePage, tr("Compare"));
+  if (auto* start = findChild<QPushButton*>(QStringLiteral("start_run"))) {
+    start->setText(tr("Start run"));
+    start->setToolTip(tr("Train this model on this machine (Ctrl+R)"));
+  }
   store_label_->setText(tr("Store: %1").arg(QDir::toNativeSeparators(storePath())));
 }
 

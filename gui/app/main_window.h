@@ -83,7 +83,9 @@ class MainWindow : public QMainWindow {
   void buildPanels();
   void retranslate();
   void wireStore();
-  void firstStart();
+  /// First start: the demo experiment and config; any start: the demo dataset registered and
+  /// used when the design's dataset is missing.
+  void setUpDemo();
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void showError(const QString& message);

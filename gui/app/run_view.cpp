@@ -48,12 +48,10 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   status_->setObjectName(QStringLiteral("run_status"));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   header->addWidget(status_, 1);
-  stop_ = new QPushButton(icon(QStringLiteral("stop")), tr("Stop"), this);
+  stop_ = new QPushButton(icon(QStringLiteral("stop")), QString(), this);
   stop_->setObjectName(QStringLiteral("run_stop"));
-  stop_->setToolTip(tr("Stop gracefully: finish the step, write a checkpoint, exit (Ctrl+.)"));
-  resume_ = new QPushButton(icon(QStringLiteral("resume")), tr("Resume"), this);
+  resume_ = new QPushButton(icon(QStringLiteral("resume")), QString(), this);
   resume_->setObjectName(QStringLiteral("run_resume"));
-  resume_->setToolTip(tr("Continue from the newest checkpoint"));
   header->addWidget(stop_);
   header->addWidget(resume_);
   layout->addLayout(header);
@@ -63,7 +61,6 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   bottom_ = new QTabWidget(split);
   samples_ = new QTextBrowser(bottom_);
   samples_->setObjectName(QStringLiteral("run_samples"));
-  samples_->setPlaceholderText(tr("Generated samples appear here with their step (train.sample_interval)."));
   log_ = new QPlainTextEdit(bottom_);
   log_->setObjectName(QStringLiteral("run_log"));
   log_->setReadOnly(true);
@@ -72,8 +69,9 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   QFont mono(QStringLiteral("monospace"));
   mono.setStyleHint(QFont::TypeWriter);
   log_->setFont(mono);
-  bottom_->addTab(samples_, icon(QStringLiteral("notes")), tr("Samples"));
-  bottom_->addTab(log_, icon(QStringLiteral("log")), tr("Log"));
+  bottom_->addTab(samples_, icon(QStringLiteral("notes")), QString());
+  bottom_->addTab(log_, icon(QStringLiteral("log")), QString());
+  retranslate();
   split->addWidget(dashboard_);
   split->addWidget(bottom_);
   split->setStretchFactor(0, 3);
@@ -92,6 +90,24 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   connect(resume_, &QPushButton::clicked, this, [this] { emit resumeRequested(run_); });
   stop_->setEnabled(false);
   resume_->setEnabled(false);
+}
+
+void RunView::retranslate() {
+  stop_->setText(tr("Stop"));
+  stop_->setToolTip(tr("Stop gracefully: finish the step, write a checkpoint, exit (Ctrl+.)"));
+  resume_->setText(tr("Resume"));
+  resume_->setToolTip(tr("Continue from the newest checkpoint"));
+  samples_->setPlaceholderText(tr("Generated samples appear here with their step (train.sample_interval)."));
+  bottom_->setTabText(0, tr("Samples"));
+  bottom_->setTabText(1, tr("Log"));
+}
+
+void RunView::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::LanguageChange) {
+    retranslate();
+    updateStatus();
+  }
+  QWidget::changeEvent(event);
 }
 
 void RunView::setStoreClient(StoreClient* store) {

@@ -48,7 +48,11 @@ class RunView : public QWidget {
   void stopRequested(const QString& run_id);
   void resumeRequested(const QString& run_id);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  void retranslate();
   void loadLog();
   void loadSamples();
 

@@ -4,6 +4,7 @@
 // rows in the store), stop then resume, a run left running across a GUI restart and
 // re-attached with no missing step, and two runs compared with their config diff.
 #include <QLabel>
+#include <QMenuBar>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -18,6 +19,7 @@
 #include "gui/charts/dashboard.h"
 #include "gui/compare/compare_view.h"
 #include "gui/designer/model_designer.h"
+#include "gui/look/i18n.h"
 #include "gui/runs/experiments_model.h"
 
 using namespace td::gui;
@@ -80,6 +82,19 @@ class TestMainWindow : public QObject {
     w.sidebar()->newExperiment("lr-sweep");
     QTRY_COMPARE(w.experiments()->experimentNames(), QStringList({"demo", "lr-sweep"}));
     QTRY_COMPARE(w.sidebar()->currentExperiment(), QString("lr-sweep"));
+  }
+
+  void switchingLanguageTranslatesTheWindow() {
+    MainWindow w(db("lang.db"));
+    w.show();
+    QCOMPARE(w.menuBar()->actions().at(0)->text(), QString("&File"));
+    QVERIFY(installTranslation(*qApp, "de"));
+    QTRY_COMPARE(w.menuBar()->actions().at(0)->text(), QString("&Datei"));  // translations/traindeck_de.ts
+    QCOMPARE(w.pages()->tabText(MainWindow::DesignPage), QString("Entwurf"));
+    QCOMPARE(w.findChild<QPushButton*>("start_run")->text(), QString("Lauf starten"));
+    QVERIFY(!installTranslation(*qApp, "en"));  // English: the source strings, no translator
+    QTRY_COMPARE(w.menuBar()->actions().at(0)->text(), QString("&File"));
+    QCOMPARE(w.findChild<QPushButton*>("start_run")->text(), QString("Start run"));
   }
 
   void designerEstimateAndInvalidValue() {
