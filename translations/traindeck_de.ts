@@ -94,18 +94,19 @@
     <name>td::gui::ChartView</name>
     <message>
         <location filename="../gui/charts/chart_view.cpp" line="+48"/>
-        <location line="+214"/>
+        <location line="+252"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="-200"/>
-        <location line="+383"/>
+        <location line="-238"/>
+        <location line="+425"/>
+        <location line="+1"/>
         <source>No run selected.</source>
         <translation>Kein Lauf ausgewählt.</translation>
     </message>
     <message>
-        <location line="-309"/>
+        <location line="-314"/>
         <source> rank %1</source>
         <translation> Rank %1</translation>
     </message>
@@ -120,7 +121,7 @@
         <translation>verstrichene Zeit (h:m:s)</translation>
     </message>
     <message>
-        <location line="+249"/>
+        <location line="+254"/>
         <source>%1: %2 at step %3</source>
         <translation>%1: %2 bei Schritt %3</translation>
     </message>
@@ -351,7 +352,7 @@
         <translation>Logarithmische Skala</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+11"/>
         <source>Export PNG...</source>
         <translation>PNG exportieren...</translation>
     </message>
@@ -372,17 +373,17 @@
     </message>
     <message>
         <location line="+21"/>
-        <location line="+116"/>
+        <location line="+126"/>
         <source>Export CSV</source>
         <translation>CSV exportieren</translation>
     </message>
     <message>
-        <location line="-116"/>
+        <location line="-126"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+33"/>
         <source>Loss</source>
         <translation>Verlust</translation>
     </message>
@@ -514,7 +515,7 @@
         <translation>Noch keine Optimiererwerte: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
     <message>
-        <location line="+59"/>
+        <location line="+61"/>
         <source>Export charts as PNG</source>
         <translation>Diagramme als PNG exportieren</translation>
     </message>
@@ -977,46 +978,48 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::MainWindow</name>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+85"/>
+        <location filename="../gui/app/main_window.cpp" line="+95"/>
+        <location line="+342"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-340"/>
+        <location line="+341"/>
         <source>Train this model on this machine (Ctrl+R)</source>
         <translation>Dieses Modell auf diesem Rechner trainieren (Strg+R)</translation>
     </message>
     <message>
-        <location line="+16"/>
-        <location line="+269"/>
+        <location line="-325"/>
+        <location line="+319"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-268"/>
-        <location line="+269"/>
+        <location line="-318"/>
+        <location line="+319"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-268"/>
-        <location line="+269"/>
+        <location line="-318"/>
+        <location line="+319"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-268"/>
-        <location line="+269"/>
+        <location line="-318"/>
+        <location line="+319"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-242"/>
+        <location line="-292"/>
         <source>Dataset %1 is ready; the designer uses it now.</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt.</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+26"/>
         <source>Run %1 started.</source>
         <translation>Lauf %1 gestartet.</translation>
     </message>
@@ -1107,18 +1110,48 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Lauf oder Experiment &amp;suchen</translation>
     </message>
     <message>
-        <location line="+13"/>
-        <location line="+160"/>
+        <location line="+6"/>
+        <source>&amp;Theme</source>
+        <translation>&amp;Farbschema</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>&amp;Language</source>
+        <translation>S&amp;prache</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>&amp;Help</source>
+        <translation>&amp;Hilfe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;About TrainDeck</source>
+        <translation>Ü&amp;ber TrainDeck</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>About &amp;Qt</source>
+        <translation>Über &amp;Qt</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <location line="+179"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-130"/>
+        <location line="-137"/>
+        <source>Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to prepare), then press Start run (Ctrl+R).</source>
+        <translation>Willkommen: Bereiten Sie auf der Seite „Daten“ einen Korpus vor (der fortunes-Korpus liegt bereit) und drücken Sie dann „Lauf starten“ (Strg+R).</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Welcome: the demo experiment is ready. Press Start run (Ctrl+R) to train it.</source>
         <translation>Willkommen: Das Demo-Experiment ist bereit. Drücken Sie „Lauf starten“ (Strg+R), um es zu trainieren.</translation>
     </message>
     <message>
-        <location line="+47"/>
+        <location line="+48"/>
         <source>Cannot open the store %1: %2</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2</translation>
     </message>
@@ -1156,7 +1189,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Läufe anhalten</translation>
     </message>
     <message>
-        <location line="+58"/>
+        <location line="+62"/>
         <source>New store</source>
         <translation>Neue Datenbank</translation>
     </message>
@@ -1529,18 +1562,18 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunView</name>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+46"/>
-        <location line="+85"/>
+        <location filename="../gui/app/run_view.cpp" line="+47"/>
+        <location line="+101"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
     <message>
-        <location line="-81"/>
+        <location line="-52"/>
         <source>Stop</source>
         <translation>Anhalten</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
         <source>Stop gracefully: finish the step, write a checkpoint, exit (Ctrl+.)</source>
         <translation>Sauber anhalten: Schritt beenden, Checkpoint schreiben, beenden (Strg+.)</translation>
     </message>
@@ -1550,17 +1583,17 @@ Standard: %3</translation>
         <translation>Fortsetzen</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+1"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+1"/>
         <source>Samples</source>
         <translation>Samples</translation>
     </message>
@@ -1570,7 +1603,7 @@ Standard: %3</translation>
         <translation>Protokoll</translation>
     </message>
     <message>
-        <location line="+65"/>
+        <location line="+55"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
