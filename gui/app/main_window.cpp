@@ -118,7 +118,7 @@ void MainWindow::buildPanels() {
   split->addWidget(pages_);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
-  split->setSizes({340, 1000});
+  split->setSizes({420, 1000});
   setCentralWidget(split);
 
   store_label_ = new QLabel(this);

@@ -43,9 +43,10 @@ Sidebar::Sidebar(ExperimentsModel* model, QWidget* parent) : QWidget(parent), mo
   view_->setUniformRowHeights(true);
   view_->setAlternatingRowColors(true);
   view_->setContextMenuPolicy(Qt::CustomContextMenu);
-  view_->header()->setStretchLastSection(false);
-  view_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
-  for (int c = 1; c < ExperimentsModel::ColumnCount; ++c)
+  // Every column as wide as its contents (run ids are 22 characters): a narrow sidebar
+  // scrolls sideways rather than eliding the ids.
+  view_->header()->setStretchLastSection(true);
+  for (int c = 0; c < ExperimentsModel::ColumnCount; ++c)
     view_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   layout->addWidget(view_, 1);
 

@@ -13,6 +13,7 @@
 #include "gui/app/sidebar.h"
 #include "gui/charts/dashboard.h"
 #include "gui/designer/model_designer.h"
+#include "gui/look/theme.h"
 #include "gui/runs/experiments_model.h"
 
 using namespace td::gui;
@@ -83,6 +84,12 @@ class TestScreenshots : public QObject {
     w.showRuns({a, b});
     QTest::qWait(500);
     shoot(&w, "compare");
+
+    // The same compare view in the dark theme (View > Theme > Dark).
+    applyTheme(*qApp, Theme::Dark);
+    QTest::qWait(300);
+    shoot(&w, "compare_dark");
+    applyTheme(*qApp, Theme::Light);
   }
 };
 
