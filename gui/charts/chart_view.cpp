@@ -28,6 +28,46 @@ QColor seriesColour(int i) { return kPalette[static_cast<size_t>(i) % std::size(
 // The shortest text that reads back to the same double.
 QString num(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
 
+// Tick labels in binary byte units: the unit follows each tick's magnitude (1024-based, as
+// memory is counted), one decimal below 100 of the unit.
+class BytesTicker : public QCPAxisTicker {
+ public:
+  explicit BytesTicker(bool per_second) : per_second_(per_second) {}
+
+ protected:
+  // Steps of 1, 2 or 5 (x 10^k) of the binary unit that fits: ticks land on 1 MiB, 2 MiB, ...
+  double getTickStep(const QCPRange& range) override {
+    const double raw = range.size() / static_cast<double>(std::max(1, tickCount()));
+    if (!(raw > 0)) return 1;
+    double unit = 1;
+    while (raw >= unit * 1024.0 && unit < 1125899906842624.0) unit *= 1024.0;
+    const double m = raw / unit;  // [~0, 1024)
+    const double decade = std::pow(10.0, std::floor(std::log10(m)));
+    double nice = 10 * decade;
+    for (double f : {1.0, 2.0, 5.0})
+      if (f * decade >= m) {
+        nice = f * decade;
+        break;
+      }
+    return std::max(1.0, nice * unit);
+  }
+
+  QString getTickLabel(double tick, const QLocale& locale, QChar, int) override {
+    static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = tick;
+    int u = 0;
+    while (std::abs(v) >= 1024.0 && u < 5) {
+      v /= 1024.0;
+      ++u;
+    }
+    const QString number = locale.toString(v, 'f', std::abs(v) < 100 && u > 0 ? 1 : 0);
+    return number + QLatin1Char(' ') + QLatin1String(units[u]) + (per_second_ ? QStringLiteral("/s") : QString());
+  }
+
+ private:
+  bool per_second_;
+};
+
 double mid(const td::store::Bucket& b) { return 0.5 * (static_cast<double>(b.step_min) + static_cast<double>(b.step_max)); }
 
 }  // namespace
@@ -122,6 +162,17 @@ void ChartView::setTitle(const QString& title) {
 void ChartView::setAxisLabels(const QString& left, const QString& right) {
   plot_->yAxis->setLabel(left);
   plot_->yAxis2->setLabel(right);
+}
+
+void ChartView::setValueFormat(YSide side, ValueFormat format) {
+  QCPAxis* axis = side == YSide::Left ? plot_->yAxis : plot_->yAxis2;
+  formats_[side == YSide::Left ? 0 : 1] = format;
+  if (log_) return;  // the log ticker stays until log scale is turned off
+  if (format == ValueFormat::Plain)
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  else
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new BytesTicker(format == ValueFormat::BytesPerSecond)));
+  plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void ChartView::setMetrics(const QList<MetricSpec>& metrics) {
@@ -331,9 +382,11 @@ void ChartView::setLogScale(bool on) {
     y->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     if (on)
       y->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-    else
-      y->setTicker(QSharedPointer<QCPAxisTicker>::create());
     y->setNumberFormat(on ? QStringLiteral("eb") : QStringLiteral("gb"));
+  }
+  if (!on) {
+    setValueFormat(YSide::Left, formats_[0]);
+    setValueFormat(YSide::Right, formats_[1]);
   }
   fitY();
   plot_->replot(QCustomPlot::rpQueuedReplot);

@@ -38,6 +38,8 @@ namespace td::gui {
 
 enum class SeriesStyle { Line, Markers };
 enum class YSide { Left, Right };
+/// How a y axis writes its tick labels: plain numbers, or binary byte units (KiB, MiB, GiB).
+enum class ValueFormat { Plain, Bytes, BytesPerSecond };
 
 /// A metric a chart shows for each of its runs that has it.
 struct MetricSpec {
@@ -74,6 +76,9 @@ class ChartView : public QWidget {
   /// Axis titles (units included, e.g. "tokens/s", "MFU"); the right axis shows only when a
   /// metric is on the right side.
   void setAxisLabels(const QString& left, const QString& right = QString());
+  /// Tick labels of one y axis: bytes as "12.5 MiB", bytes/s as "1.2 GiB/s" (stored values
+  /// stay in bytes; hover and CSV show them unscaled).
+  void setValueFormat(YSide side, ValueFormat format);
   /// The metrics drawn for every run; series exist only for metrics a run has stored.
   void setMetrics(const QList<MetricSpec>& metrics);
   /// The sentence shown in the plot while no series has a point, saying why it is empty.
@@ -166,6 +171,7 @@ class ChartView : public QWidget {
   void changeEvent(QEvent* event) override;
 
  private:
+  ValueFormat formats_[2] = {ValueFormat::Plain, ValueFormat::Plain};  // left, right y axis
   void applyPalette();
   struct Series {
     SeriesKey key;

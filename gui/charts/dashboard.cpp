@@ -118,6 +118,11 @@ void Dashboard::buildCharts() {
     c->setEmptyText(empty);
     grid->addWidget(c, row, col);
     charts_.insert(name, c);
+    if (name == QLatin1String("memory")) c->setValueFormat(YSide::Left, ValueFormat::Bytes);
+    if (name == QLatin1String("network")) {
+      c->setValueFormat(YSide::Left, ValueFormat::Bytes);
+      c->setValueFormat(YSide::Right, ValueFormat::BytesPerSecond);
+    }
     names_ << name;
   };
   add(QStringLiteral("loss"), tr("Loss"), tr("loss (nats/token)"), QString(),

@@ -11,7 +11,10 @@
 #include <QtTest>
 
 #include "chart_fixture.h"
+#include "gui/charts/chart_view.h"
 #include "gui/charts/dashboard.h"
+
+#include <qcustomplot.h>
 
 using namespace td::gui;
 using namespace td::gui::test;
@@ -25,6 +28,29 @@ int indexOf(ChartView* c, const QString& run, const QString& metric) { return c-
 class TestDashboard : public QObject {
   Q_OBJECT
  private slots:
+  void bytesAxisLabels() {
+    // Memory ticks in binary units: 2 MiB = 2,097,152 bytes reads "2.0 MiB".
+    StoreClient client(QDir::temp().filePath("td-bytes-axis.db"));
+    MetricsModel model(&client);
+    ChartView view(&model);
+    view.resize(400, 300);
+    view.setValueFormat(YSide::Left, ValueFormat::Bytes);
+    view.setValueFormat(YSide::Right, ValueFormat::BytesPerSecond);
+    view.plot()->yAxis->setRange(0, 4 * 1048576.0);
+    view.plot()->yAxis2->setRange(0, 3 * 1073741824.0);
+    view.plot()->replot();
+    const QVector<QString> left = view.plot()->yAxis->tickVectorLabels();
+    const QVector<QString> right = view.plot()->yAxis2->tickVectorLabels();
+    QVERIFY2(left.contains("2.0 MiB"), qPrintable(QStringList(left.begin(), left.end()).join(" | ")));
+    QVERIFY2(right.contains("2.0 GiB/s"), qPrintable(QStringList(right.begin(), right.end()).join(" | ")));
+    QVERIFY(left.contains("0 B"));
+    view.setLogScale(true);
+    view.setLogScale(false);  // the byte labels come back
+    view.plot()->yAxis->setRange(0, 4 * 1048576.0);
+    view.plot()->replot();
+    QVERIFY(view.plot()->yAxis->tickVectorLabels().contains("2.0 MiB"));
+  }
+
   void smallRun() {
     QTemporaryDir dir;
     write_small_run(dir.filePath("td.db"), dir.filePath("events.jsonl"), "s", 200);
