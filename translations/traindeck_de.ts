@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../gui/runs/run_controller.cpp" line="+30"/>
+        <location filename="../gui/runs/run_controller.cpp" line="+31"/>
         <source>cannot write &apos;%1&apos;: %2</source>
         <translation>&apos;%1&apos; kann nicht geschrieben werden: %2</translation>
     </message>
@@ -93,20 +93,20 @@
 <context>
     <name>td::gui::ChartView</name>
     <message>
-        <location filename="../gui/charts/chart_view.cpp" line="+48"/>
-        <location line="+252"/>
+        <location filename="../gui/charts/chart_view.cpp" line="+88"/>
+        <location line="+263"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="-238"/>
-        <location line="+425"/>
+        <location line="-249"/>
+        <location line="+438"/>
         <location line="+1"/>
         <source>No run selected.</source>
         <translation>Kein Lauf ausgewählt.</translation>
     </message>
     <message>
-        <location line="-314"/>
+        <location line="-316"/>
         <source> rank %1</source>
         <translation> Rank %1</translation>
     </message>
@@ -121,7 +121,7 @@
         <translation>verstrichene Zeit (h:m:s)</translation>
     </message>
     <message>
-        <location line="+254"/>
+        <location line="+256"/>
         <source>%1: %2 at step %3</source>
         <translation>%1: %2 bei Schritt %3</translation>
     </message>
@@ -373,17 +373,17 @@
     </message>
     <message>
         <location line="+21"/>
-        <location line="+126"/>
+        <location line="+131"/>
         <source>Export CSV</source>
         <translation>CSV exportieren</translation>
     </message>
     <message>
-        <location line="-126"/>
+        <location line="-131"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+38"/>
         <source>Loss</source>
         <translation>Verlust</translation>
     </message>
@@ -950,7 +950,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         </translation>
     </message>
     <message>
-        <location line="+39"/>
+        <location line="+41"/>
         <source>Name</source>
         <translation>Name</translation>
     </message>
@@ -1512,8 +1512,33 @@ Standard: %3</translation>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="+11"/>
-        <location line="+80"/>
+        <location line="+15"/>
+        <source>The design has no dataset (data.path): prepare one on the Data page, then pick it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>&apos;%1&apos; holds no prepared dataset (no manifest.json): prepare it on the Data page, or pick another dataset.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Cannot read the dataset manifest &apos;%1&apos;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The dataset manifest &apos;%1&apos; is damaged (no tokenizer.vocab_size): prepare the dataset again.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>model.vocab_size is %1 but the dataset &apos;%2&apos; has %3 tokens in its tokenizer: set vocab_size to %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <location line="+84"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
@@ -1563,7 +1588,7 @@ Standard: %3</translation>
     <name>td::gui::RunView</name>
     <message>
         <location filename="../gui/app/run_view.cpp" line="+47"/>
-        <location line="+101"/>
+        <location line="+105"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
@@ -1584,11 +1609,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
+        <location line="+82"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-81"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -1603,7 +1629,7 @@ Standard: %3</translation>
         <translation>Protokoll</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location line="+65"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
@@ -1623,7 +1649,12 @@ Standard: %3</translation>
         <translation> · %1 tokens/s</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+8"/>
+        <source>This run wrote no checkpoint: start a new run instead</source>
+        <translation>Dieser Lauf hat keinen Checkpoint geschrieben: Starten Sie stattdessen einen neuen Lauf</translation>
+    </message>
+    <message>
+        <location line="+17"/>
         <source>Step %1</source>
         <translation>Schritt %1</translation>
     </message>
@@ -1641,7 +1672,7 @@ Standard: %3</translation>
         <translation>Experimente, Läufe, Status suchen…</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+35"/>
         <source>New</source>
         <translation>Neu</translation>
     </message>
@@ -1722,12 +1753,18 @@ Standard: %3</translation>
         <translation>Tags:</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+20"/>
+        <location line="+4"/>
         <source>Delete runs</source>
         <translation>Läufe löschen</translation>
     </message>
+    <message>
+        <location line="-4"/>
+        <source>Run %1 is training: stop it before deleting it.</source>
+        <translation>Lauf %1 trainiert gerade: Halten Sie ihn vor dem Löschen an.</translation>
+    </message>
     <message numerus="yes">
-        <location line="+1"/>
+        <location line="+5"/>
         <source>Delete %n run(s) and every number stored for them? Their run folders on disk are kept.</source>
         <translation>
             <numerusform>%n Lauf und alle dafür gespeicherten Zahlen löschen? Sein Laufordner auf der Festplatte bleibt erhalten.</numerusform>
