@@ -1514,27 +1514,27 @@ Standard: %3</translation>
     <message>
         <location line="+15"/>
         <source>The design has no dataset (data.path): prepare one on the Data page, then pick it.</source>
-        <translation type="unfinished"></translation>
+        <translation>Der Entwurf hat keinen Datensatz (data.path): Bereiten Sie einen auf der Seite „Daten“ vor und wählen Sie ihn dann aus.</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>&apos;%1&apos; holds no prepared dataset (no manifest.json): prepare it on the Data page, or pick another dataset.</source>
-        <translation type="unfinished"></translation>
+        <translation>&apos;%1&apos; enthält keinen vorbereiteten Datensatz (keine manifest.json): Bereiten Sie ihn auf der Seite „Daten“ vor oder wählen Sie einen anderen Datensatz.</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>Cannot read the dataset manifest &apos;%1&apos;.</source>
-        <translation type="unfinished"></translation>
+        <translation>Das Datensatz-Manifest &apos;%1&apos; kann nicht gelesen werden.</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>The dataset manifest &apos;%1&apos; is damaged (no tokenizer.vocab_size): prepare the dataset again.</source>
-        <translation type="unfinished"></translation>
+        <translation>Das Datensatz-Manifest &apos;%1&apos; ist beschädigt (kein tokenizer.vocab_size): Bereiten Sie den Datensatz erneut vor.</translation>
     </message>
     <message>
         <location line="+8"/>
         <source>model.vocab_size is %1 but the dataset &apos;%2&apos; has %3 tokens in its tokenizer: set vocab_size to %3.</source>
-        <translation type="unfinished"></translation>
+        <translation>model.vocab_size ist %1, aber der Tokenizer des Datensatzes &apos;%2&apos; hat %3 Tokens: Setzen Sie vocab_size auf %3.</translation>
     </message>
     <message>
         <location line="+9"/>
