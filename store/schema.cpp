@@ -193,7 +193,7 @@ static void check_newer(int have, int latest, const std::string& path) {
   if (have > latest)
     throw Error("store '" + path + "' has schema version " + std::to_string(have) +
                 ", newer than this TrainDeck understands (" + std::to_string(latest) +
-                "); open it with a newer TrainDeck, or pass another --db file");
+                "); open it with a newer TrainDeck, or choose another store (--db, or File > Open store)");
 }
 
 int migrate(sqlite3* db, const std::string& path, std::span<const Migration> steps) {

@@ -16,7 +16,7 @@ void throw_sqlite(sqlite3* db, const std::string& what) {
   else if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM)
     msg += "; check that the store file and its folder are writable";
   else if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-    msg += "; the file is not a valid TrainDeck store, pass another --db file";
+    msg += "; the file is not a valid TrainDeck store: choose another (--db, or File > Open store)";
   throw Error(msg);
 }
 

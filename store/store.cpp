@@ -201,15 +201,17 @@ int64_t Store::require_run(const std::string& run_id) {
   return *key;
 }
 
-// Columns shared by list_runs and find_run (indices 0..9 fill RunSummary).
+// Columns shared by list_runs and find_run (indices 0..10 fill RunSummary).
 static constexpr const char* kRunColumns =
     "r.run_id, e.name, r.status, coalesce(r.host, ''), r.start_time, r.end_time, r.attempts,"
     " r.last_step,"
-    " (SELECT min(m.value) FROM metrics m WHERE m.run = r.id AND m.rank = 0 AND"
-    "    m.name = (SELECT id FROM metric_names WHERE name = 'val_loss')),"
+    // Best val loss from the coarsest level of detail (a few rows; min is exact per bucket).
+    " (SELECT min(l.v_min) FROM metric_lod l WHERE l.run = r.id AND l.rank = 0 AND l.level = 7 AND"
+    "    l.name = (SELECT id FROM metric_names WHERE name = 'val_loss')),"
     " (SELECT m.value FROM metrics m WHERE m.run = r.id AND m.rank = 0 AND"
     "    m.name = (SELECT id FROM metric_names WHERE name = 'tokens_per_s')"
-    "    ORDER BY m.step DESC LIMIT 1)";
+    "    ORDER BY m.step DESC LIMIT 1),"
+    " r.notes";
 
 static void read_summary(const Stmt& st, RunSummary& r) {
   r.run_id = st.col_text(0);
@@ -222,6 +224,7 @@ static void read_summary(const Stmt& st, RunSummary& r) {
   r.last_step = st.col_opt_int(7);
   r.best_val_loss = st.col_opt_double(8);
   r.last_tokens_per_s = st.col_opt_double(9);
+  r.notes = st.col_text(10);
 }
 
 std::vector<RunSummary> Store::list_runs(const std::string& experiment) {
@@ -243,7 +246,7 @@ std::vector<RunSummary> Store::list_runs(const std::string& experiment) {
 std::optional<RunInfo> Store::find_run(const std::string& run_id) {
   Stmt st(db_, std::string("SELECT ") + kRunColumns +
                    ", coalesce(r.config, ''), coalesce(r.device, ''), coalesce(r.engine_version, ''),"
-                   " coalesce(r.end_reason, ''), coalesce(r.events_path, ''), r.notes, r.world_size,"
+                   " coalesce(r.end_reason, ''), coalesce(r.events_path, ''), r.world_size,"
                    " r.n_params, r.flops_per_token, r.peak_flops, r.pid,"
                    " coalesce((SELECT f.byte_offset FROM event_files f WHERE f.path = r.events_path), 0)"
                    " FROM runs r JOIN experiments e ON e.id = r.experiment WHERE r.run_id = ?");
@@ -251,12 +254,11 @@ std::optional<RunInfo> Store::find_run(const std::string& run_id) {
   if (!st.step()) return std::nullopt;
   RunInfo r;
   read_summary(st, r);
-  r.config_json = st.col_text(10);
-  r.device = st.col_text(11);
-  r.engine_version = st.col_text(12);
-  r.end_reason = st.col_text(13);
-  r.events_path = st.col_text(14);
-  r.notes = st.col_text(15);
+  r.config_json = st.col_text(11);
+  r.device = st.col_text(12);
+  r.engine_version = st.col_text(13);
+  r.end_reason = st.col_text(14);
+  r.events_path = st.col_text(15);
   r.world_size = st.col_opt_int(16);
   r.n_params = st.col_opt_int(17);
   r.flops_per_token = st.col_opt_double(18);

@@ -30,6 +30,7 @@ struct RunSummary {
   std::optional<int64_t> last_step;
   std::optional<double> best_val_loss;      // min val_loss (nats/token) over rank 0's evals
   std::optional<double> last_tokens_per_s;  // rank 0's tokens_per_s at its last step
+  std::string notes;
 };
 
 /// Everything the store knows about a run.
@@ -39,7 +40,6 @@ struct RunInfo : RunSummary {
   std::string engine_version;
   std::string end_reason;
   std::string events_path;
-  std::string notes;
   std::optional<int64_t> world_size;
   std::optional<int64_t> n_params;
   std::optional<double> flops_per_token;

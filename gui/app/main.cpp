@@ -13,6 +13,22 @@
 #include "store/store.h"
 
 int main(int argc, char** argv) {
+  // --help and --version answer without a display (QApplication needs one).
+  for (int i = 1; i < argc; ++i) {
+    const QByteArray a(argv[i]);
+    if (a == "--help" || a == "-h" || a == "--version" || a == "-v") {
+      QCoreApplication core(argc, argv);
+      QCoreApplication::setApplicationVersion(QStringLiteral(TD_VERSION));
+      QCommandLineParser cli;
+      cli.setApplicationDescription(QStringLiteral("TrainDeck: design, train and compare your own language models."));
+      cli.addHelpOption();
+      cli.addVersionOption();
+      cli.addOption({QStringLiteral("store"), QStringLiteral("SQLite experiment store to open."), QStringLiteral("file")});
+      cli.addOption({QStringLiteral("demo-dataset"),
+                     QStringLiteral("Prepared dataset for the demo experiment of a first start."), QStringLiteral("dir")});
+      cli.process(core);  // prints and exits
+    }
+  }
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("TrainDeck"));
   QApplication::setApplicationName(QStringLiteral("traindeck"));

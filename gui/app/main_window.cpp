@@ -74,7 +74,11 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   designer_->setConfig(doc.is_object() ? doc : demo_config());
 
   wireStore();
-  addRecent(store_path);
+  // Remembered as last/recent only once it opened (a file that is not a store is not).
+  store_->exec(this, [](td::store::Store&) {}, [this, store_path] { addRecent(store_path); },
+               [this, store_path](const QString& m) {
+                 showError(tr("Cannot open the store %1: %2 Use File > Open store or New store.").arg(store_path, m));
+               });
 }
 
 MainWindow::~MainWindow() = default;
@@ -359,9 +363,21 @@ QString MainWindow::startRun(QString* error) {
     if (error) *error = tr("The design has invalid fields (marked in red): fix them first.");
     return {};
   }
+  // The sidebar's experiment; else the one the last run went to; else the only one there is.
   QString experiment = sidebar_->currentExperiment();
-  if (experiment.isEmpty()) experiment = QString::fromLatin1(td::store::kDefaultExperiment);
-  return runs_->startRun(experiment, designer_->config(), error);
+  const QStringList names = experiments_->experimentNames();
+  if (experiment.isEmpty()) {
+    const QString last = QSettings().value(QStringLiteral("run/experiment")).toString();
+    if (names.contains(last))
+      experiment = last;
+    else if (names.size() == 1)
+      experiment = names.front();
+    else
+      experiment = QString::fromLatin1(td::store::kDefaultExperiment);
+  }
+  const QString id = runs_->startRun(experiment, designer_->config(), error);
+  if (!id.isEmpty()) QSettings().setValue(QStringLiteral("run/experiment"), experiment);
+  return id;
 }
 
 void MainWindow::stopCurrentRun() {
@@ -480,6 +496,11 @@ void MainWindow::openStoreDialog() {
 
 void MainWindow::showError(const QString& message) {
   if (message.isEmpty()) return;
+  // The same failure reported by several jobs at once (e.g. a store that cannot be opened) is
+  // shown once.
+  if (message == last_error_ && last_error_time_.isValid() && last_error_time_.elapsed() < 3000) return;
+  last_error_ = message;
+  last_error_time_.start();
   statusBar()->showMessage(message, 15000);
   qWarning("traindeck: %s", qPrintable(message));
   emit errorShown(message);

@@ -7,6 +7,7 @@
 // RunController and the panels' models do that work on their threads.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QPointer>
 
@@ -107,6 +108,8 @@ class MainWindow : public QMainWindow {
   QMenu* recent_menu_ = nullptr;
   QLabel* store_label_ = nullptr;
   CloseAction close_action_ = CloseAction::Ask;
+  QString last_error_;
+  QElapsedTimer last_error_time_;
 };
 
 }  // namespace td::gui

@@ -47,6 +47,10 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   status_ = new QLabel(tr("No run selected. Start one from the Design page, or pick one in the sidebar."), this);
   status_->setObjectName(QStringLiteral("run_status"));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // A long end reason (an engine error) wraps instead of widening the window.
+  status_->setWordWrap(true);
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  status_->setMinimumWidth(100);
   header->addWidget(status_, 1);
   stop_ = new QPushButton(icon(QStringLiteral("stop")), QString(), this);
   stop_->setObjectName(QStringLiteral("run_stop"));
@@ -149,10 +153,20 @@ void RunView::updateStatus() {
     return;
   }
   const QString id = run_;
-  store_->run<std::optional<td::store::RunInfo>>(
-      this, [id = id.toStdString()](td::store::Store& s) { return s.find_run(id); },
-      [this, id](std::optional<td::store::RunInfo> info) {
+  struct Status {
+    std::optional<td::store::RunInfo> info;
+    bool has_checkpoint = false;
+  };
+  store_->run<Status>(
+      this,
+      [id = id.toStdString()](td::store::Store& s) {
+        Status st{s.find_run(id), false};
+        if (st.info) st.has_checkpoint = !s.checkpoints(id).empty();
+        return st;
+      },
+      [this, id](Status st) {
         if (id != run_) return;
+        const auto& info = st.info;
         if (!info) {
           status_->setText(tr("Run %1 (starting…)").arg(id));
           return;
@@ -165,8 +179,11 @@ void RunView::updateStatus() {
         if (!info->end_reason.empty() && !active) text += QStringLiteral(" · ") + QString::fromStdString(info->end_reason);
         status_->setText(text);
         stop_->setEnabled(active);
+        // Resume needs a checkpoint (the engine continues from the newest valid one).
         resume_->setEnabled(!active && status != QLatin1String("running") && status != QLatin1String("completed") &&
-                            !info->events_path.empty());
+                            !info->events_path.empty() && st.has_checkpoint);
+        resume_->setToolTip(st.has_checkpoint ? tr("Continue from the newest checkpoint")
+                                              : tr("This run wrote no checkpoint: start a new run instead"));
       },
       [this](const QString& m) { status_->setText(m); });
 }

@@ -176,7 +176,7 @@ void Sidebar::editNotes() {
   auto* form = new QFormLayout(&dialog);
   auto* notes = new QPlainTextEdit(&dialog);
   const QModelIndex src = proxy_->mapToSource(i);
-  notes->setPlainText(is_exp ? src.data(ExperimentsModel::NotesRole).toString() : QString());
+  notes->setPlainText(src.data(ExperimentsModel::NotesRole).toString());
   form->addRow(tr("Notes:"), notes);
   QLineEdit* tags = nullptr;
   if (is_exp) {
@@ -199,6 +199,12 @@ void Sidebar::editNotes() {
 
 void Sidebar::deleteSelected(bool ask) {
   const QStringList runs = selectedRuns();
+  for (const QString& id : runs)
+    if (model_->isRunActive(id)) {
+      // Refused before asking: a running run's numbers are still being written.
+      QMessageBox::information(this, tr("Delete runs"), tr("Run %1 is training: stop it before deleting it.").arg(id));
+      return;
+    }
   if (!runs.isEmpty()) {
     if (ask && QMessageBox::question(this, tr("Delete runs"),
                                      tr("Delete %n run(s) and every number stored for them? Their run folders "

@@ -191,6 +191,8 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
     case KindRole: return QStringLiteral("run");
     case KeyRole: return QString::fromStdString(r.run_id);
     case StatusRole: return QString::fromStdString(r.status);
+    case NotesRole: return QString::fromStdString(r.notes);
+    case Qt::ToolTipRole: return r.notes.empty() ? QVariant() : QVariant(QString::fromStdString(r.notes));
     case Qt::DisplayRole:
       switch (index.column()) {
         case ColName: return QString::fromStdString(r.run_id);

@@ -44,6 +44,7 @@ class ExperimentsModel : public QAbstractItemModel {
   void setStoreClient(StoreClient* store);
   /// Used to refuse deleting runs that are running (RunController::isActive).
   void setRunActivePredicate(std::function<bool(const QString&)> is_active) { is_active_ = std::move(is_active); }
+  bool isRunActive(const QString& run_id) const { return is_active_ && is_active_(run_id); }
 
   /// Re-reads experiments and runs (async; loaded() when done).
   void reload();

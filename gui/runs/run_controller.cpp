@@ -11,6 +11,7 @@
 #include "gui/core/store_client.h"
 #include "gui/runs/launcher.h"
 #include "gui/runs/run_follower.h"
+#include "engine/config.h"
 #include "store/store.h"
 
 namespace td::gui {
@@ -76,9 +77,45 @@ QString RunController::runDir(const QString& run_id) const {
   return store_ ? QDir(runsRoot(store_->path())).filePath(run_id) : QString();
 }
 
+QString RunController::datasetProblem(const nlohmann::json& config) {
+  const nlohmann::json* data = config.contains("data") ? &config["data"] : nullptr;
+  const QString path =
+      data && data->contains("path") && (*data)["path"].is_string()
+          ? QString::fromStdString((*data)["path"].get<std::string>())
+          : QString();
+  if (path.isEmpty()) return tr("The design has no dataset (data.path): prepare one on the Data page, then pick it.");
+  QFile manifest(QDir(path).filePath(QStringLiteral("manifest.json")));
+  if (!manifest.exists())
+    return tr("'%1' holds no prepared dataset (no manifest.json): prepare it on the Data page, or pick another "
+              "dataset.")
+        .arg(path);
+  if (manifest.size() > 64 * 1024 * 1024 || !manifest.open(QIODevice::ReadOnly))
+    return tr("Cannot read the dataset manifest '%1'.").arg(manifest.fileName());
+  const auto doc = nlohmann::json::parse(manifest.readAll().toStdString(), nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("tokenizer") || !doc["tokenizer"].is_object() ||
+      !doc["tokenizer"].contains("vocab_size") || !doc["tokenizer"]["vocab_size"].is_number_integer())
+    return tr("The dataset manifest '%1' is damaged (no tokenizer.vocab_size): prepare the dataset again.")
+        .arg(manifest.fileName());
+  const int data_vocab = doc["tokenizer"]["vocab_size"].get<int>();
+  const int model_vocab = config.contains("model") && config["model"].contains("vocab_size") &&
+                                  config["model"]["vocab_size"].is_number_integer()
+                              ? config["model"]["vocab_size"].get<int>()
+                              : td::ModelConfig{}.vocab_size;
+  if (data_vocab != model_vocab)
+    return tr("model.vocab_size is %1 but the dataset '%2' has %3 tokens in its tokenizer: set vocab_size to %3.")
+        .arg(model_vocab)
+        .arg(path)
+        .arg(data_vocab);
+  return {};
+}
+
 QString RunController::startRun(const QString& experiment, const nlohmann::json& config, QString* error) {
   if (!store_) {
     set_error(error, tr("No store is open."));
+    return {};
+  }
+  if (const QString problem = datasetProblem(config); !problem.isEmpty()) {
+    set_error(error, problem);
     return {};
   }
   const QString run_id = new_run_id();

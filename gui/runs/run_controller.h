@@ -38,8 +38,15 @@ class RunController : public QObject {
   /// the new store's live runs.
   void setStoreClient(StoreClient* store);
 
+  /// Why `config`'s dataset cannot be trained on, checked before anything is launched or
+  /// stored: no data.path, no manifest.json there (not prepared), or a model.vocab_size that
+  /// differs from the dataset tokenizer's (the engine's own rule, engine/train/trainer.cpp).
+  /// "" when it can. Reads the manifest (a small JSON file).
+  static QString datasetProblem(const nlohmann::json& config);
+
   /// Starts a run of `config` (a config document the engine accepts) in `experiment`. Returns
-  /// the new run id, or "" with *error set (no engine binary, folder not writable, fork failed).
+  /// the new run id, or "" with *error set (datasetProblem(), no engine binary, folder not
+  /// writable, fork failed); nothing is stored or written then.
   QString startRun(const QString& experiment, const nlohmann::json& config, QString* error = nullptr);
   /// Asks the run's engine to stop gracefully (finish the step, checkpoint, run_end 'stopped').
   /// Returns false with *error when the run is not running here.

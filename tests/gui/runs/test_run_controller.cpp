@@ -177,11 +177,30 @@ class TestRunController : public QObject {
     RunController rc(&client);
     QSignalSpy ended(&rc, &RunController::runEnded);
     QString error;
-    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(dir_.filePath("no-such-dataset"), 10), &error);
+    auto cfg = tdguitest::tiny_config(data_, 10);
+    cfg["train"]["device"] = "cuda";  // the engine refuses it (no CUDA backend in this build)
+    const QString id = rc.startRun("exp-a", cfg, &error);
     QVERIFY2(!id.isEmpty(), qPrintable(error));
     QCOMPARE(wait_ended(ended, id), QString("failed"));
     const auto info = run_info(db_, id);
-    QVERIFY2(QString::fromStdString(info.end_reason).contains("no-such-dataset"), info.end_reason.c_str());
+    QVERIFY2(QString::fromStdString(info.end_reason).contains("train.device"), info.end_reason.c_str());
+  }
+
+  void datasetProblemsAreRefusedBeforeLaunch() {
+    StoreClient client(db_);
+    RunController rc(&client);
+    const int runs_before = (int)Store(db_.toStdString()).list_runs().size();
+    QString error;
+    QVERIFY(rc.startRun("exp-a", tdguitest::tiny_config(dir_.filePath("no-such-dataset"), 10), &error).isEmpty());
+    QVERIFY2(error.contains("no manifest.json") && error.contains("no-such-dataset"), qPrintable(error));
+    auto cfg = tdguitest::tiny_config(data_, 10);
+    cfg["model"]["vocab_size"] = 300;  // the byte tokenizer has 257
+    QVERIFY(rc.startRun("exp-a", cfg, &error).isEmpty());
+    QVERIFY2(error.contains("vocab_size is 300") && error.contains("257"), qPrintable(error));
+    cfg["data"].erase("path");
+    QVERIFY(!RunController::datasetProblem(cfg).isEmpty());
+    QVERIFY(RunController::datasetProblem(tdguitest::tiny_config(data_, 10)).isEmpty());
+    QCOMPARE((int)Store(db_.toStdString()).list_runs().size(), runs_before);  // nothing stored
   }
 
   void killedEngineEndsTheRunFailed() {
