@@ -43,12 +43,12 @@ case "$what" in
     corpus=/usr/share/games/fortunes
     data=data/fortunes-byte
     "$engine" prepare --input "$corpus" --out "$data" --tokenizer byte
-    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "${TRAINDECK_HEADLESS:-0}" != 1 ]; then
       # The workbench, with the demo experiment ready on the fortunes dataset.
       echo "traindeck: opening the workbench (store data/traindeck.db)" >&2
       exec build/gui/app/traindeck --store data/traindeck.db --demo-dataset "$data"
     fi
-    echo "traindeck: no display (DISPLAY and WAYLAND_DISPLAY are unset), so the workbench cannot open;" \
+    echo "traindeck: no display (DISPLAY and WAYLAND_DISPLAY are unset, or TRAINDECK_HEADLESS=1), so the workbench does not open;" \
          "running the headless demo instead. Open the workbench later with: build/gui/app/traindeck --store data/traindeck.db" >&2
     "$engine" plan --config resources/configs/demo.json --set "data.path=$data"
     run_id=demo-$(date +%Y%m%d-%H%M%S)
