@@ -238,9 +238,13 @@ void MainWindow::buildMenus() {
   QMenu* language = view->addMenu(tr("&Language"));
   auto* languages = new QActionGroup(language);
   for (const QString& lang : availableLanguages()) {
-    a = language->addAction(languageDisplayName(lang), this, [lang] {
-      installTranslation(*qApp, lang);  // LanguageChange: menus and panels re-set their texts
+    a = language->addAction(languageDisplayName(lang), this, [this, lang] {
+      installTranslation(*qApp, lang);  // LanguageChange: the menus, tabs and Run page re-set their texts
       QSettings().setValue(QStringLiteral("look/language"), lang);
+      statusBar()->showMessage(tr("Language: %1. Menus and the Run page switch now; the other pages at the next "
+                                  "start.")
+                                   .arg(languageDisplayName(lang)),
+                               10000);
     });
     a->setCheckable(true);
     a->setChecked(currentLanguage() == lang);
