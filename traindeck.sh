@@ -13,8 +13,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # Debian packages for building the engine and the desktop workbench, and for the tests.
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-dev nlohmann-json3-dev
             libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev fortunes
-            qt6-base-dev qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqcustomplot-dev)
-TEST_PKGS=(python3 python3-torch sentencepiece)
+            qt6-base-dev qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqcustomplot-dev
+            libssh2-1-dev)
+TEST_PKGS=(python3 python3-torch sentencepiece openssh-server openssh-client)
 
 install_missing() {
   local missing=() p
@@ -30,7 +31,7 @@ install_missing() {
 }
 
 build() {
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINDECK_GUI=ON -DBUILD_TESTING="$1" >/dev/null
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINDECK_GUI=ON -DTRAINDECK_REMOTE=ON -DBUILD_TESTING="$1" >/dev/null
   cmake --build build -j "$jobs"
 }
 
