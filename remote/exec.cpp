@@ -105,9 +105,13 @@ static ExecResult run_channel(Session& session, const std::string& command,
   }
   libssh2_session_set_blocking(s, 1);
   if (timed_out || res.cancelled) {
-    // Ask the server to close the channel; do not wait long for a hung node.
-    libssh2_session_set_timeout(s, std::min(2000, session.options().timeout_ms));
+    // Ask the server to close the channel and wait only briefly: sshd sends its close only
+    // once the command exits, which a hung or long command does not. An unconfirmed channel
+    // stays with the session (a few KB) until the session ends.
+    libssh2_session_set_timeout(s, 200);
     libssh2_channel_close(ch.c);
+    libssh2_channel_free(ch.c);  // on a timeout the channel is freed with the session
+    ch.c = nullptr;
     libssh2_session_set_timeout(s, session.options().timeout_ms);
     if (timed_out)
       throw Error(session.where() + ": the command `" + command.substr(0, 200) + "` did not finish within " +

@@ -98,7 +98,7 @@ struct Session::Impl {
     if (sftp) libssh2_sftp_shutdown(sftp);
     if (s) {
       libssh2_session_set_blocking(s, 1);
-      libssh2_session_set_timeout(s, 2000);
+      libssh2_session_set_timeout(s, 500);  // a hung node must not hold up the caller
       libssh2_session_disconnect(s, "TrainDeck closes the connection");
       libssh2_session_free(s);
     }
