@@ -221,6 +221,12 @@ Session Session::connect(const ConnectOptions& o) {
       throw Error(where + ": cipher '" + o.ciphers + "' is not supported by libssh2 " +
                   LIBSSH2_VERSION + "; use aes128-ctr or aes256-ctr");
   }
+  if (!o.macs.empty()) {
+    if (libssh2_session_method_pref(d->s, LIBSSH2_METHOD_MAC_CS, o.macs.c_str()) ||
+        libssh2_session_method_pref(d->s, LIBSSH2_METHOD_MAC_SC, o.macs.c_str()))
+      throw Error(where + ": MAC '" + o.macs + "' is not supported by libssh2 " + LIBSSH2_VERSION +
+                  "; use hmac-sha2-256 or hmac-sha2-512");
+  }
   Session session(std::move(d));
   Impl& im = *session.d_;
   if (libssh2_session_handshake(im.s, im.sock) != 0)

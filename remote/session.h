@@ -59,6 +59,7 @@ struct ConnectOptions {
   int timeout_ms = 15000;       ///< TCP connect, handshake, auth and each later libssh2 call
   std::string known_hosts;      ///< empty: $HOME/.ssh/known_hosts
   std::string ciphers;          ///< libssh2 cipher preference both ways, e.g. "aes128-ctr"; empty: default
+  std::string macs;             ///< MAC preference both ways, e.g. "hmac-sha2-256"; empty: default
 };
 
 /// Output of one remote command.

@@ -4,6 +4,7 @@
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 #include <openssl/evp.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -179,7 +180,7 @@ TransferResult upload(Session& s, const std::filesystem::path& local, const std:
     hash_prefix(in.fd, *psize, prefix, local.string());
     if (remote_sha256(s, part) == prefix.hex()) {
       offset = *psize;
-      hash_prefix(in.fd, offset, hash, local.string());
+      if (opts.verify) hash_prefix(in.fd, offset, hash, local.string());
     }
   }
   res.resumed_from = offset;
@@ -191,41 +192,45 @@ TransferResult upload(Session& s, const std::filesystem::path& local, const std:
   if (!h.h) sftp_fail(s, "cannot create", part);
   if (offset) libssh2_sftp_seek64(h.h, offset);
 
-  // Sliding window: [pos, end) of buf is handed to libssh2 on every call. libssh2 1.10 splits it
-  // into 30000-byte SFTP writes, keeps all of them in flight, and returns as acks come back;
-  // the next call must start with the not-yet-acked bytes, which is what pos does.
-  const size_t cap = std::max<size_t>(opts.buffer_bytes, 64 << 10);
-  std::vector<char> buf(cap);
-  size_t pos = 0, end = 0;
-  uint64_t read_off = offset, done = offset;
+  // The file is mapped, and each call hands libssh2 the next `window` bytes from the write
+  // position. libssh2 1.10 splits them into 30000-byte SFTP writes, keeps all of them in
+  // flight, and returns as acks come back; the next call starts at the first unacknowledged
+  // byte (libssh2 skips what it already sent). No copy, no read() on our side.
+  const size_t window = std::max<size_t>(opts.buffer_bytes, 64 << 10);
+  const char* data = nullptr;
+  if (total > 0) {
+    void* m = ::mmap(nullptr, total, PROT_READ, MAP_SHARED, in.fd, 0);
+    if (m == MAP_FAILED) fail_errno("cannot map the file to upload", local.string());
+    ::madvise(m, total, MADV_SEQUENTIAL);
+    data = static_cast<const char*>(m);
+  }
+  struct Unmap {
+    const char* p;
+    uint64_t n;
+    ~Unmap() {
+      if (p) ::munmap(const_cast<char*>(p), n);
+    }
+  } unmap{data, total};
+  uint64_t done = offset, hashed = offset;
   if (opts.progress) opts.progress(done, total);
   while (done < total) {
     if (opts.cancel && opts.cancel->load()) {
       res.outcome = TransferResult::Outcome::Cancelled;
       return res;  // the handle closes; the .part keeps what the node acknowledged
     }
-    if (pos >= cap / 2) {
-      std::memmove(buf.data(), buf.data() + pos, end - pos);
-      end -= pos;
-      pos = 0;
-    }
-    while (end < cap && read_off < total) {
-      ssize_t r = ::pread(in.fd, buf.data() + end, std::min<uint64_t>(cap - end, total - read_off),
-                          static_cast<off_t>(read_off));
-      if (r <= 0) fail_errno("cannot read (did the file shrink?)", local.string());
-      hash.update(buf.data() + end, static_cast<size_t>(r));
-      end += static_cast<size_t>(r);
-      read_off += static_cast<uint64_t>(r);
-    }
-    ssize_t n = libssh2_sftp_write(h.h, buf.data() + pos, end - pos);
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(window, total - done));
+    ssize_t n = libssh2_sftp_write(h.h, data + done, len);
     if (n < 0) sftp_fail(s, "cannot write", part);
-    pos += static_cast<size_t>(n);
     done += static_cast<uint64_t>(n);
     res.bytes_sent += static_cast<uint64_t>(n);
+    if (opts.verify) {  // hash what was acknowledged (the bytes are hot in the cache)
+      hash.update(data + hashed, done - hashed);
+      hashed = done;
+    }
     if (opts.progress) opts.progress(done, total);
   }
   h.close();
-  res.sha256 = hash.hex();
+  if (opts.verify) res.sha256 = hash.hex();
   if (opts.verify && remote_sha256(s, part) != res.sha256)
     throw Error(s.where() + ": the uploaded '" + part + "' differs from '" + local.string() +
                 "' (sha256); it was kept for inspection. Upload again to start over.");
