@@ -2,7 +2,7 @@
 //
 // start() makes a temporary folder with a generated ed25519 host key, a generated ed25519 user
 // key (plus one with a passphrase) in authorized_keys, an empty known_hosts and an sshd_config,
-// and runs `/usr/sbin/sshd -D -e -f <dir>/sshd_config` on 127.0.0.1 on a free high port. Key
+// and runs `/usr/sbin/sshd -D -e -f <dir>/sshd_config.<port>` on 127.0.0.1 on a free high port. Key
 // auth logs in as the user running the test. When running as root it also creates a throwaway
 // user with a random password (useradd + chpasswd) for password auth, removed by stop().
 // start() returns false with skip_reason set when that cannot be done (no sshd, ...).
@@ -145,10 +145,10 @@ class SshdFixture {
       if (with_password_user) {
         pw_user = "tdssh" + std::to_string(getpid());
         password = random_token(20);
-        run_cmd({"userdel", pw_user});
+        run_cmd({"userdel", "-f", pw_user});
         if (run_cmd({"useradd", "-M", "-d", (dir / "home").string(), "-s", "/bin/sh", pw_user}, &out) ||
             run_cmd({"chpasswd"}, &out, pw_user + ":" + password + "\n")) {
-          run_cmd({"userdel", pw_user});
+          run_cmd({"userdel", "-f", pw_user});
           pw_user.clear();
           password.clear();
         } else {
@@ -160,19 +160,21 @@ class SshdFixture {
     return launch();
   }
 
-  /// (Re)starts sshd with the given host key (the default: host_key). For the changed-key test.
-  bool launch(const std::string& key = {}) {
+  /// (Re)starts sshd on a new port with the given host key (default: host_key); `auth_config`
+  /// replaces the password/keyboard-interactive/PAM lines (for the keyboard-interactive test).
+  bool launch(const std::string& key = {},
+              const std::string& auth_config = "PasswordAuthentication yes\nKbdInteractiveAuthentication no\nUsePAM no\n") {
     stop_sshd();
     port = free_port();
     const char* sftp = access("/usr/lib/openssh/sftp-server", X_OK) == 0 ? "/usr/lib/openssh/sftp-server"
                                                                           : "internal-sftp";
-    std::ofstream cfg(dir / "sshd_config");
+    const std::string conf = (dir / ("sshd_config." + std::to_string(port))).string();
+    std::ofstream cfg(conf);
     cfg << "Port " << port << "\nListenAddress 127.0.0.1\n"
         << "HostKey " << (key.empty() ? host_key : key) << "\n"
-        << "PidFile " << (dir / "sshd.pid").string() << "\n"
+        << "PidFile " << (dir / ("sshd.pid." + std::to_string(port))).string() << "\n"
         << "AuthorizedKeysFile " << (dir / "authorized_keys").string() << "\n"
-        << "StrictModes no\nPubkeyAuthentication yes\nPasswordAuthentication yes\n"
-        << "KbdInteractiveAuthentication no\nUsePAM no\nPermitRootLogin yes\n"
+        << "StrictModes no\nPubkeyAuthentication yes\n" << auth_config << "PermitRootLogin yes\n"
         << "MaxStartups 50\nMaxSessions 50\nLogLevel ERROR\n"
         << "Subsystem sftp " << sftp << "\n";
     cfg.close();
@@ -182,7 +184,7 @@ class SshdFixture {
       int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       dup2(fd, 1);
       dup2(fd, 2);
-      execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", (dir / "sshd_config").c_str(), nullptr);
+      execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", conf.c_str(), nullptr);
       _exit(127);
     }
     // Wait until it accepts connections (or died).
@@ -248,7 +250,7 @@ class SshdFixture {
       agent_pid_ = -1;
     }
     if (!pw_user.empty()) {
-      run_cmd({"userdel", pw_user});
+      run_cmd({"userdel", "-f", pw_user});
       pw_user.clear();
     }
     if (!dir.empty()) {

@@ -52,6 +52,11 @@ class TestSession : public QObject {
     if (!sshd_.start()) QSKIP(sshd_.skip_reason.c_str());
   }
   void cleanupTestCase() { sshd_.stop(); }
+  // Every test starts with the fixture's host key trusted (tests about host keys clear it).
+  void init() {
+    clear_known_hosts();
+    Session::connect(opts()).accept_host_key();
+  }
 
   void unknown_host_then_accepted() {
     clear_known_hosts();
@@ -118,7 +123,6 @@ class TestSession : public QObject {
     QVERIFY_THROWS_EXCEPTION(td::Error, s.accept_host_key());
     const std::string open_err = message([&] { Session::open(opts(), Auth::key(sshd_.user_key)); });
     QVERIFY2(open_err.find("CHANGED") != std::string::npos, open_err.c_str());
-    clear_known_hosts();
   }
 
   void key_auth_and_passphrase() {
@@ -169,6 +173,27 @@ class TestSession : public QObject {
     QVERIFY2(err.find("wrong password") != std::string::npos, err.c_str());
     QVERIFY2(err.find(sshd_.pw_user) != std::string::npos, err.c_str());
     QVERIFY(err.find("not-the-password") == std::string::npos);
+  }
+
+  void keyboard_interactive_fallback() {
+    if (sshd_.pw_user.empty()) QSKIP("password auth needs a throwaway user: run the test as root");
+    if (access("/etc/pam.d/sshd", R_OK) != 0) QSKIP("no PAM config for sshd: keyboard-interactive needs it");
+    // A server that offers only keyboard-interactive (PAM asks "Password:").
+    SshdFixture kbd;
+    kbd.dir = sshd_.dir;  // share keys and the user; only a second sshd on another port
+    kbd.host_key = sshd_.host_key;
+    const bool up = kbd.launch({}, "PasswordAuthentication no\nKbdInteractiveAuthentication yes\nUsePAM yes\n");
+    kbd.dir.clear();  // not this object's folder to remove
+    if (!up) QSKIP(("sshd with PAM did not start: " + kbd.skip_reason).c_str());
+    ConnectOptions o = opts(sshd_.pw_user);
+    o.port = kbd.port;
+    Session s = Session::connect(o);
+    s.accept_host_key();
+    s.authenticate(Auth::pass(sshd_.password));
+    QCOMPARE(s.exec({"id", "-un"}).out, sshd_.pw_user + "\n");
+    Session bad = Session::connect(o);
+    const std::string err = message([&] { bad.authenticate(Auth::pass("wrong-one")); });
+    QVERIFY2(err.find("wrong password") != std::string::npos, err.c_str());
   }
 
   void agent_auth() {
