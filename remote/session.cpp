@@ -84,6 +84,14 @@ std::string sha256_fingerprint(std::string_view blob) {
   return "SHA256:" + base64(md, len, false);
 }
 
+ConnectOptions connect_options(const HostSpec& h) {
+  ConnectOptions o;
+  o.host = h.hostname;
+  o.port = h.port;
+  o.user = h.user;
+  return o;
+}
+
 struct Session::Impl {
   ConnectOptions opts;
   int sock = -1;

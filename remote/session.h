@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "remote/ssh_config.h"
+
 struct _LIBSSH2_SESSION;
 struct _LIBSSH2_SFTP;
 
@@ -143,6 +145,10 @@ class Session {
   explicit Session(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> d_;
 };
+
+/// ConnectOptions for a resolved ~/.ssh/config alias (hostname, port, user; the rest default).
+/// HostSpec::identity_files are for Auth::key(); HostSpec::proxy_jump is not followed here.
+ConnectOptions connect_options(const HostSpec& host);
 
 /// "SHA256:<base64 without padding>" of a raw key blob (as OpenSSH prints fingerprints).
 std::string sha256_fingerprint(std::string_view key_blob);

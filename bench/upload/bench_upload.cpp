@@ -104,6 +104,26 @@ int main(int argc, char** argv) {
   }
   const double verified = lib_upload(default_buffer, true);
   std::printf("  td_remote upload, default, verify=true (sha256 on both sides) %.1f MB/s (one run)\n", verified);
+  {  // Downloads, for checkpoints later (one run each; informative).
+    const fs::path back = sshd.dir / "back.bin";
+    fs::remove(back);
+    double t0 = now_s();
+    Session s = Session::open(o, Auth::key(sshd.user_key));
+    TransferOptions t;
+    t.skip_same = false;
+    t.verify = false;
+    download(s, (sshd.dir / "lib.bin").string(), back, t);
+    const double lib_dl = size / (now_s() - t0) / 1e6;
+    const std::string batch = (sshd.dir / "batch_get").string();
+    std::ofstream(batch) << "get " << (sshd.dir / "openssh.bin").string() << " " << (sshd.dir / "back2.bin").string() << "\n";
+    t0 = now_s();
+    run_cmd({"sftp", "-q", "-b", batch, "-c", kCipher, "-o", std::string("MACs=") + kMac, "-i", sshd.user_key,
+             "-P", std::to_string(sshd.port), "-o", "BatchMode=yes", "-o", "UserKnownHostsFile=" + sshd.known_hosts,
+             sshd.user + "@127.0.0.1"});
+    const double ssh_dl = size / (now_s() - t0) / 1e6;
+    std::printf("  download: td_remote %.1f MB/s, OpenSSH sftp %.1f MB/s (%.2fx, one run each)\n", lib_dl, ssh_dl,
+                lib_dl / ssh_dl);
+  }
   std::printf("ratio td_remote (default buffer) / OpenSSH: %.2f (target >= 0.80)\n", lib_default / ssh_best);
   return 0;
 }

@@ -149,6 +149,18 @@ class TestSession : public QObject {
     QVERIFY2(missing.find("does not exist") != std::string::npos, missing.c_str());
   }
 
+  void alias_from_ssh_config() {
+    const std::string cfg = "Host node-a\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd_.port) +
+                            "\n  User " + sshd_.user + "\n  IdentityFile " + sshd_.user_key + "\n";
+    HostSpec h = resolve_host_text("node-a", cfg);
+    ConnectOptions o = connect_options(h);
+    o.known_hosts = sshd_.known_hosts;
+    QCOMPARE(o.port, sshd_.port);
+    Session s = Session::open(o, Auth::key(h.identity_files.at(0)));
+    QCOMPARE(s.exec({"echo", "via alias"}).out, std::string("via alias\n"));
+    QCOMPARE(s.where(), sshd_.user + "@127.0.0.1:" + std::to_string(sshd_.port));
+  }
+
   void pem_keys() {
     // ECDSA in PEM format works.
     const std::string ecdsa = (sshd_.dir / "id_ecdsa_pem").string();
