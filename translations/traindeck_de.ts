@@ -978,43 +978,48 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::MainWindow</name>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+95"/>
-        <location line="+342"/>
+        <location filename="../gui/app/main_window.cpp" line="+80"/>
+        <source>Cannot open the store %1: %2 Use File &gt; Open store or New store.</source>
+        <translation>Die Datenbank %1 kann nicht geöffnet werden: %2 Verwenden Sie Datei &gt; Datenbank öffnen oder Neue Datenbank.</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <location line="+358"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <location line="-340"/>
-        <location line="+341"/>
+        <location line="-356"/>
+        <location line="+357"/>
         <source>Train this model on this machine (Ctrl+R)</source>
         <translation>Dieses Modell auf diesem Rechner trainieren (Strg+R)</translation>
     </message>
     <message>
-        <location line="-325"/>
-        <location line="+319"/>
+        <location line="-341"/>
+        <location line="+335"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-318"/>
-        <location line="+319"/>
+        <location line="-334"/>
+        <location line="+335"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-318"/>
-        <location line="+319"/>
+        <location line="-334"/>
+        <location line="+335"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-318"/>
-        <location line="+319"/>
+        <location line="-334"/>
+        <location line="+335"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-292"/>
+        <location line="-308"/>
         <source>Dataset %1 is ready; the designer uses it now.</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt.</translation>
     </message>
@@ -1120,7 +1125,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>S&amp;prache</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+6"/>
+        <source>Language: %1. Menus and the Run page switch now; the other pages at the next start.</source>
+        <translation>Sprache: %1. Menüs und die Seite „Lauf“ wechseln sofort, die anderen Seiten beim nächsten Start.</translation>
+    </message>
+    <message>
+        <location line="+10"/>
         <source>&amp;Help</source>
         <translation>&amp;Hilfe</translation>
     </message>
@@ -1136,12 +1146,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+12"/>
-        <location line="+179"/>
+        <location line="+191"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-137"/>
+        <location line="-149"/>
         <source>Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to prepare), then press Start run (Ctrl+R).</source>
         <translation>Willkommen: Bereiten Sie auf der Seite „Daten“ einen Korpus vor (der fortunes-Korpus liegt bereit) und drücken Sie dann „Lauf starten“ (Strg+R).</translation>
     </message>
@@ -1161,7 +1171,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der Entwurf hat ungültige Felder (rot markiert): Korrigieren Sie sie zuerst.</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+25"/>
         <source>Stopping run %1 at the end of its step (checkpoint first)…</source>
         <translation>Lauf %1 wird am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
     </message>
@@ -1210,7 +1220,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Datenbank öffnen</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+17"/>
         <source>TrainDeck</source>
         <translation>TrainDeck</translation>
     </message>
