@@ -152,9 +152,12 @@ void mkdir_p(Session& s, const std::string& dir) {
 TransferResult upload(Session& s, const std::filesystem::path& local, const std::string& remote,
                       const TransferOptions& opts) {
   TransferResult res;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(local, ec))
+    throw Error("cannot upload '" + local.string() + "': it is not a file (missing, or a folder?)");
   Fd in{::open(local.c_str(), O_RDONLY | O_CLOEXEC)};
   if (in.fd < 0) fail_errno("cannot open the file to upload", local.string());
-  res.size = std::filesystem::file_size(local);
+  res.size = std::filesystem::file_size(local, ec);
   const uint64_t total = res.size;
   std::string local_hash;  // of the whole file, computed at most once
   auto whole_hash = [&] {
@@ -246,7 +249,7 @@ TransferResult download(Session& s, const std::string& remote, const std::filesy
   res.size = *size;
   const uint64_t total = res.size;
   std::error_code ec;
-  if (opts.skip_same && std::filesystem::exists(local, ec) && std::filesystem::file_size(local, ec) == total) {
+  if (opts.skip_same && std::filesystem::is_regular_file(local, ec) && std::filesystem::file_size(local, ec) == total) {
     std::string h = sha256_file(local);
     if (h == remote_sha256(s, remote)) {
       res.outcome = TransferResult::Outcome::Skipped;
@@ -265,7 +268,7 @@ TransferResult download(Session& s, const std::string& remote, const std::filesy
   }
   Fd out{::open(part.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (offset ? 0 : O_TRUNC), 0644)};
   if (out.fd < 0) fail_errno("cannot create", part.string());
-  if (offset) {
+  if (offset && opts.verify) {
     Fd rd{::open(part.c_str(), O_RDONLY | O_CLOEXEC)};
     hash_prefix(rd.fd, offset, hash, part.string());
   }
@@ -290,18 +293,19 @@ TransferResult download(Session& s, const std::string& remote, const std::filesy
     if (n == 0) throw Error(s.where() + ": '" + remote + "' shrank while downloading it; try again");
     if (::pwrite(out.fd, buf.data(), static_cast<size_t>(n), static_cast<off_t>(done)) != n)
       fail_errno("cannot write (is the disk full?)", part.string());
-    hash.update(buf.data(), static_cast<size_t>(n));
+    if (opts.verify) hash.update(buf.data(), static_cast<size_t>(n));
     done += static_cast<uint64_t>(n);
     res.bytes_sent += static_cast<uint64_t>(n);
     if (opts.progress) opts.progress(done, total);
   }
   h.close();
-  res.sha256 = hash.hex();
+  if (opts.verify) res.sha256 = hash.hex();
   if (opts.verify && remote_sha256(s, remote) != res.sha256)
     throw Error(s.where() + ": the downloaded '" + part.string() + "' differs from '" + remote +
                 "' (sha256; did it change on the node meanwhile?). Download again.");
   ::fsync(out.fd);
-  std::filesystem::rename(part, local);
+  std::filesystem::rename(part, local, ec);
+  if (ec) throw Error("cannot rename '" + part.string() + "' to '" + local.string() + "': " + ec.message());
   return res;
 }
 

@@ -163,6 +163,19 @@ class TestSftp : public QObject {
     QCOMPARE(sha256sum(dst), sha256sum(local_));
   }
 
+  void empty_file() {
+    const fs::path empty = sshd_.dir / "local" / "empty.txt";
+    std::ofstream(empty).flush();
+    const std::string remote = (sshd_.dir / "node" / "empty" / "empty.txt").string();
+    TransferResult r = upload(*s_, empty, remote);
+    QCOMPARE(r.outcome, TransferResult::Outcome::Transferred);
+    QCOMPARE(fs::file_size(remote), uint64_t(0));
+    QCOMPARE(upload(*s_, empty, remote).outcome, TransferResult::Outcome::Skipped);
+    const fs::path back = sshd_.dir / "downloads" / "empty.txt";
+    QCOMPARE(download(*s_, remote, back).outcome, TransferResult::Outcome::Transferred);
+    QVERIFY(fs::exists(back) && fs::file_size(back) == 0);
+  }
+
   void errors_name_the_file() {
     std::string err;
     try {
@@ -179,6 +192,13 @@ class TestSftp : public QObject {
     }
     QVERIFY2(err.find("/proc/forbidden") != std::string::npos, err.c_str());
     QVERIFY(!remote_file_size(*s_, (sshd_.dir / "nothing").string()));
+    err.clear();
+    try {
+      upload(*s_, sshd_.dir, (sshd_.dir / "node" / "a-folder").string());
+    } catch (const td::Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("not a file") != std::string::npos, err.c_str());
   }
 };
 
