@@ -291,7 +291,7 @@ class TestSession : public QObject {
     ExecOptions o;
     o.cancel = &cancel;
     std::string tail;
-    r = s.exec_stream(command_line({"sh", "-c", "echo first; sleep 30"}), [&](Stream, std::string_view d) {
+    r = s.exec_stream(command_line({"sh", "-c", "echo first; sleep 5"}), [&](Stream, std::string_view d) {
       tail += d;
       cancel = true;
     }, o);
