@@ -41,6 +41,7 @@ struct TransferResult {
 };
 
 /// Uploads the local file to `remote_path`, creating missing remote folders (mkdir -p).
+/// The local file is memory-mapped: it must not shrink while it uploads.
 /// Errors: td::Error naming the file and the step (a missing local file, permission denied on
 /// the node, a full disk, a lost connection, a hash mismatch after transfer).
 TransferResult upload(Session& s, const std::filesystem::path& local_path,
