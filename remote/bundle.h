@@ -1,0 +1,64 @@
+// The engine bundle: traindeck-engine plus the shared libraries a plain node may lack, in one
+// folder that deploy.h uploads to a node (plain C++, no Qt, Linux only).
+//
+// Layout (patchelf is not assumed, so the binary is not relinked):
+//   <bundle>/bin/traindeck-engine      POSIX sh launcher: execs traindeck-engine.bin with
+//                                      LD_LIBRARY_PATH="<bundle>/lib" (searched before the
+//                                      binary's RUNPATH, so the bundled libraries win)
+//   <bundle>/bin/traindeck-engine.bin  the engine binary, unchanged
+//   <bundle>/lib/<soname>              every library ldd resolves for it, except glibc's own
+//                                      (libc, libm, libpthread, libdl, librt, libresolv, libutil,
+//                                      ld-linux...): libstdc++, libgcc_s, libgomp, libgfortran,
+//                                      OpenBLAS (the OpenMP build the RUNPATH points at) ...
+//   <bundle>/manifest.json             {"format":"traindeck-engine-bundle","arch":"x86_64",
+//                                      "glibc":"2.34","hash":"<16 hex>","files":[{"path":
+//                                      "bin/traindeck-engine.bin","size":N,"sha256":"..."}...]}
+// Threading rule: functions here only touch local files; call them from any one thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace td::remote {
+
+struct BundleFile {
+  std::string path;    ///< relative to the bundle folder, '/' separated ("lib/libgomp.so.1")
+  uint64_t size = 0;   ///< bytes
+  std::string sha256;  ///< hex
+};
+
+struct BundleManifest {
+  std::string arch;    ///< `uname -m` of the machine the bundle runs on ("x86_64")
+  std::string glibc;   ///< highest GLIBC_x.y symbol version the binary and libraries need ("2.34")
+  std::string hash;    ///< first 16 hex of the sha256 over all files' paths + sha256s: the version
+  std::vector<BundleFile> files;  ///< every file except manifest.json, sorted by path
+};
+
+/// True for the libraries that come from the node's glibc and never go in a bundle
+/// (libc.so.6, libm.so.6, libpthread.so.0, libdl.so.2, librt.so.1, ld-linux*.so.*, ...).
+bool is_glibc_library(const std::string& soname);
+
+/// Shared libraries `binary` needs (transitively), as ldd resolves them on this machine:
+/// pairs of soname and absolute path, glibc's own included, linux-vdso left out.
+/// Errors: td::Error when ldd fails or a library is "not found".
+std::vector<std::pair<std::string, std::string>> resolve_libraries(const std::filesystem::path& binary,
+                                                                   const std::vector<std::string>& extra_env = {});
+
+/// Builds the bundle of `engine_binary` in `out_dir` (created; an earlier bundle there is
+/// replaced) and writes its manifest.json. Returns the manifest.
+/// Errors: td::Error when the binary is missing, a library cannot be resolved or copied, or
+/// the bundled launcher fails to run `--version`.
+BundleManifest make_bundle(const std::filesystem::path& engine_binary, const std::filesystem::path& out_dir);
+
+/// Reads <bundle_dir>/manifest.json. Errors: td::Error when missing or malformed.
+BundleManifest read_bundle_manifest(const std::filesystem::path& bundle_dir);
+
+/// The highest "GLIBC_x.y" version among the files' needed symbol versions (objdump -T), "" if none.
+std::string glibc_requirement(const std::vector<std::filesystem::path>& files);
+
+/// Compares dotted versions numerically: <0, 0, >0 ("2.9" < "2.34").
+int compare_versions(const std::string& a, const std::string& b);
+
+}  // namespace td::remote

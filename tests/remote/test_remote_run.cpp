@@ -1,0 +1,174 @@
+// Detached remote runs against a real sshd whose "node" is this machine: a tiny training run
+// launched with setsid, followed by RemoteFollower into a store while the test drops its SSH
+// connection mid-run (shutdown of the session's socket, as a dead network would); the follower
+// reconnects and the mirror equals the node's events.jsonl byte for byte, every step once.
+// kill -9 of the engine → failed with its log tail; stop → run_end "stopped".
+#include <QtTest>
+
+#include <sys/socket.h>
+
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/common/error.h"
+#include "remote/bundle.h"
+#include "remote/deploy.h"
+#include "remote/remote_run.h"
+#include "remote/session.h"
+#include "sshd_fixture.h"
+#include "store/store.h"
+
+using namespace td::remote;
+using td::remote::testing::read_text;
+using td::remote::testing::run_cmd;
+using td::remote::testing::SshdFixture;
+namespace fs = std::filesystem;
+
+class TestRemoteRun : public QObject {
+  Q_OBJECT
+  SshdFixture sshd_;
+  fs::path bundle_, dataset_, local_;
+  std::string work_;
+  ConnectOptions conn_;
+  std::unique_ptr<td::store::Store> store_;
+
+  Session connect() { return Session::open(conn_, Auth::key(sshd_.user_key)); }
+
+  static nlohmann::json tiny_config(int steps) {
+    return {{"model", {{"vocab_size", 257}, {"seq_len", 32}, {"n_layer", 1}, {"n_head", 2}, {"d_model", 32}}},
+            {"train",
+             {{"steps", steps}, {"micro_batch", 4}, {"lr", 1e-3}, {"warmup", 2}, {"min_lr", 1e-4}, {"threads", 1},
+              {"eval_interval", 50}, {"eval_batches", 1}, {"sample_interval", 0}, {"checkpoint_interval", 0},
+              {"keep_checkpoints", 1}}},
+            {"data", {{"path", "replaced by deploy"}}}};
+  }
+
+  // Deploys, launches run `id` and returns a follower of it (launch noted in the store).
+  std::unique_ptr<RemoteFollower> start(const std::string& id, int steps, DeployResult* out = nullptr) {
+    Session s = connect();
+    DeployResult d = deploy(s, bundle_, dataset_, tiny_config(steps).dump(), work_, id);
+    const int64_t pid = launch_detached(s, d, id);
+    if (out) *out = d;
+    const std::string mirror = (local_ / "mirror" / id / "events.jsonl").string();
+    store_->note_launch(id, "remote", mirror, pid, "127.0.0.1", 0);
+    FollowOptions fo;
+    fo.backoff_initial_ms = 100;
+    return std::make_unique<RemoteFollower>([this] { return connect(); }, *store_, d.run_dir, id, pid, mirror,
+                                            "remote", fo);
+  }
+
+  // Polls every 50 ms until `until` holds (or the run ends); returns the last state.
+  static FollowState poll_until(RemoteFollower& f, const std::function<bool(const FollowState&)>& until,
+                                int timeout_ms = 40000) {
+    FollowState st;
+    for (int waited = 0; waited < timeout_ms; waited += 50) {
+      st = f.poll();
+      if (st.finished || until(st)) return st;
+      QTest::qWait(50);
+    }
+    return st;
+  }
+
+  int64_t steps_in_store(const std::string& id) { return int64_t(store_->metric_series(id, "loss").size()); }
+
+ private slots:
+  void initTestCase() {
+    if (!sshd_.start(/*with_password_user=*/false)) QSKIP(sshd_.skip_reason.c_str());
+    local_ = sshd_.dir / "local";
+    bundle_ = local_ / "bundle";
+    make_bundle(TD_ENGINE_EXE, bundle_);
+    const fs::path corpus = local_ / "corpus";
+    fs::create_directories(corpus);
+    {
+      std::ofstream f(corpus / "text.txt");
+      for (int i = 0; i < 600; ++i) f << "Line " << i << ": the quick brown fox jumps over the lazy dog; pack my box.\n";
+    }
+    dataset_ = local_ / "dataset";
+    std::string out;
+    QCOMPARE(run_cmd({TD_ENGINE_EXE, "prepare", "--input", corpus.string(), "--out", dataset_.string(), "--tokenizer",
+                      "byte", "--quiet"}, &out), 0);
+    work_ = (sshd_.dir / "node work").string();
+    conn_.host = "127.0.0.1";
+    conn_.port = sshd_.port;
+    conn_.user = sshd_.user;
+    conn_.known_hosts = sshd_.known_hosts;
+    conn_.timeout_ms = 5000;
+    Session::connect(conn_).accept_host_key();
+    store_ = std::make_unique<td::store::Store>((local_ / "store.db").string());
+  }
+  void cleanupTestCase() {
+    store_.reset();
+    sshd_.stop();
+  }
+
+  void dropped_connection_every_event_once() {
+    const int steps = 1500;
+    DeployResult d;
+    auto f = start("drop-run", steps, &d);
+    // Wait for some steps, then cut the connection under the follower while the engine runs.
+    FollowState st = poll_until(*f, [&](const FollowState&) { return steps_in_store("drop-run") >= 20; });
+    QVERIFY2(!st.finished, "the run ended before the connection could be dropped: make it longer");
+    QVERIFY(f->session());
+    QVERIFY(f->remote_alive());
+    ::shutdown(f->session()->socket_fd(), SHUT_RDWR);
+    const int64_t before = steps_in_store("drop-run");
+    st = poll_until(*f, [](const FollowState&) { return false; }, 60000);
+    QVERIFY(st.finished);
+    QCOMPARE(st.status, std::string("completed"));
+    QVERIFY(f->reconnects() >= 1);
+    QVERIFY(before < steps);
+    // The mirror is the node's file byte for byte, and each step is in the store once.
+    QCOMPARE(read_text(f->mirror_path()), read_text(d.run_dir + "/events.jsonl"));
+    td::store::MetricSeries loss = store_->metric_series("drop-run", "loss");
+    QCOMPARE(int64_t(loss.size()), int64_t(steps));
+    QCOMPARE(loss.step.front(), int64_t(1));
+    QCOMPARE(loss.step.back(), int64_t(steps));
+    int step_lines = 0;
+    std::istringstream in(read_text(f->mirror_path()));
+    std::string line;
+    while (std::getline(in, line))
+      if (line.find("\"type\":\"step\"") != std::string::npos) ++step_lines;
+    QCOMPARE(step_lines, steps);
+    QCOMPARE(store_->get_run("drop-run").last_step.value_or(-1), int64_t(steps));
+  }
+
+  void killed_engine_marked_failed_with_log_tail() {
+    DeployResult d;
+    auto f = start("kill-run", 1000000, &d);
+    FollowState st = poll_until(*f, [&](const FollowState&) { return steps_in_store("kill-run") >= 5; });
+    QVERIFY(!st.finished);
+    const td::store::RunInfo info = store_->get_run("kill-run");
+    QVERIFY(info.pid.has_value());
+    QVERIFY(f->remote_alive());
+    QCOMPARE(::kill(pid_t(*info.pid), SIGKILL), 0);  // the node is this machine
+    st = poll_until(*f, [](const FollowState&) { return false; });
+    QVERIFY(st.finished);
+    QVERIFY(st.marked_failed);
+    QCOMPARE(st.status, std::string("failed"));
+    QVERIFY(!f->remote_alive());
+    std::string log = read_text(d.run_dir + "/engine.log");
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    QVERIFY2(!log.empty(), "the engine wrote nothing to engine.log");
+    const std::string last_line = log.substr(log.rfind('\n') + 1);
+    QVERIFY2(st.end_reason.find("ended without a run_end") != std::string::npos, st.end_reason.c_str());
+    QVERIFY2(st.end_reason.find(last_line) != std::string::npos, st.end_reason.c_str());
+    QCOMPARE(store_->get_run("kill-run").status, std::string("failed"));
+  }
+
+  void stop_ends_with_run_end_stopped() {
+    auto f = start("stop-run", 1000000);
+    FollowState st = poll_until(*f, [&](const FollowState&) { return steps_in_store("stop-run") >= 5; });
+    QVERIFY(!st.finished);
+    QVERIFY(f->stop(20000));  // ended after SIGTERM, no SIGKILL needed
+    st = poll_until(*f, [](const FollowState&) { return false; });
+    QVERIFY(st.finished);
+    QVERIFY(!st.marked_failed);
+    QCOMPARE(st.status, std::string("stopped"));
+    QVERIFY(!f->remote_alive());
+    QVERIFY(!f->stop(1000));  // nothing left to stop
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRemoteRun)
+#include "test_remote_run.moc"
