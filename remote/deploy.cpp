@@ -31,7 +31,8 @@ void check_cancel(const std::atomic<bool>* cancel) {
 
 }  // namespace
 
-void check_node(Session& s, const BundleManifest& m, const std::string& remote_bundle_dir, DeployResult& r) {
+// uname -m and glibc: possible before anything is uploaded.
+static void check_platform(Session& s, const BundleManifest& m, DeployResult& r) {
   ExecResult u = s.exec({"uname", "-m"});
   const std::string arch = trim(u.out);
   if (u.exit_status != 0 || arch.empty())
@@ -49,6 +50,9 @@ void check_node(Session& s, const BundleManifest& m, const std::string& remote_b
   if (!m.glibc.empty() && compare_versions(glibc, m.glibc) < 0)
     throw td::Error(s.where() + ": the node's glibc is " + glibc + " but the engine bundle needs glibc " + m.glibc +
                     " or newer: build the engine on a system with an older glibc, or use a newer node OS");
+}
+
+static void check_engine_runs(Session& s, const std::string& remote_bundle_dir, DeployResult& r) {
   const std::string engine = join(remote_bundle_dir, "bin/traindeck-engine");
   ExecResult v = s.exec({engine, "--version"});
   if (v.exit_status != 0)
@@ -56,6 +60,11 @@ void check_node(Session& s, const BundleManifest& m, const std::string& remote_b
                     std::to_string(v.exit_status) + (v.exit_signal.empty() ? "" : ", signal " + v.exit_signal) +
                     "): " + trim(v.err.empty() ? v.out : v.err));
   r.engine_version = trim(v.out);
+}
+
+void check_node(Session& s, const BundleManifest& m, const std::string& remote_bundle_dir, DeployResult& r) {
+  check_platform(s, m, r);
+  check_engine_runs(s, remote_bundle_dir, r);
 }
 
 DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& dataset_dir, const std::string& config_json,
@@ -79,6 +88,8 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
   r.dataset_dir = join(remote_work_dir, "datasets/" + name);
   r.run_dir = join(remote_work_dir, "runs/" + run_id);
   r.config_path = join(r.run_dir, "config.json");
+
+  check_platform(s, m, r);  // a wrong node fails before anything is uploaded
 
   // What to move: (local, remote, size).
   struct Item {
@@ -124,10 +135,12 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
     if (progress) progress(done, total);
   }
   if (!bundle_there) {
-    // SFTP creates files 0644: the launcher, the binary and the libraries get their x bit back,
+    // SFTP creates files 0644: the files under bin/ (launcher, binary) get their x bit back,
     // then the manifest goes last, so a bundle folder with a manifest is complete.
-    ExecResult c = s.exec({"chmod", "755", "--", join(remote_bundle, "bin/traindeck-engine"),
-                           join(remote_bundle, "bin/traindeck-engine.bin")});
+    std::vector<std::string> chmod{"chmod", "755", "--"};
+    for (const BundleFile& f : m.files)
+      if (f.path.rfind("bin/", 0) == 0) chmod.push_back(join(remote_bundle, f.path));
+    ExecResult c = s.exec(chmod);
     if (c.exit_status != 0) throw td::Error(s.where() + ": chmod of the engine bundle failed: " + trim(c.err));
     TransferOptions t;
     t.skip_same = true;
@@ -143,7 +156,7 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
   ExecResult w = s.exec({"sh", "-c", "mkdir -p -- \"$1\" && cat > \"$2\"", "sh", r.run_dir, r.config_path}, eo);
   if (w.exit_status != 0) throw td::Error(s.where() + ": cannot write " + r.config_path + ": " + trim(w.err));
 
-  check_node(s, m, remote_bundle, r);
+  check_engine_runs(s, remote_bundle, r);
   return r;
 }
 

@@ -36,11 +36,12 @@ struct DeployResult {
 /// calling thread; skipped files count as done.
 using DeployProgress = std::function<void(uint64_t done_bytes, uint64_t total_bytes)>;
 
-/// Uploads the bundle (skipped as a whole when the node's <work>/engine/<hash>/manifest.json is
+/// Checks the node's architecture and glibc first (nothing is uploaded to a node that cannot
+/// run the bundle), then uploads the bundle (skipped as a whole when the node's <work>/engine/<hash>/manifest.json is
 /// the same, else file by file with skip_same), the dataset folder (each file skip_same) and
 /// the config (`config_json`: a run config; data.path is replaced by the remote dataset folder),
-/// then checks the node: `uname -m` equals the bundle's arch, `getconf GNU_LIBC_VERSION` >= the
-/// bundle's glibc, and the bundled `traindeck-engine --version` runs.
+/// then checks that the bundled `traindeck-engine --version` runs there. The node checks:
+/// `uname -m` equals the bundle's arch, `getconf GNU_LIBC_VERSION` >= the bundle's glibc.
 /// Errors: td::Error for a transfer error, a mismatch (saying node value vs. bundle value), a
 /// config that is not JSON, or a cancel ("deploy cancelled").
 DeployResult deploy(Session& s, const std::filesystem::path& bundle_dir, const std::filesystem::path& dataset_dir,

@@ -169,7 +169,8 @@ class TestBundle : public QObject {
     QCOMPARE(written["model"]["vocab_size"].get<int>(), 257);
     QVERIFY2(d.engine_version.rfind("traindeck-engine ", 0) == 0, d.engine_version.c_str());
     QVERIFY(!d.node_glibc.empty());
-    QVERIFY(fs::status(d.engine).permissions() != fs::perms::none);
+    QVERIFY((fs::status(d.engine).permissions() & fs::perms::owner_exec) != fs::perms::none);
+    QVERIFY((fs::status(d.engine + ".bin").permissions() & fs::perms::owner_exec) != fs::perms::none);
 
     DeployResult d2 = deploy(*s_, bundle_, dataset_, cfg.dump(), work, "run two");
     QCOMPARE(d2.bytes_sent, uint64_t(0));
@@ -185,8 +186,9 @@ class TestBundle : public QObject {
     nlohmann::json man = nlohmann::json::parse(read_text(other / "manifest.json"));
     man["arch"] = "riscv64";
     std::ofstream(other / "manifest.json", std::ios::trunc) << man.dump();
+    const std::string fresh = (sshd_.dir / "fresh work").string();
     try {
-      deploy(*s_, other, dataset_, "{}", work, "r", {});
+      deploy(*s_, other, dataset_, "{}", fresh, "r", {});
       QFAIL("no error for another architecture");
     } catch (const td::Error& e) {
       QVERIFY2(std::string(e.what()).find("architecture is x86_64 but the engine bundle is built for riscv64") !=
@@ -196,10 +198,32 @@ class TestBundle : public QObject {
     man["glibc"] = "99.1";
     std::ofstream(other / "manifest.json", std::ios::trunc) << man.dump();
     try {
-      deploy(*s_, other, dataset_, "{}", work, "r", {});
+      deploy(*s_, other, dataset_, "{}", fresh, "r", {});
       QFAIL("no error for a newer glibc");
     } catch (const td::Error& e) {
       QVERIFY2(std::string(e.what()).find("needs glibc 99.1 or newer") != std::string::npos, e.what());
+    }
+    QVERIFY(!fs::exists(fresh));  // checked before anything was uploaded
+
+    // A bundle whose engine cannot start on the node: its error output is in the message.
+    const fs::path broken = sshd_.dir / "local" / "broken";
+    fs::create_directories(broken / "bin");
+    std::ofstream(broken / "bin" / "traindeck-engine")
+        << "#!/bin/sh\necho 'error while loading shared libraries: libfoo.so.1' >&2\nexit 127\n";
+    const std::string sha = sha256sum(broken / "bin" / "traindeck-engine");
+    const uint64_t size = fs::file_size(broken / "bin" / "traindeck-engine");
+    nlohmann::json bm = {{"format", "traindeck-engine-bundle"}, {"arch", "x86_64"}, {"glibc", "2.2.5"},
+                         {"hash", "brokenbundle0000"},
+                         {"files", {{{"path", "bin/traindeck-engine"}, {"size", size}, {"sha256", sha}}}}};
+    std::ofstream(broken / "manifest.json") << bm.dump();
+    try {
+      deploy(*s_, broken, dataset_, "{}", fresh, "r", {});
+      QFAIL("no error for an engine that does not run");
+    } catch (const td::Error& e) {
+      const std::string w = e.what();
+      QVERIFY2(w.find("the bundled engine does not run on the node") != std::string::npos, e.what());
+      QVERIFY2(w.find("exit 127") != std::string::npos, e.what());
+      QVERIFY2(w.find("libfoo.so.1") != std::string::npos, e.what());
     }
     try {
       deploy(*s_, bundle_, dataset_, "{not json", work, "r", {});
