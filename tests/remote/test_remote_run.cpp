@@ -70,6 +70,29 @@ class TestRemoteRun : public QObject {
     return st;
   }
 
+  // SIGKILLs the sshd processes serving connections (children of the listening sshd, found
+  // through its PidFile): every open connection drops as if the node's sshd side died. The
+  // engine is not among them (setsid, reparented when its launching shell exited).
+  int kill_sshd_connections() {
+    const std::string pid_text = read_text(sshd_.dir / ("sshd.pid." + std::to_string(sshd_.port)));
+    const long listener = std::atol(pid_text.c_str());
+    int killed = 0;
+    if (listener <= 0) return 0;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string stat = read_text(e.path() / "stat");
+      const size_t close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream in(stat.substr(close + 2));
+      char state;
+      long ppid = 0;
+      in >> state >> ppid;
+      if (ppid == listener && ::kill(pid_t(std::atol(name.c_str())), SIGKILL) == 0) ++killed;
+    }
+    return killed;
+  }
+
   int64_t steps_in_store(const std::string& id) { return int64_t(store_->metric_series(id, "loss").size()); }
 
  private slots:
@@ -103,7 +126,7 @@ class TestRemoteRun : public QObject {
   }
 
   void dropped_connection_every_event_once() {
-    const int steps = 1500;
+    const int steps = 3000;
     DeployResult d;
     auto f = start("drop-run", steps, &d);
     // Wait for some steps, then cut the connection under the follower while the engine runs.
@@ -111,12 +134,18 @@ class TestRemoteRun : public QObject {
     QVERIFY2(!st.finished, "the run ended before the connection could be dropped: make it longer");
     QVERIFY(f->session());
     QVERIFY(f->remote_alive());
-    ::shutdown(f->session()->socket_fd(), SHUT_RDWR);
+    ::shutdown(f->session()->socket_fd(), SHUT_RDWR);  // the local side of the link goes
     const int64_t before = steps_in_store("drop-run");
+    st = poll_until(*f, [&](const FollowState&) { return steps_in_store("drop-run") >= before + 20; });
+    QVERIFY2(!st.finished, "the run ended before the second drop: make it longer");
+    QCOMPARE(f->reconnects(), 1);
+    qInfo("connection dropped at step %lld (local side) and %lld (node side) of %d",
+          static_cast<long long>(before), static_cast<long long>(steps_in_store("drop-run")), steps);
+    QVERIFY(kill_sshd_connections() >= 1);  // the node's side of the link goes
     st = poll_until(*f, [](const FollowState&) { return false; }, 60000);
     QVERIFY(st.finished);
     QCOMPARE(st.status, std::string("completed"));
-    QVERIFY(f->reconnects() >= 1);
+    QCOMPARE(f->reconnects(), 2);
     QVERIFY(before < steps);
     // The mirror is the node's file byte for byte, and each step is in the store once.
     QCOMPARE(read_text(f->mirror_path()), read_text(d.run_dir + "/events.jsonl"));
