@@ -185,9 +185,25 @@ class TestRemoteRun : public QObject {
     QCOMPARE(store_->get_run("kill-run").status, std::string("failed"));
   }
 
-  void stop_ends_with_run_end_stopped() {
-    auto f = start("stop-run", 1000000);
+  void reattach_then_stop_ends_with_run_end_stopped() {
+    DeployResult d;
+    auto f = start("stop-run", 1000000, &d);
     FollowState st = poll_until(*f, [&](const FollowState&) { return steps_in_store("stop-run") >= 5; });
+    QVERIFY(!st.finished);
+    // The GUI goes away (follower and store closed) while the run goes on, then reattaches from
+    // what the store knows: the pid, the mirror path; the mirror and the offset continue.
+    const std::string mirror = f->mirror_path();
+    f.reset();
+    store_.reset();
+    store_ = std::make_unique<td::store::Store>((local_ / "store.db").string());
+    const td::store::RunInfo info = store_->get_run("stop-run");
+    QCOMPARE(info.status, std::string("running"));
+    QCOMPARE(info.events_path, mirror);
+    QVERIFY(info.pid.has_value());
+    const int64_t before = steps_in_store("stop-run");
+    f = std::make_unique<RemoteFollower>([this] { return connect(); }, *store_, d.run_dir, "stop-run", *info.pid,
+                                         info.events_path, "remote");
+    st = poll_until(*f, [&](const FollowState&) { return steps_in_store("stop-run") >= before + 10; });
     QVERIFY(!st.finished);
     QVERIFY(f->stop(20000));  // ended after SIGTERM, no SIGKILL needed
     st = poll_until(*f, [](const FollowState&) { return false; });
@@ -196,6 +212,11 @@ class TestRemoteRun : public QObject {
     QCOMPARE(st.status, std::string("stopped"));
     QVERIFY(!f->remote_alive());
     QVERIFY(!f->stop(1000));  // nothing left to stop
+    QCOMPARE(read_text(f->mirror_path()), read_text(d.run_dir + "/events.jsonl"));
+    td::store::MetricSeries loss = store_->metric_series("stop-run", "loss");
+    QCOMPARE(loss.step.front(), int64_t(1));
+    QCOMPARE(int64_t(loss.size()), loss.step.back());
+    QVERIFY(loss.step.back() >= before + 10);
   }
 };
 
