@@ -69,20 +69,29 @@ auto RemoteFollower::with_session(F&& f) -> decltype(f(std::declval<Session&>())
   }
 }
 
-uint64_t RemoteFollower::fetch(Session& s) {
+uint64_t RemoteFollower::fetch() {
   uint64_t fetched = 0;
+  const std::string remote = join(remote_dir_, "events.jsonl");
   while (true) {
     std::error_code ec;
     const uint64_t have = fs::exists(mirror_) ? fs::file_size(mirror_) : 0;
-    ExecOptions eo;
-    eo.max_output = opts_.max_fetch_bytes + 1;
-    ExecResult r = s.exec({"sh", "-c", "[ -f \"$1\" ] || exit 3; tail -c +\"$2\" -- \"$1\" | head -c \"$3\"", "sh",
-                           join(remote_dir_, "events.jsonl"), std::to_string(have + 1),
-                           std::to_string(opts_.max_fetch_bytes)},
-                          eo);
+    // Only the network part is retried after a reconnect; what the node answers is judged here.
+    ExecResult r = with_session([&](Session& s) {
+      ExecOptions eo;
+      eo.max_output = opts_.max_fetch_bytes + 1;
+      return s.exec({"sh", "-c",
+                     "[ -f \"$1\" ] || exit 3; [ \"$(stat -c %s -- \"$1\")\" -ge \"$2\" ] || exit 4; "
+                     "tail -c +\"$(($2 + 1))\" -- \"$1\" | head -c \"$3\"",
+                     "sh", remote, std::to_string(have), std::to_string(opts_.max_fetch_bytes)},
+                    eo);
+    });
     if (r.exit_status == 3) return fetched;  // not written yet
+    if (r.exit_status == 4)
+      throw td::Error("the node's " + remote + " is shorter than the local mirror " + mirror_ + " (" +
+                      std::to_string(have) + " bytes): the run folder on the node was replaced; delete the mirror "
+                      "to follow the new file from its start");
     if (r.exit_status != 0 || r.truncated)
-      throw td::Error(s.where() + ": reading " + join(remote_dir_, "events.jsonl") + " failed: " + r.err);
+      throw td::Error("reading " + remote + " on the node failed (exit " + std::to_string(r.exit_status) + "): " + r.err);
     if (r.out.empty()) return fetched;
     // The whole chunk arrived (the command exited): append it at once.
     fs::create_directories(fs::path(mirror_).parent_path(), ec);
@@ -113,14 +122,14 @@ bool RemoteFollower::remote_alive() {
 
 FollowState RemoteFollower::poll() {
   FollowState st;
-  st.fetched_bytes = with_session([&](Session& s) { return fetch(s); });
+  st.fetched_bytes = fetch();
   st.ingest = ingester_.poll_all();
   auto run = store_.find_run(run_id_);
   if (!(run && run->end_time)) {
     const bool up = with_session([&](Session& s) { return alive(s); });
     if (!up) {
       // Gone: take what it wrote last, then end the run if its run_end is not among it.
-      st.fetched_bytes += with_session([&](Session& s) { return fetch(s); });
+      st.fetched_bytes += fetch();
       st.ingest += ingester_.poll_all();
       run = store_.find_run(run_id_);
       if (!(run && run->end_time)) {

@@ -64,8 +64,9 @@ class RemoteFollower {
   /// has no end yet check the engine process; when it is gone, fetch and ingest once more, and if
   /// there is still no run_end mark the run failed with the last lines of <run dir>/engine.log.
   /// A dropped connection is reconnected (backoff 200 ms doubling to 5 s, bounded attempts) and
-  /// the round redone. Errors: td::Error when reconnecting keeps failing, on cancel, or on a
-  /// store error. Blocks for the network round trips (call it on a worker thread, e.g. every 0.5 s).
+  /// the round redone. Errors: td::Error when reconnecting keeps failing, on cancel, on a store
+  /// error, when the local mirror cannot be written, or when the node's events.jsonl is shorter
+  /// than the mirror (the run folder there was replaced). Blocks for the network round trips (call it on a worker thread, e.g. every 0.5 s).
   FollowState poll();
 
   /// True when the engine process runs on the node (kill -0 and its /proc cmdline holds the run id).
@@ -86,7 +87,7 @@ class RemoteFollower {
  private:
   template <class F>
   auto with_session(F&& f) -> decltype(f(std::declval<Session&>()));
-  uint64_t fetch(Session& s);
+  uint64_t fetch();
   bool alive(Session& s);
   std::string log_tail(Session& s);
 

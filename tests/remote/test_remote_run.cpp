@@ -183,6 +183,19 @@ class TestRemoteRun : public QObject {
     QVERIFY2(st.end_reason.find("ended without a run_end") != std::string::npos, st.end_reason.c_str());
     QVERIFY2(st.end_reason.find(last_line) != std::string::npos, st.end_reason.c_str());
     QCOMPARE(store_->get_run("kill-run").status, std::string("failed"));
+
+    // A mirror longer than the node's file (the run folder there was replaced): a clear error.
+    const fs::path longer = local_ / "mirror" / "longer.jsonl";
+    fs::copy_file(f->mirror_path(), longer);
+    std::ofstream(longer, std::ios::app) << "{\"type\":\"extra\"}\n";
+    RemoteFollower g([this] { return connect(); }, *store_, d.run_dir, "kill-run", *info.pid, longer.string(), "remote");
+    try {
+      g.poll();
+      QFAIL("no error for a node file shorter than the mirror");
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("is shorter than the local mirror") != std::string::npos, e.what());
+    }
+    QCOMPARE(g.reconnects(), 0);
   }
 
   void reattach_then_stop_ends_with_run_end_stopped() {
