@@ -111,7 +111,8 @@ class TestRemoteRun : public QObject {
     std::string out;
     QCOMPARE(run_cmd({TD_ENGINE_EXE, "prepare", "--input", corpus.string(), "--out", dataset_.string(), "--tokenizer",
                       "byte", "--quiet"}, &out), 0);
-    work_ = (sshd_.dir / "node work").string();
+    // Every remote command gets this path as a quoted argument: nothing in it may run.
+    work_ = (sshd_.dir / "node work; $(touch td-pwned) `touch td-pwned` 'q\" & x").string();
     conn_.host = "127.0.0.1";
     conn_.port = sshd_.port;
     conn_.user = sshd_.user;
@@ -121,6 +122,11 @@ class TestRemoteRun : public QObject {
     store_ = std::make_unique<td::store::Store>((local_ / "store.db").string());
   }
   void cleanupTestCase() {
+    if (!store_) return;
+    const char* home = getenv("HOME");
+    QVERIFY(!fs::exists(fs::path(home ? home : "/") / "td-pwned"));
+    QVERIFY(!fs::exists("td-pwned"));
+    QVERIFY(fs::exists(work_ + "/runs/drop-run/events.jsonl"));
     store_.reset();
     sshd_.stop();
   }
