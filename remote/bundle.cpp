@@ -63,6 +63,7 @@ std::vector<std::pair<std::string, std::string>> resolve_libraries(const fs::pat
   line += "ldd " + shell_quote(binary.string()) + " 2>&1";
   std::string out;
   int rc = run_local(line, &out);
+  if (out.find("not a dynamic executable") != std::string::npos) return {};  // static: nothing to bundle
   if (rc != 0) throw td::Error("ldd " + binary.string() + " failed (exit " + std::to_string(rc) + "): " + out);
   std::vector<std::pair<std::string, std::string>> libs;
   std::istringstream in(out);

@@ -41,7 +41,8 @@ struct BundleManifest {
 bool is_glibc_library(const std::string& soname);
 
 /// Shared libraries `binary` needs (transitively), as ldd resolves them on this machine:
-/// pairs of soname and absolute path, glibc's own included, linux-vdso left out.
+/// pairs of soname and absolute path, glibc's own included, linux-vdso left out; empty for a
+/// static binary. `extra_env`: "NAME=value" set for ldd (e.g. LD_LIBRARY_PATH).
 /// Errors: td::Error when ldd fails or a library is "not found".
 std::vector<std::pair<std::string, std::string>> resolve_libraries(const std::filesystem::path& binary,
                                                                    const std::vector<std::string>& extra_env = {});
