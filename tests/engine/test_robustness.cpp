@@ -79,6 +79,10 @@ class TestRobustness : public QObject {
                             "--set", "train.grad_accum=16"});  // steps of a second or more
     QVERIFY(p.waitForStarted());
     QVERIFY(wait_for_stdout(p, "\"type\":\"step\"").contains("\"type\":\"step\""));
+    // The step event is written just before the engine checks for a stop at the step boundary:
+    // signalled right now, it could stop there gracefully (exit 0). Half a second later it is
+    // inside the next (multi-second) step.
+    QThread::msleep(500);
     ::kill((pid_t)p.processId(), SIGINT);
     QThread::msleep(100);  // two signals sent back to back could merge into one pending signal
     ::kill((pid_t)p.processId(), SIGINT);
