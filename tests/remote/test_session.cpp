@@ -180,7 +180,8 @@ class TestSession : public QObject {
     if (sshd_.pw_user.empty()) QSKIP("password auth needs a throwaway user: run the test as root");
     Session s = Session::open(opts(sshd_.pw_user), Auth::pass(sshd_.password));
     ExecResult r = s.exec({"id", "-un"});
-    QCOMPARE(r.out, sshd_.pw_user + "\n");
+    const std::string seen = "exit " + std::to_string(r.exit_status) + ", out '" + r.out + "', err '" + r.err + "'";
+    QVERIFY2(r.out == sshd_.pw_user + "\n", seen.c_str());
     const std::string err = message([&] { Session::open(opts(sshd_.pw_user), Auth::pass("not-the-password")); });
     QVERIFY2(err.find("wrong password") != std::string::npos, err.c_str());
     QVERIFY2(err.find(sshd_.pw_user) != std::string::npos, err.c_str());
@@ -202,7 +203,9 @@ class TestSession : public QObject {
     Session s = Session::connect(o);
     s.accept_host_key();
     s.authenticate(Auth::pass(sshd_.password));
-    QCOMPARE(s.exec({"id", "-un"}).out, sshd_.pw_user + "\n");
+    ExecResult r = s.exec({"id", "-un"});
+    const std::string seen = "exit " + std::to_string(r.exit_status) + ", out '" + r.out + "', err '" + r.err + "'";
+    QVERIFY2(r.out == sshd_.pw_user + "\n", seen.c_str());
     Session bad = Session::connect(o);
     const std::string err = message([&] { bad.authenticate(Auth::pass("wrong-one")); });
     QVERIFY2(err.find("wrong password") != std::string::npos, err.c_str());
