@@ -2,12 +2,16 @@
 #pragma once
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QString>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
+
+#include "store/store.h"
 
 namespace tdguitest {
 
@@ -38,6 +42,50 @@ inline nlohmann::json tiny_config(const QString& data, int steps, int checkpoint
             {"eval_interval", 10}, {"eval_batches", 2}, {"sample_interval", 0},
             {"checkpoint_interval", checkpoint_interval}, {"keep_checkpoints", 2}}},
           {"data", {{"path", data.toStdString()}}}};
+}
+
+/// Waits for a (run_id, status) signal such as RunController::runEnded for `run_id` and
+/// returns its status ("timeout" when none came).
+inline QString wait_ended(QSignalSpy& spy, const QString& run_id, int timeout_ms = 120000) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < timeout_ms) {
+    for (const auto& args : spy)
+      if (args.at(0).toString() == run_id) return args.at(1).toString();
+    spy.wait(100);
+  }
+  return QStringLiteral("timeout");
+}
+
+/// Waits until a (run_id, last_step) signal such as RunController::runIngested reports `step`
+/// of `run_id`; returns the highest step seen.
+inline qint64 wait_step(QSignalSpy& spy, const QString& run_id, qint64 step, int timeout_ms = 60000) {
+  QElapsedTimer t;
+  t.start();
+  qint64 last = 0;
+  while (t.elapsed() < timeout_ms) {
+    for (const auto& args : spy)
+      if (args.at(0).toString() == run_id) last = std::max(last, args.at(1).toLongLong());
+    if (last >= step) return last;
+    spy.wait(100);
+  }
+  return last;
+}
+
+/// (count, first, last) of a run's stored loss rows.
+struct Rows {
+  int64_t count = 0, first = 0, last = 0;
+};
+inline Rows loss_rows(const QString& db, const QString& run_id) {
+  td::store::Store s(db.toStdString());
+  auto series = s.metric_series(run_id.toStdString(), "loss");
+  Rows r;
+  r.count = (int64_t)series.size();
+  if (r.count) {
+    r.first = series.step.front();
+    r.last = series.step.back();
+  }
+  return r;
 }
 
 }  // namespace tdguitest

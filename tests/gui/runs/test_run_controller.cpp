@@ -15,53 +15,16 @@
 
 using namespace td::gui;
 using td::store::Store;
+using tdguitest::loss_rows;
+using tdguitest::Rows;
+using tdguitest::wait_ended;
+using tdguitest::wait_step;
 
 namespace {
-
-struct Rows {
-  int64_t count = 0, first = 0, last = 0;
-};
-
-Rows loss_rows(const QString& db, const QString& run_id) {
-  Store s(db.toStdString());
-  auto series = s.metric_series(run_id.toStdString(), "loss");
-  Rows r;
-  r.count = (int64_t)series.size();
-  if (r.count) {
-    r.first = series.step.front();
-    r.last = series.step.back();
-  }
-  return r;
-}
 
 td::store::RunInfo run_info(const QString& db, const QString& run_id) {
   Store s(db.toStdString());
   return s.get_run(run_id.toStdString());
-}
-
-// Waits for the runEnded of `run_id` and returns its status.
-QString wait_ended(QSignalSpy& spy, const QString& run_id, int timeout_ms = 120000) {
-  QElapsedTimer t;
-  t.start();
-  while (t.elapsed() < timeout_ms) {
-    for (const auto& args : spy)
-      if (args.at(0).toString() == run_id) return args.at(1).toString();
-    spy.wait(200);
-  }
-  return QStringLiteral("timeout");
-}
-
-qint64 wait_step(QSignalSpy& spy, const QString& run_id, qint64 step, int timeout_ms = 60000) {
-  QElapsedTimer t;
-  t.start();
-  qint64 last = 0;
-  while (t.elapsed() < timeout_ms) {
-    for (const auto& args : spy)
-      if (args.at(0).toString() == run_id) last = std::max(last, args.at(1).toLongLong());
-    if (last >= step) return last;
-    spy.wait(100);
-  }
-  return last;
 }
 
 }  // namespace
