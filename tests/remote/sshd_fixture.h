@@ -104,6 +104,7 @@ class SshdFixture {
   std::string user_key_pass;    ///< ed25519 user key with `passphrase` (authorized)
   std::string passphrase;
   std::string pw_user;          ///< throwaway user for password auth; empty when not root
+  std::string pw_user_problem;  ///< why there is no throwaway user although running as root
   std::string password;
   std::string known_hosts;      ///< an empty known_hosts file path for the test
   std::string skip_reason;
@@ -154,6 +155,15 @@ class SshdFixture {
         } else {
           std::filesystem::create_directories(dir / "home");
           run_cmd({"chown", pw_user, (dir / "home").string()});
+          // The user must be able to run a shell: not so where "/" is not searchable by other
+          // users (a root made with mktemp -d, mode 0700). Then password tests are skipped.
+          if (run_cmd({"runuser", "-u", pw_user, "--", "/bin/sh", "-c", "exit 0"}, &out)) {
+            pw_user_problem = "the throwaway user cannot run /bin/sh here (" + out +
+                              "): the root directory is probably not searchable by other users";
+            run_cmd({"userdel", "-f", pw_user});
+            pw_user.clear();
+            password.clear();
+          }
         }
       }
     }

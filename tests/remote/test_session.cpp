@@ -177,7 +177,10 @@ class TestSession : public QObject {
   }
 
   void password_auth() {
-    if (sshd_.pw_user.empty()) QSKIP("password auth needs a throwaway user: run the test as root");
+    if (sshd_.pw_user.empty())
+      QSKIP(("password auth needs a throwaway user: " +
+             (sshd_.pw_user_problem.empty() ? std::string("run the test as root") : sshd_.pw_user_problem))
+                .c_str());
     Session s = Session::open(opts(sshd_.pw_user), Auth::pass(sshd_.password));
     ExecResult r = s.exec({"id", "-un"});
     const std::string seen = "exit " + std::to_string(r.exit_status) + ", out '" + r.out + "', err '" + r.err + "'";
@@ -189,7 +192,10 @@ class TestSession : public QObject {
   }
 
   void keyboard_interactive_fallback() {
-    if (sshd_.pw_user.empty()) QSKIP("password auth needs a throwaway user: run the test as root");
+    if (sshd_.pw_user.empty())
+      QSKIP(("password auth needs a throwaway user: " +
+             (sshd_.pw_user_problem.empty() ? std::string("run the test as root") : sshd_.pw_user_problem))
+                .c_str());
     if (access("/etc/pam.d/sshd", R_OK) != 0) QSKIP("no PAM config for sshd: keyboard-interactive needs it");
     // A server that offers only keyboard-interactive (PAM asks "Password:").
     SshdFixture kbd;

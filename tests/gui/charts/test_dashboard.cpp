@@ -95,6 +95,11 @@ class TestDashboard : public QObject {
     QCOMPARE(net->emptyText(), QString("No network traffic: single-process runs do not communicate; "
                                        "distributed runs report collective bytes here."));
     QTRY_COMPARE(dash.chart("memory")->drawn(0).line.size(), size_t(200));
+    // Every chart's queries are answered before the export (they arrive one by one).
+    QTRY_COMPARE(dash.chart("optimizer")->seriesCount(), 2);
+    QTRY_COMPARE(dash.chart("optimizer")->drawn(0).line.size(), size_t(200));
+    QTRY_COMPARE(dash.chart("optimizer")->drawn(1).line.size(), size_t(200));
+    QTRY_COMPARE(tp->drawn(1).line.size(), size_t(200));
 
     // (e) CSV of the points shown: stored values; first loss row by hand.
     const QString csv = dir.filePath("shown.csv");

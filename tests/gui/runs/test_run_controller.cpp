@@ -173,8 +173,19 @@ class TestRunController : public QObject {
     QSignalSpy ingested(&rc, &RunController::runIngested);
     QString error;
     const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 1000000, 1000000), &error);
-    QVERIFY(wait_step(ingested, id, 3) >= 3);
-    ::kill(*run_info(db_, id).pid, SIGKILL);
+    QVERIFY2(!id.isEmpty(), qPrintable(error));
+    const qint64 seen = wait_step(ingested, id, 3, 120000);
+    const auto pid = run_info(db_, id).pid;
+    if (seen < 3) {
+      if (pid) ::kill(*pid, SIGKILL);  // never leave a million-step engine behind
+      QFile log(rc.runDir(id) + "/engine.log");
+      log.open(QIODevice::ReadOnly);
+      QFAIL(qPrintable(QString("no step 3 within 120 s (saw %1); status %2; engine.log: %3")
+                           .arg(seen)
+                           .arg(QString::fromStdString(run_info(db_, id).status), QString::fromUtf8(log.readAll().right(2000)))));
+    }
+    QVERIFY(pid.has_value());
+    ::kill(*pid, SIGKILL);
     QCOMPARE(wait_ended(ended, id), QString("failed"));
     QVERIFY(QString::fromStdString(run_info(db_, id).end_reason).contains("without a run_end"));
   }
