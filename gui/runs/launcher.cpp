@@ -87,6 +87,10 @@ pid_t launch_detached(const LaunchSpec& spec) {
     ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(err, 2);
+    // Nothing else of ours reaches the engine (the GUI's SQLite files, sockets, a test runner's
+    // pipes): every descriptor above 2 is closed, except the report pipe, which exec closes.
+    if (pipefd[1] > 3) ::close_range(3, static_cast<unsigned>(pipefd[1]) - 1, 0);
+    ::close_range(static_cast<unsigned>(pipefd[1]) + 1, ~0U, 0);
     if (!spec.working_dir.empty() && ::chdir(spec.working_dir.c_str()) != 0) {
       error = errno;
     } else {
@@ -126,12 +130,16 @@ bool process_alive(pid_t pid, const std::vector<std::string>& must_contain) {
   std::ifstream stat(proc + "/stat");
   std::string stat_line((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const size_t paren = stat_line.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat_line.size()) return false;
-  const char state = stat_line[paren + 2];
-  if (state == 'Z' || state == 'X') return false;
+  if (paren != std::string::npos && paren + 2 < stat_line.size()) {
+    const char state = stat_line[paren + 2];
+    if (state == 'Z' || state == 'X') return false;
+  }  // an unreadable stat (the process is mid-exec or just leaving): kill(0) said it exists
   if (must_contain.empty()) return true;
   std::ifstream cmd(proc + "/cmdline", std::ios::binary);
   std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  // An empty command line while the process exists: it is inside execve (the engine re-executes
+  // itself once to pick its BLAS kernel), not gone.
+  if (cmdline.empty()) return true;
   for (const auto& s : must_contain)
     if (cmdline.find(s) == std::string::npos) return false;
   return true;

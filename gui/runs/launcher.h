@@ -28,6 +28,7 @@ pid_t launch_detached(const LaunchSpec& spec);
 
 /// True when process `pid` exists, is not a zombie, and its command line contains every one of
 /// `must_contain` (guards against a recycled pid: pass e.g. the run id or the run directory).
+/// A process whose command line reads empty is inside execve and counts as alive.
 bool process_alive(pid_t pid, const std::vector<std::string>& must_contain = {});
 
 /// Asks process `pid` to stop gracefully (SIGTERM: the engine finishes its step, writes a

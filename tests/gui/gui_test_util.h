@@ -34,8 +34,10 @@ inline QString prepare_tiny_dataset(const QString& dir) {
   return dir + "/dataset";
 }
 
-/// A model small enough that a step takes milliseconds on one thread.
-inline nlohmann::json tiny_config(const QString& data, int steps, int checkpoint_interval = 10) {
+/// A model small enough that a step takes a fraction of a millisecond on one thread. No
+/// periodic checkpoints by default (a stop writes one): at thousands of steps per second,
+/// fsynced checkpoints every few steps would flood the disk.
+inline nlohmann::json tiny_config(const QString& data, int steps, int checkpoint_interval = 0) {
   return {{"model", {{"vocab_size", 257}, {"seq_len", 32}, {"n_layer", 1}, {"n_head", 2}, {"d_model", 32}}},
           {"train",
            {{"steps", steps}, {"micro_batch", 4}, {"lr", 1e-3}, {"warmup", 2}, {"min_lr", 1e-4}, {"threads", 1},

@@ -50,7 +50,7 @@ class TestMainWindow : public QObject {
   QString db(const char* name) const { return dir_.filePath(QString::fromLatin1(name)); }
 
   // Starts the designer's config (tiny, `steps`) from the Design page's button.
-  QString start_tiny(MainWindow& w, int steps, int checkpoint_interval = 10) {
+  QString start_tiny(MainWindow& w, int steps, int checkpoint_interval = 0) {
     w.designer()->setConfig(tdguitest::tiny_config(data_, steps, checkpoint_interval));
     auto* start = w.findChild<QPushButton*>("start_run");
     if (!start || !start->isEnabled()) return {};

@@ -74,9 +74,11 @@ class TestRunController : public QObject {
     QSignalSpy ended(&rc, &RunController::runEnded);
     QSignalSpy ingested(&rc, &RunController::runIngested);
     QString error;
+    QStringList errors;
+    connect(&rc, &RunController::error, this, [&](const QString& m) { errors << m; });
     const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 1000000), &error);
     QVERIFY2(!id.isEmpty(), qPrintable(error));
-    QVERIFY(wait_step(ingested, id, 12) >= 12);
+    QVERIFY2(wait_step(ingested, id, 12) >= 12, qPrintable(errors.join(" | ")));
     QVERIFY2(rc.stopRun(id, &error), qPrintable(error));
     QCOMPARE(wait_ended(ended, id), QString("stopped"));
     const int64_t stopped_at = *run_info(db_, id).last_step;
