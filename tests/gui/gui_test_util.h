@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QString>
@@ -14,6 +15,24 @@
 #include "store/store.h"
 
 namespace tdguitest {
+
+/// Writes `data` to `path`, creating its folder.
+inline void writeFile(const QString& path, const QByteArray& data) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  QCOMPARE(f.write(data), data.size());
+}
+
+/// `n` bytes of printable text lines (61 characters each, the letters shifted by `seed`).
+inline QByteArray text(int n, char seed) {
+  QByteArray b;
+  b.reserve(n);
+  for (int i = 0; b.size() < n; ++i) b += (i % 61 == 60) ? '\n' : static_cast<char>('a' + (seed + i) % 26);
+  b.resize(n);
+  b[n - 1] = '\n';
+  return b;
+}
 
 /// Writes ~40 KB of text into dir/corpus and prepares it (byte tokenizer) into dir/dataset.
 /// Returns the dataset path ("" on failure, with a test failure recorded).

@@ -23,6 +23,7 @@
 #include "gui/data/data_panel.h"
 #include "gui/data/manifest_view.h"
 #include "store/store.h"
+#include "../gui_test_util.h"
 
 using td::gui::DataPanel;
 using td::gui::ManifestView;
@@ -30,22 +31,8 @@ using td::gui::StoreClient;
 
 namespace {
 
-void writeFile(const QString& path, const QByteArray& data) {
-  QDir().mkpath(QFileInfo(path).absolutePath());
-  QFile f(path);
-  QVERIFY(f.open(QIODevice::WriteOnly));
-  QCOMPARE(f.write(data), data.size());
-}
-
-// `n` bytes of printable text lines.
-QByteArray text(int n, char seed) {
-  QByteArray b;
-  b.reserve(n);
-  for (int i = 0; b.size() < n; ++i) b += (i % 61 == 60) ? '\n' : static_cast<char>('a' + (seed + i) % 26);
-  b.resize(n);
-  b[n - 1] = '\n';
-  return b;
-}
+using tdguitest::text;
+using tdguitest::writeFile;
 
 template <class T>
 T* child(QWidget& w, const char* name) {

@@ -10,6 +10,7 @@
 #include "gui/core/store_client.h"
 #include "gui/prepare/prepare_job.h"
 #include "store/store.h"
+#include "../gui_test_util.h"
 
 using td::gui::PrepareJob;
 using td::gui::PrepareRequest;
@@ -17,22 +18,8 @@ using td::gui::StoreClient;
 
 namespace {
 
-void writeFile(const QString& path, const QByteArray& data) {
-  QDir().mkpath(QFileInfo(path).absolutePath());
-  QFile f(path);
-  QVERIFY(f.open(QIODevice::WriteOnly));
-  QCOMPARE(f.write(data), data.size());
-}
-
-// `n` bytes of printable text lines.
-QByteArray text(int n, char seed) {
-  QByteArray b;
-  b.reserve(n);
-  for (int i = 0; b.size() < n; ++i) b += (i % 61 == 60) ? '\n' : static_cast<char>('a' + (seed + i) % 26);
-  b.resize(n);
-  b[n - 1] = '\n';
-  return b;
-}
+using tdguitest::text;
+using tdguitest::writeFile;
 
 // Nothing named <out> or <out>.tmp-* in its folder.
 bool nothingLeft(const QString& out) {
