@@ -12,6 +12,7 @@
 #include "remote/session.h"
 #include "remote/sftp.h"
 #include "sshd_fixture.h"
+#include "user_session.h"
 
 using namespace td::remote;
 using td::remote::testing::read_text;
@@ -50,15 +51,7 @@ class TestBundle : public QObject {
     std::string out;
     QCOMPARE(run_cmd({TD_ENGINE_EXE, "prepare", "--input", corpus.string(), "--out", dataset_.string(), "--tokenizer",
                       "byte", "--quiet"}, &out), 0);
-    ConnectOptions o;
-    o.host = "127.0.0.1";
-    o.port = sshd_.port;
-    o.user = sshd_.user;
-    o.known_hosts = sshd_.known_hosts;
-    Session s = Session::connect(o);
-    s.accept_host_key();
-    s.authenticate(Auth::key(sshd_.user_key));
-    s_.emplace(std::move(s));
+    s_.emplace(td::remote::testing::user_session(sshd_));
   }
   void cleanupTestCase() {
     s_.reset();

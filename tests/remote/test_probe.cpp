@@ -13,6 +13,7 @@
 #include "remote/probe.h"
 #include "remote/session.h"
 #include "sshd_fixture.h"
+#include "user_session.h"
 
 using namespace td::remote;
 using td::remote::testing::SshdFixture;
@@ -54,16 +55,7 @@ class TestProbe : public QObject {
   SshdFixture sshd_;
 
   Session session() {
-    ConnectOptions o;
-    o.host = "127.0.0.1";
-    o.port = sshd_.port;
-    o.user = sshd_.user;
-    o.known_hosts = sshd_.known_hosts;
-    o.timeout_ms = 10000;
-    Session s = Session::connect(o);
-    if (s.host_key().status == HostKeyStatus::Unknown) s.accept_host_key();
-    s.authenticate(Auth::key(sshd_.user_key));
-    return s;
+    return td::remote::testing::user_session(sshd_, 10000);
   }
 
  private slots:

@@ -9,6 +9,7 @@
 #include "remote/session.h"
 #include "remote/sftp.h"
 #include "sshd_fixture.h"
+#include "user_session.h"
 
 using namespace td::remote;
 using td::remote::testing::read_text;
@@ -33,15 +34,7 @@ class TestSftp : public QObject {
  private slots:
   void initTestCase() {
     if (!sshd_.start(/*with_password_user=*/false)) QSKIP(sshd_.skip_reason.c_str());
-    ConnectOptions o;
-    o.host = "127.0.0.1";
-    o.port = sshd_.port;
-    o.user = sshd_.user;
-    o.known_hosts = sshd_.known_hosts;
-    Session s = Session::connect(o);
-    s.accept_host_key();
-    s.authenticate(Auth::key(sshd_.user_key));
-    s_.emplace(std::move(s));
+    s_.emplace(td::remote::testing::user_session(sshd_));
     local_ = sshd_.dir / "local" / "data.bin";
     fs::create_directories(local_.parent_path());
     std::mt19937_64 rng(42);
