@@ -1,0 +1,237 @@
+#include "remote/cluster.h"
+
+#include <set>
+#include <system_error>
+
+#include "engine/common/error.h"
+
+namespace td::remote {
+
+namespace {
+
+using nlohmann::json;
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+AuthMethod parse_auth(const std::string& s, const std::string& where) {
+  if (s == "agent") return AuthMethod::Agent;
+  if (s == "key") return AuthMethod::KeyFile;
+  if (s == "password") return AuthMethod::Password;
+  throw Error(where + ".auth: '" + s + "' is not an authentication method (agent, key or password)");
+}
+
+template <class T>
+T get(const json& j, const char* key, const std::string& where, T fallback) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw Error(where + "." + key + ": wrong type (" + std::string(it->type_name()) + ")");
+  }
+}
+
+// One ProxyJump hop "[user@]host[:port]" (an alias may stand for host) through the config.
+ResolvedNode::Hop resolve_hop(const std::string& text, const std::filesystem::path& cfg, const LocalEnv& env) {
+  std::string rest = trim(text), user;
+  if (rest.empty()) throw Error("jump host: an empty hop in the jump list");
+  if (const auto at = rest.rfind('@'); at != std::string::npos) {
+    user = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+  }
+  int port = 0;
+  if (const auto colon = rest.rfind(':'); colon != std::string::npos && rest.find(']') == std::string::npos) {
+    const std::string p = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+    try {
+      size_t used = 0;
+      port = std::stoi(p, &used);
+      if (used != p.size() || port < 1 || port > 65535) throw std::out_of_range("port");
+    } catch (const std::exception&) {
+      throw Error("jump host '" + text + "': '" + p + "' is not a port (1..65535)");
+    }
+  } else if (!rest.empty() && rest.front() == '[') {  // [v6]:port
+    const auto close = rest.find(']');
+    std::string after = rest.substr(close + 1);
+    if (!after.empty() && after.front() == ':') port = std::stoi(after.substr(1));
+    rest = rest.substr(1, close - 1);
+  }
+  if (rest.empty()) throw Error("jump host '" + text + "': no host name");
+  const HostSpec h = resolve_host(rest, cfg, env);
+  ResolvedNode::Hop hop;
+  hop.connect = connect_options(h);
+  if (!user.empty()) hop.connect.user = user;
+  if (port) hop.connect.port = port;
+  hop.identity_files = h.identity_files;
+  return hop;
+}
+
+std::vector<std::string> split_hops(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const auto comma = s.find(',', start);
+    const std::string part = trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool file_exists(const std::string& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+}  // namespace
+
+const char* auth_method_name(AuthMethod m) {
+  switch (m) {
+    case AuthMethod::Agent: return "agent";
+    case AuthMethod::KeyFile: return "key";
+    case AuthMethod::Password: return "password";
+  }
+  return "agent";
+}
+
+json to_json(const NodeSpec& n) {
+  json j = {{"name", n.name}, {"host", n.host}, {"auth", auth_method_name(n.auth)},
+            {"gpus", n.gpus}, {"work_dir", n.work_dir}};
+  if (n.port) j["port"] = n.port;
+  if (!n.user.empty()) j["user"] = n.user;
+  if (!n.key_file.empty()) j["key_file"] = n.key_file;
+  if (!n.jump.empty()) j["jump"] = n.jump;
+  return j;
+}
+
+json to_json(const ClusterSpec& c) {
+  json nodes = json::array();
+  for (const NodeSpec& n : c.nodes) nodes.push_back(to_json(n));
+  return {{"name", c.name}, {"nodes", nodes}};
+}
+
+NodeSpec node_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected an object, got " + std::string(j.type_name()));
+  NodeSpec n;
+  n.name = get<std::string>(j, "name", where, "");
+  n.host = trim(get<std::string>(j, "host", where, ""));
+  if (n.host.empty()) throw Error(where + ".host: empty; enter the node's host name, address or ~/.ssh/config alias");
+  n.port = get<int>(j, "port", where, 0);
+  if (n.port < 0 || n.port > 65535)
+    throw Error(where + ".port: " + std::to_string(n.port) + " is not a port (1..65535)");
+  n.user = get<std::string>(j, "user", where, "");
+  n.auth = parse_auth(get<std::string>(j, "auth", where, "agent"), where);
+  n.key_file = get<std::string>(j, "key_file", where, "");
+  n.gpus = get<int>(j, "gpus", where, 0);
+  if (n.gpus < 0) throw Error(where + ".gpus: " + std::to_string(n.gpus) + " is negative; use 0 for CPU only");
+  n.work_dir = get<std::string>(j, "work_dir", where, "traindeck");
+  if (n.work_dir.empty()) n.work_dir = "traindeck";
+  n.jump = trim(get<std::string>(j, "jump", where, ""));
+  return n;
+}
+
+ClusterSpec cluster_from_json(const json& j) {
+  if (!j.is_object()) throw Error("cluster: expected an object, got " + std::string(j.type_name()));
+  ClusterSpec c;
+  c.name = trim(get<std::string>(j, "name", "cluster", ""));
+  if (c.name.empty()) throw Error("cluster.name: empty; give the cluster a name");
+  const auto it = j.find("nodes");
+  if (it != j.end() && !it->is_null()) {
+    if (!it->is_array()) throw Error("cluster.nodes: expected a list of nodes");
+    for (size_t i = 0; i < it->size(); ++i)
+      c.nodes.push_back(node_from_json((*it)[i], "nodes[" + std::to_string(i) + "]"));
+  }
+  return c;
+}
+
+std::vector<std::string> validate(const ClusterSpec& c) {
+  std::vector<std::string> problems;
+  if (trim(c.name).empty()) problems.push_back("the cluster has no name");
+  std::set<std::string> names;
+  for (size_t i = 0; i < c.nodes.size(); ++i) {
+    const NodeSpec& n = c.nodes[i];
+    const std::string who = "node " + std::to_string(i + 1);
+    if (trim(n.host).empty()) problems.push_back(who + ": the host is empty");
+    if (n.port < 0 || n.port > 65535) problems.push_back(who + ": port " + std::to_string(n.port) + " is not 1..65535");
+    if (n.gpus < 0) problems.push_back(who + ": GPUs must be 0 (CPU) or more");
+    if (!trim(n.host).empty() && !names.insert(n.display_name()).second)
+      problems.push_back(who + ": another node is already called '" + n.display_name() + "'");
+    if (trim(n.work_dir).empty()) problems.push_back(who + ": the work directory is empty");
+  }
+  return problems;
+}
+
+ResolvedNode resolve_node(const NodeSpec& n, const std::filesystem::path& cfg, const LocalEnv& env) {
+  const HostSpec h = resolve_host(trim(n.host), cfg, env);
+  ResolvedNode r;
+  r.target = connect_options(h);
+  if (n.port) r.target.port = n.port;
+  if (!n.user.empty()) r.target.user = n.user;
+  r.identity_files = h.identity_files;
+  const std::vector<std::string> hops = n.jump.empty() ? h.proxy_jump : split_hops(n.jump);
+  for (const std::string& hop : hops) {
+    if (hop == "none") continue;  // OpenSSH: ProxyJump none disables jumping
+    r.jumps.push_back(resolve_hop(hop, cfg, env));
+  }
+  return r;
+}
+
+Auth node_auth(const NodeSpec& n, const ResolvedNode& r, const NodeSecrets& secrets) {
+  switch (n.auth) {
+    case AuthMethod::Agent: return Auth::agent();
+    case AuthMethod::Password: return Auth::pass(secrets.password);
+    case AuthMethod::KeyFile: {
+      std::string key = n.key_file;
+      if (key.empty())
+        for (const std::string& f : r.identity_files)
+          if (file_exists(f)) { key = f; break; }
+      if (key.empty())
+        throw Error(r.target.user + "@" + r.target.host + ": key authentication needs a private key file; "
+                    "choose one in the node's settings or add IdentityFile to ~/.ssh/config");
+      return Auth::key(key, secrets.passphrase);
+    }
+  }
+  return Auth::agent();
+}
+
+namespace {
+
+// Host key policy of open_node(): Match proceeds, Unknown asks, Mismatch was refused by connect.
+void check_host_key(Session& s, const OpenOptions& opts) {
+  const HostKeyInfo& hk = s.host_key();
+  if (hk.status == HostKeyStatus::Match) return;
+  if (hk.status == HostKeyStatus::Unknown) {
+    if (opts.accept_unknown_host && opts.accept_unknown_host(hk, s.where())) {
+      s.accept_host_key();
+      return;
+    }
+    throw Error(s.where() + ": the host key (" + hk.key_type + " " + hk.fingerprint +
+                ") was not accepted; connect again and accept it once you have compared it with the node's "
+                "`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub`");
+  }
+  throw Error(s.where() + ": the host key CHANGED (now " + hk.key_type + " " + hk.fingerprint +
+              "); refusing to connect. Someone may be intercepting the connection. Remove the old entry with "
+              "`ssh-keygen -R '" + hk.host_token + "'` only once you know why it changed");
+}
+
+}  // namespace
+
+Session open_node(const ResolvedNode& r, const Auth& auth, const OpenOptions& opts) {
+  if (!r.jumps.empty())
+    throw Error(r.target.user + "@" + r.target.host + ": connecting through a jump host is not supported yet");
+  ConnectOptions c = r.target;
+  c.timeout_ms = opts.timeout_ms;
+  if (!opts.known_hosts.empty()) c.known_hosts = opts.known_hosts;
+  Session s = Session::connect(c);
+  check_host_key(s, opts);
+  s.authenticate(auth);
+  return s;
+}
+
+}  // namespace td::remote

@@ -1,0 +1,147 @@
+// remote/cluster.h: the cluster spec's JSON form, its validation, resolving a node through an
+// ssh_config (explicit fields win, ProxyJump hops), and the Auth built for each method. No
+// network; expected values written out by hand from ssh_config(5).
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+#include "engine/common/error.h"
+#include "remote/cluster.h"
+
+using namespace td::remote;
+
+class TestCluster : public QObject {
+  Q_OBJECT
+ private slots:
+  void json_round_trip() {
+    ClusterSpec c;
+    c.name = "lab";
+    NodeSpec a;
+    a.name = "gpu 1";
+    a.host = "gpu1.lab";
+    a.port = 2222;
+    a.user = "ana";
+    a.auth = AuthMethod::KeyFile;
+    a.key_file = "~/.ssh/id_ed25519";
+    a.gpus = 8;
+    a.work_dir = "/scratch/ana/td";
+    a.jump = "bastion.lab";
+    NodeSpec b;
+    b.host = "10.0.0.2";
+    b.auth = AuthMethod::Password;
+    c.nodes = {a, b};
+    const nlohmann::json j = to_json(c);
+    QCOMPARE(j["nodes"][0]["auth"].get<std::string>(), std::string("key"));
+    QCOMPARE(j["nodes"][1]["auth"].get<std::string>(), std::string("password"));
+    QVERIFY(!j["nodes"][1].contains("port"));  // 0 = from the config: not written
+    // No secret field exists in the JSON form at all.
+    for (const auto& node : j["nodes"]) QVERIFY(!node.contains("password") && !node.contains("passphrase"));
+    QVERIFY(!j["nodes"][1].contains("passphrase"));
+    const ClusterSpec back = cluster_from_json(nlohmann::json::parse(j.dump()));
+    QCOMPARE(back.name, std::string("lab"));
+    QCOMPARE(int(back.nodes.size()), 2);
+    QCOMPARE(back.nodes[0].port, 2222);
+    QCOMPARE(back.nodes[0].gpus, 8);
+    QCOMPARE(back.nodes[0].jump, std::string("bastion.lab"));
+    QCOMPARE(back.nodes[0].work_dir, std::string("/scratch/ana/td"));
+    QVERIFY(back.nodes[1].auth == AuthMethod::Password);
+    QCOMPARE(back.nodes[1].display_name(), std::string("10.0.0.2"));
+    QCOMPARE(back.nodes[1].work_dir, std::string("traindeck"));
+    QVERIFY(back.nodes[1].jump.empty());
+  }
+
+  void json_errors_name_the_field() {
+    auto err = [](const char* text) {
+      try {
+        cluster_from_json(nlohmann::json::parse(text));
+      } catch (const td::Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    QVERIFY(err(R"({"name":"x","nodes":[{"host":"a"},{"host":"b","port":70000}]})").find("nodes[1].port: 70000") == 0);
+    QVERIFY(err(R"({"name":"x","nodes":[{"host":"a","auth":"kerberos"}]})").find("nodes[0].auth: 'kerberos'") == 0);
+    QVERIFY(err(R"({"name":"x","nodes":[{"host":"  "}]})").find("nodes[0].host: empty") == 0);
+    QVERIFY(err(R"({"name":"x","nodes":[{"host":"a","gpus":"eight"}]})").find("nodes[0].gpus: wrong type") == 0);
+    QVERIFY(err(R"({"nodes":[]})").find("cluster.name: empty") == 0);
+  }
+
+  void validation() {
+    ClusterSpec c;
+    QCOMPARE(validate(c), std::vector<std::string>{"the cluster has no name"});
+    c.name = "lab";
+    QVERIFY(validate(c).empty());  // this machine
+    NodeSpec a, b;
+    a.host = "gpu1";
+    b.host = "gpu1";
+    b.gpus = -1;
+    c.nodes = {a, b};
+    const auto p = validate(c);
+    QCOMPARE(int(p.size()), 2);
+    QCOMPARE(p[0], std::string("node 2: GPUs must be 0 (CPU) or more"));
+    QCOMPARE(p[1], std::string("node 2: another node is already called 'gpu1'"));
+  }
+
+  void resolve_through_config() {
+    QTemporaryDir dir;
+    const std::string cfg = dir.filePath("config").toStdString();
+    std::ofstream(cfg) << "Host gpu1\n  HostName 10.1.2.3\n  User ana\n  Port 2200\n"
+                          "  IdentityFile ~/.ssh/lab_key\n  ProxyJump jumper@bastion:2022,gate\n"
+                          "Host bastion\n  HostName 192.0.2.10\n  IdentityFile ~/.ssh/bastion_key\n"
+                          "Host *\n  User fallback\n";
+    const LocalEnv env{"me", "/home/me"};
+    NodeSpec n;
+    n.host = "gpu1";
+    ResolvedNode r = resolve_node(n, cfg, env);
+    QCOMPARE(r.target.host, std::string("10.1.2.3"));
+    QCOMPARE(r.target.port, 2200);
+    QCOMPARE(r.target.user, std::string("ana"));
+    QCOMPARE(r.identity_files, std::vector<std::string>{"/home/me/.ssh/lab_key"});
+    QCOMPARE(int(r.jumps.size()), 2);
+    QCOMPARE(r.jumps[0].connect.host, std::string("192.0.2.10"));  // alias through the config
+    QCOMPARE(r.jumps[0].connect.user, std::string("jumper"));       // user@ wins over the config
+    QCOMPARE(r.jumps[0].connect.port, 2022);
+    QCOMPARE(r.jumps[0].identity_files, std::vector<std::string>{"/home/me/.ssh/bastion_key"});
+    QCOMPARE(r.jumps[1].connect.host, std::string("gate"));
+    QCOMPARE(r.jumps[1].connect.user, std::string("fallback"));
+    QCOMPARE(r.jumps[1].connect.port, 22);
+
+    // Explicit fields win; an explicit jump replaces the config's ProxyJump; "none" disables it.
+    n.port = 22;
+    n.user = "bob";
+    n.jump = "none";
+    r = resolve_node(n, cfg, env);
+    QCOMPARE(r.target.port, 22);
+    QCOMPARE(r.target.user, std::string("bob"));
+    QVERIFY(r.jumps.empty());
+    n.jump = "gate:70000";
+    QVERIFY_THROWS_EXCEPTION(td::Error, resolve_node(n, cfg, env));
+  }
+
+  void auth_per_method() {
+    QTemporaryDir dir;
+    const std::string key = dir.filePath("id_test").toStdString();
+    std::ofstream(key) << "not really a key\n";
+    NodeSpec n;
+    n.host = "h";
+    ResolvedNode r;
+    r.target.host = "h";
+    r.target.user = "u";
+    r.identity_files = {dir.filePath("missing").toStdString(), key};
+    QVERIFY(node_auth(n, r, {}).method == Auth::Method::Agent);
+    n.auth = AuthMethod::Password;
+    const Auth p = node_auth(n, r, {"", "s3cret"});
+    QVERIFY(p.method == Auth::Method::Password);
+    QCOMPARE(p.password, std::string("s3cret"));
+    n.auth = AuthMethod::KeyFile;
+    const Auth k = node_auth(n, r, {"phrase", ""});
+    QCOMPARE(k.key_file, key);  // the first IdentityFile that exists
+    QCOMPARE(k.passphrase, std::string("phrase"));
+    r.identity_files.clear();
+    QVERIFY_THROWS_EXCEPTION(td::Error, node_auth(n, r, {}));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCluster)
+#include "test_cluster.moc"
