@@ -171,10 +171,31 @@ constexpr const char* kV3 =
     "  updated      REAL NOT NULL"           // Unix seconds of the last registration
     ");\n";
 
+// Version 4: clusters the person designed (gui/cluster) and where each remote run lives
+// (store/clusters.cpp). A cluster's spec is the JSON of remote/cluster.h and never holds a
+// secret (Store::save_cluster refuses one). remote_runs keeps what a reattach needs: the node
+// as it was at launch, the run folder on the node and the engine's pid there.
+constexpr const char* kV4 =
+    "CREATE TABLE clusters ("
+    "  name     TEXT PRIMARY KEY,"
+    "  spec     TEXT NOT NULL,"          // remote/cluster.h JSON: {name, nodes: [...]}, no secrets
+    "  created  REAL NOT NULL,"          // Unix seconds
+    "  updated  REAL NOT NULL"
+    ");\n"
+    "CREATE TABLE remote_runs ("
+    "  run      INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+    "  cluster  TEXT NOT NULL,"          // the cluster's name at launch
+    "  node     TEXT NOT NULL,"          // the node's JSON (remote/cluster.h NodeSpec) at launch
+    "  run_dir  TEXT NOT NULL,"          // the run folder on the node
+    "  pid      INTEGER,"                // the engine's pid on the node
+    "  created  REAL NOT NULL"
+    ");\n";
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
     {3, kV3},
+    {4, kV4},
 };
 
 }  // namespace

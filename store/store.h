@@ -179,6 +179,28 @@ class Store {
   /// Removes the row of `path` (never its files). Returns whether there was one.
   bool forget_dataset(const std::string& path);
 
+  // ---- clusters and remote runs (gui/cluster, gui/runs; schema version 4) ------------------
+
+  /// Saves cluster `name` with `spec_json` (remote/cluster.h's JSON, without secrets): inserted,
+  /// or replaced with `created` kept. Throws td::Error when the name is empty, the text is not a
+  /// JSON object, or it holds a "password", "passphrase" or "secret" field anywhere (secrets are
+  /// never stored; nothing is written then).
+  void save_cluster(const std::string& name, const std::string& spec_json);
+  /// Saved clusters by name.
+  std::vector<ClusterRow> list_clusters();
+  std::optional<ClusterRow> find_cluster(const std::string& name);
+  /// Removes a cluster's row (runs launched on it keep their remote_runs rows). Returns whether
+  /// there was one.
+  bool forget_cluster(const std::string& name);
+  /// Records where remote run `r.run_id` lives (after note_launch created its run row):
+  /// inserted or replaced (a resume on the node gets the new pid). Throws td::Error when the run
+  /// is unknown or `r.node_json` holds a secret field.
+  void note_remote_run(const RemoteRun& r);
+  /// The remote record of a run, or nullopt for a local run.
+  std::optional<RemoteRun> remote_run(const std::string& run_id);
+  /// Remote runs whose status is 'running' or 'unknown' (to reattach at start), oldest first.
+  std::vector<RemoteRun> active_remote_runs();
+
   // ---- chart queries (gui/metrics) ---------------------------------------------------------
 
   /// One entry per (metric, rank) series of a run, like list_metrics (same order, same

@@ -151,4 +151,22 @@ struct Dataset {
   double updated = 0;        // Unix seconds of the last registration
 };
 
+/// A saved cluster (Store::save_cluster; gui/cluster). `spec_json` is remote/cluster.h's JSON.
+struct ClusterRow {
+  std::string name;
+  std::string spec_json;
+  double created = 0;  // Unix seconds
+  double updated = 0;
+};
+
+/// Where a remote run lives (Store::note_remote_run): enough to reconnect and reattach.
+struct RemoteRun {
+  std::string run_id;
+  std::string cluster;    // cluster name at launch
+  std::string node_json;  // remote/cluster.h NodeSpec JSON at launch (no secrets)
+  std::string run_dir;    // run folder on the node
+  std::optional<int64_t> pid;  // engine pid on the node
+  double created = 0;     // Unix seconds
+};
+
 }  // namespace td::store
