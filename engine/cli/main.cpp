@@ -5,6 +5,7 @@
 //   plan      parameters, FLOPs and memory of a config
 //   calibrate measure this CPU's sgemm peak (the MFU denominator)
 //   config    print the config reference (docs/config.md)
+//   export    a checkpoint as a Hugging Face GPT-2 directory or raw safetensors (docs/export.md)
 //   runs      list, show and export runs in the store
 #include <CLI/CLI.hpp>
 
@@ -21,6 +22,7 @@
 #include "engine/common/error.h"
 #include "engine/config.h"
 #include "engine/data/prepare.h"
+#include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/model/gpt.h"
@@ -161,6 +163,9 @@ int main(int argc, char** argv) {
           },
           "RUN_ID"));
   train->add_flag("--resume", topt.resume, "Continue from the newest valid checkpoint in --out");
+  train->add_option("--init-from", topt.init_from,
+                    "Start a new run (step 0, fresh optimizer) from these weights: an export (hf or safetensors), "
+                    "a checkpoint or a run directory; the model shape must match");
   train->add_option("--db", db_path, "Also record the run in this SQLite store");
   train->add_option("--experiment", experiment, "Experiment name in the store");
   train->add_option("--peak-flops", peak, "Peak FLOP/s for MFU (default: calibrated sgemm peak)");
@@ -201,6 +206,18 @@ int main(int argc, char** argv) {
   bool markdown = false;
   auto* conf = app.add_subcommand("config", "Print the config reference");
   conf->add_flag("--markdown", markdown, "As the Markdown of docs/config.md");
+
+  // export
+  td::ExportOptions xopt;
+  auto* exp = app.add_subcommand("export", "Export a checkpoint: Hugging Face GPT-2 (hf) or the engine's safetensors with a JSON sidecar");
+  auto* xrun = exp->add_option("--run", xopt.run_dir, "Run directory (its newest valid checkpoint)");
+  auto* xck = exp->add_option("--checkpoint", xopt.checkpoint, "One checkpoint directory (step_NNNNNNNN)");
+  xrun->excludes(xck);
+  exp->add_option("--format", xopt.format, "hf (transformers GPT2LMHeadModel) or safetensors (the engine's names)")
+      ->check(CLI::IsMember({"hf", "safetensors"}));
+  exp->add_option("--out", xopt.out_dir, "Output directory (written atomically)")->required();
+  exp->add_flag("--force", xopt.force, "Replace an existing non-empty --out");
+  exp->add_option("--data", xopt.data_dir, "Dataset directory whose tokenizer to export (default: the run's)");
 
   td::cli::add_runs_command(app);
 
@@ -257,6 +274,12 @@ int main(int argc, char** argv) {
       td::Rng rng(sample_seed);
       auto ids = td::generate(model, tok->encode(prompt), tok->eot_id(), sopt, rng);
       std::printf("%s%s\n", prompt.c_str(), tok->decode(ids).c_str());
+      return 0;
+    }
+    if (*exp) {
+      td::ExportResult r = td::export_model(xopt);
+      std::printf("exported step %d of %s as %s to %s (%zu files, %.1f MB)\n", r.step, r.checkpoint.c_str(), xopt.format.c_str(),
+                  r.out_dir.c_str(), r.files.size(), r.bytes / 1e6);
       return 0;
     }
     if (*plan) {

@@ -16,6 +16,7 @@
 #include "engine/common/error.h"
 #include "engine/common/rng.h"
 #include "engine/data/loader.h"
+#include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/events.h"
 #include "engine/metrics/sysinfo.h"
@@ -110,6 +111,15 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (tc.device != "cpu")
     throw ConfigError("train.device", "value \"" + tc.device + "\" is not available in this build: the CUDA backend is not built yet; use \"cpu\"");
   const int threads = set_cpu_threads(tc.threads);
+  // --init-from: a new run from earlier weights; its shape is checked before anything is written.
+  std::optional<InitSource> init;
+  if (!opt.init_from.empty()) {
+    if (opt.resume) fail("--init-from starts a new run from other weights; it cannot be combined with --resume");
+    init = read_init_source(opt.init_from);
+    const std::string why = init_mismatch(init->model, mc);
+    if (!why.empty())
+      fail("--init-from '" + opt.init_from + "': the model differs from the config (" + why + "); set the config's model section to the source's shape");
+  }
 
   // The dataset must match the model before anything is written.
   int data_vocab = dataset_vocab_size(cfg.data.path);
@@ -186,6 +196,13 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       fail("'" + opt.out_dir + "' already holds a run with checkpoints: continue it with --resume, or choose another --out");
     st.run_id = opt.run_id.empty() ? new_run_id() : opt.run_id;
     model.init_weights(tc.seed);
+    if (init) {
+      apply_init_source(*init, model);
+      if (!opt.quiet)
+        std::fprintf(stderr, "initialised from %s (%s%s)\n", init->path.c_str(), init->kind.c_str(),
+                     init->step >= 0 ? (", step " + std::to_string(init->step)).c_str() : "");
+      init.reset();  // the host copy of the weights is no longer needed
+    }
     st.sample_rng = tc.seed ^ 0x5A5A5A5Aull;
   }
   st.config = to_json(cfg);

@@ -20,6 +20,7 @@ struct TrainOptions {
   std::string out_dir;             // run directory: events.jsonl, checkpoints/
   std::string run_id;              // empty: generated (or the checkpoint's on --resume)
   bool resume = false;             // continue from the newest valid checkpoint in out_dir
+  std::string init_from;           // a new run starts from these weights (engine/export/export.h read_init_source)
   std::optional<double> peak_flops;  // overrides the calibrated CPU peak (FLOP/s)
   bool events_to_stdout = true;
   bool quiet = false;              // no progress lines on stderr

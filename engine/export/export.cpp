@@ -1,0 +1,311 @@
+// export_model(): a checkpoint -> an hf (GPT-2) or safetensors export directory (export.h).
+#include "engine/export/export.h"
+
+#include <sentencepiece_processor.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/common/error.h"
+#include "engine/common/fileio.h"
+#include "engine/model/gpt.h"
+
+namespace td {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+// The tokenizer of the dataset a model was trained on (its manifest.json).
+struct TokenizerInfo {
+  std::string kind;          // "byte" or "bpe"
+  int vocab_size = 0;
+  int eot_id = 0;
+  int newline_id = -1;       // bpe: the byte piece <0x0A>
+  std::string model_path;    // bpe: the sentencepiece model file
+  std::string unk, bos, eos; // bpe: sentencepiece's piece strings of those ids
+};
+
+TokenizerInfo read_tokenizer_info(const std::string& dataset_dir, const std::string& hint) {
+  const fs::path mpath = fs::path(dataset_dir) / "manifest.json";
+  std::ifstream in(mpath);
+  if (!in)
+    fail("the model's tokenizer is in its dataset '" + dataset_dir + "', which has no manifest.json" + hint);
+  json m;
+  try {
+    m = json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error("'" + mpath.string() + "' is not valid JSON (" + e.what() + ")");
+  }
+  TokenizerInfo t;
+  try {
+    t.kind = m.at("tokenizer").at("kind").get<std::string>();
+    t.vocab_size = m.at("tokenizer").at("vocab_size").get<int>();
+    t.eot_id = m.at("tokenizer").at("eot_id").get<int>();
+    t.newline_id = m["tokenizer"].value("newline_id", -1);
+    if (t.kind == "bpe")
+      t.model_path = (fs::path(dataset_dir) / m["tokenizer"].value("model_file", std::string("tokenizer.model"))).string();
+  } catch (const json::exception& e) {
+    throw Error("'" + mpath.string() + "' has no usable tokenizer section (" + e.what() + ")");
+  }
+  if (t.kind != "byte" && t.kind != "bpe") fail("'" + mpath.string() + "': unknown tokenizer kind \"" + t.kind + "\"");
+  if (t.kind == "bpe") {
+    sentencepiece::SentencePieceProcessor sp;
+    auto st = sp.Load(t.model_path);
+    if (!st.ok()) fail("cannot read the dataset's sentencepiece model '" + t.model_path + "': " + st.ToString() + hint);
+    t.unk = sp.IdToPiece(sp.unk_id());
+    t.bos = sp.bos_id() >= 0 ? sp.IdToPiece(sp.bos_id()) : "";
+    t.eos = sp.IdToPiece(t.eot_id);
+  }
+  return t;
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail_errno("cannot open", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writes the files of an export directory (all fsynced) and remembers their names.
+class OutDir {
+ public:
+  explicit OutDir(std::string dir) : dir_(std::move(dir)) {}
+  std::string path(const std::string& name) {
+    files_.push_back(name);
+    return dir_ + "/" + name;
+  }
+  void text(const std::string& name, const std::string& content) {
+    File f(path(name), File::kWriteNew);
+    f.write_all(content.data(), content.size());
+    f.sync();
+  }
+  void json_file(const std::string& name, const json& j) { text(name, j.dump(2) + "\n"); }
+  std::vector<std::string> files() const {
+    auto f = files_;
+    std::sort(f.begin(), f.end());
+    return f;
+  }
+
+ private:
+  std::string dir_;
+  std::vector<std::string> files_;
+};
+
+// tokenizer files for transformers (docs/export.md "Tokenizer").
+void write_hf_tokenizer(OutDir& out, const TokenizerInfo& t, const ModelConfig& m) {
+  if (t.kind == "byte") {
+    // GPT-2's byte-level BPE with every byte a token and no merges: GPT2Tokenizer then encodes
+    // text to exactly its UTF-8 bytes, the engine's byte tokenizer.
+    const auto strings = gpt2_byte_strings();
+    json vocab = json::object();
+    for (int b = 0; b < 256; b++) vocab[strings[b]] = b;
+    vocab["<|endoftext|>"] = t.eot_id;
+    out.text("vocab.json", vocab.dump() + "\n");
+    out.text("merges.txt", "#version: 0.2\n");
+    const json special = {{"bos_token", "<|endoftext|>"}, {"eos_token", "<|endoftext|>"}, {"unk_token", "<|endoftext|>"}};
+    json cfg = special;
+    cfg["tokenizer_class"] = "GPT2Tokenizer";
+    cfg["model_max_length"] = m.seq_len;
+    cfg["add_prefix_space"] = false;
+    cfg["add_bos_token"] = false;
+    cfg["errors"] = "replace";
+    out.json_file("tokenizer_config.json", cfg);
+    out.json_file("special_tokens_map.json", special);
+  } else {
+    // The sentencepiece model itself; LlamaTokenizer is transformers' class for a sentencepiece
+    // BPE model with byte fallback. legacy: encode with the model's own normalizer (which adds
+    // no dummy prefix); no BOS/EOS added (the engine adds </s> only between documents).
+    const std::string bytes = read_file_bytes(t.model_path);
+    out.text("tokenizer.model", bytes);
+    json special = {{"eos_token", t.eos}, {"unk_token", t.unk}};
+    if (!t.bos.empty()) special["bos_token"] = t.bos;
+    json cfg = special;
+    cfg["tokenizer_class"] = "LlamaTokenizer";
+    cfg["model_max_length"] = m.seq_len;
+    cfg["add_bos_token"] = false;
+    cfg["add_eos_token"] = false;
+    cfg["add_prefix_space"] = false;
+    cfg["legacy"] = true;
+    cfg["clean_up_tokenization_spaces"] = false;
+    out.json_file("tokenizer_config.json", cfg);
+    out.json_file("special_tokens_map.json", special);
+  }
+}
+
+void write_hf(OutDir& out, const RunConfig& cfg, const std::vector<float>& params, const TokenizerInfo& tok) {
+  const ModelConfig& m = cfg.model;
+  const auto tensors = gpt_param_tensors(m);
+  // Conv1D weights transposed: engine [out, in] row-major -> GPT-2 [in, out].
+  std::vector<std::vector<float>> transposed;
+  transposed.reserve(tensors.size());
+  std::vector<SafeTensor> st;
+  for (const auto& t : tensors) {
+    const float* p = params.data() + t.offset;
+    if (hf_gpt2_is_conv1d(t.name)) {
+      const int64_t rows = t.shape[0], cols = t.shape[1];  // out, in
+      std::vector<float> w((size_t)rows * cols);
+      for (int64_t o = 0; o < rows; o++)
+        for (int64_t i = 0; i < cols; i++) w[(size_t)i * rows + o] = p[(size_t)o * cols + i];
+      transposed.push_back(std::move(w));
+      st.push_back({hf_gpt2_name(t.name), {cols, rows}, transposed.back().data()});
+    } else {
+      st.push_back({hf_gpt2_name(t.name), t.shape, p});
+    }
+  }
+  // transformers refuses a safetensors file whose metadata lacks format "pt".
+  write_safetensors(out.path("model.safetensors"), st, {{"format", "pt"}});
+  out.json_file("config.json", hf_gpt2_config(m, tok.eot_id, tok.eot_id));
+  const TrainConfig& tc = cfg.train;
+  json gen = {{"bos_token_id", tok.eot_id}, {"eos_token_id", tok.eot_id}, {"max_length", m.seq_len}};
+  if (tc.sample_temperature > 0) {
+    gen["do_sample"] = true;
+    gen["temperature"] = tc.sample_temperature;
+    gen["top_k"] = tc.sample_top_k;
+  } else {
+    gen["do_sample"] = false;
+  }
+  out.json_file("generation_config.json", gen);
+  write_hf_tokenizer(out, tok, m);
+}
+
+void write_raw(OutDir& out, const RunConfig& cfg, const TrainerState& state, const std::string& ckpt,
+               const std::vector<float>& params, const TokenizerInfo& tok) {
+  const auto tensors = gpt_param_tensors(cfg.model);
+  std::vector<SafeTensor> st;
+  json table = json::array();
+  for (const auto& t : tensors) {
+    st.push_back({t.name, t.shape, params.data() + t.offset});
+    table.push_back({{"name", t.name}, {"shape", t.shape}, {"dtype", "F32"}, {"offset", t.offset}, {"numel", t.numel},
+                     {"weight_decay", t.decay}, {"hf_name", hf_gpt2_name(t.name)}, {"hf_transposed", hf_gpt2_is_conv1d(t.name)}});
+  }
+  write_safetensors(out.path("model.safetensors"), st, {{"format", "traindeck-gpt2"}, {"step", std::to_string(state.step)}});
+  json tj = {{"kind", tok.kind}, {"vocab_size", tok.vocab_size}, {"eot_id", tok.eot_id}, {"model_file", nullptr}};
+  if (tok.kind == "bpe") {
+    out.text("tokenizer.model", read_file_bytes(tok.model_path));
+    tj["model_file"] = "tokenizer.model";
+    tj["newline_id"] = tok.newline_id;
+  }
+  json side = {{"format", "traindeck-export"},
+               {"format_version", 1},
+               {"created_by", std::string("traindeck-engine ") + TD_VERSION},
+               {"weights", "model.safetensors"},
+               {"run_id", state.run_id},
+               {"step", state.step},
+               {"tokens_seen", state.tokens_seen},
+               {"source_checkpoint", fs::absolute(ckpt).lexically_normal().string()},
+               {"model", to_json(cfg)["model"]},
+               {"architecture", {{"layer_norm_eps", kEngineLayerNormEps}, {"activation", "gelu_tanh"}, {"attention", "causal, biases"},
+                                 {"linear_layout", "[out, in] (torch.nn.Linear)"}}},
+               {"tokenizer", tj},
+               {"config", state.config},
+               {"tensors", table}};
+  out.json_file("traindeck_export.json", side);
+}
+
+bool dir_is_empty(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_empty(p, ec) && !ec;
+}
+
+}  // namespace
+
+ExportResult export_model(const ExportOptions& opt) {
+  if (opt.format != "hf" && opt.format != "safetensors")
+    fail("unknown export format \"" + opt.format + "\": use hf (Hugging Face GPT-2) or safetensors (the engine's weights)");
+  if (opt.run_dir.empty() == opt.checkpoint.empty()) fail("export needs exactly one of --run DIR or --checkpoint PATH");
+  if (opt.out_dir.empty()) fail("export needs --out DIR");
+
+  // The checkpoint: a given one must be usable; a run's newest usable one.
+  std::string ckpt;
+  if (!opt.checkpoint.empty()) {
+    if (!fs::is_directory(opt.checkpoint)) fail("checkpoint '" + opt.checkpoint + "' does not exist (a checkpoint is a step_NNNNNNNN directory)");
+    std::string problem = checkpoint_problem(opt.checkpoint);
+    if (!problem.empty()) fail("checkpoint '" + opt.checkpoint + "' cannot be exported: " + problem);
+    ckpt = opt.checkpoint;
+  } else {
+    if (!fs::is_directory(opt.run_dir)) fail("run directory '" + opt.run_dir + "' does not exist");
+    if (fs::exists(fs::path(opt.run_dir) / "trainer.json")) {  // a checkpoint given as --run
+      std::string problem = checkpoint_problem(opt.run_dir);
+      if (!problem.empty()) fail("checkpoint '" + opt.run_dir + "' cannot be exported: " + problem);
+      ckpt = opt.run_dir;
+    } else {
+      std::vector<std::string> damaged;
+      auto latest = latest_checkpoint(opt.run_dir + "/checkpoints", &damaged);
+      if (!latest)
+        fail("run '" + opt.run_dir + "' has no usable checkpoint to export" +
+             (damaged.empty() ? std::string(" (no checkpoints/step_NNNNNNNN directory)") : " (damaged: " + damaged.front() + ")"));
+      ckpt = *latest;
+    }
+  }
+  TrainerState state = read_trainer_state(ckpt);
+  RunConfig cfg;
+  try {
+    cfg = parse_config(state.config);
+  } catch (const Error& e) {
+    throw Error("checkpoint '" + ckpt + "' holds a config this engine cannot read (" + e.what() + ")");
+  }
+  std::vector<float> params = read_model_weights(ckpt + "/model.safetensors", cfg.model);
+  const std::string data_dir = opt.data_dir.empty() ? cfg.data.path : opt.data_dir;
+  TokenizerInfo tok = read_tokenizer_info(data_dir, opt.data_dir.empty() ? ": pass --data DIR with the dataset the model was trained on" : "");
+  if (tok.vocab_size > cfg.model.vocab_size || tok.eot_id >= cfg.model.vocab_size)
+    fail("the tokenizer of '" + data_dir + "' has " + std::to_string(tok.vocab_size) + " tokens but the model only " +
+         std::to_string(cfg.model.vocab_size) + ": pass --data DIR with the dataset the model was trained on");
+
+  // The destination: refused before anything is written.
+  fs::path out = fs::absolute(opt.out_dir).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  std::error_code ec;
+  const bool exists = fs::exists(fs::symlink_status(out, ec));
+  if (exists && !fs::is_directory(out)) fail("--out '" + out.string() + "' exists and is not a directory; choose another --out");
+  if (exists && !dir_is_empty(out) && !opt.force)
+    fail("--out '" + out.string() + "' exists and is not empty; choose another --out, or add --force to replace it");
+  fs::create_directories(out.parent_path());
+  std::string tmpl = out.string() + ".tmp-XXXXXX";
+  if (!mkdtemp(tmpl.data())) fail_errno("cannot create a temporary directory beside", out.string());
+  const std::string tmp = tmpl;
+  ExportResult r;
+  try {
+    OutDir od(tmp);
+    if (opt.format == "hf") write_hf(od, cfg, params, tok);
+    else write_raw(od, cfg, state, ckpt, params, tok);
+    sync_dir(tmp);
+    r.files = od.files();
+    for (const auto& f : r.files) r.bytes += fs::file_size(tmp + "/" + f);
+    if (exists && dir_is_empty(out)) {
+      fs::remove(out);
+      fs::rename(tmp, out);
+    } else if (exists) {  // --force: swap the new directory in, then delete the old one
+      std::string old = out.string() + ".old-XXXXXX";
+      if (!mkdtemp(old.data())) fail_errno("cannot create a temporary directory beside", out.string());
+      fs::rename(out, fs::path(old) / "replaced");
+      try {
+        fs::rename(tmp, out);
+      } catch (...) {
+        fs::rename(fs::path(old) / "replaced", out, ec);  // put the old export back
+        fs::remove_all(old, ec);
+        throw;
+      }
+      fs::remove_all(old, ec);
+    } else {
+      fs::rename(tmp, out);
+    }
+    sync_dir(out.parent_path().string());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  r.out_dir = out.string();
+  r.checkpoint = ckpt;
+  r.step = state.step;
+  return r;
+}
+
+}  // namespace td

@@ -1,0 +1,104 @@
+// Export of trained models for other tools, and import of weights to start a new run from.
+//
+//   export_model()   a checkpoint -> a directory in one of two formats (docs/export.md):
+//     "hf"           Hugging Face transformers' GPT-2 (GPT2LMHeadModel): config.json,
+//                    model.safetensors with GPT-2's names and Conv1D layout, generation_config.json
+//                    and the tokenizer files; loads with GPT2LMHeadModel.from_pretrained(dir).
+//     "safetensors"  the engine's weights under the engine's own names plus a JSON sidecar
+//                    (traindeck_export.json: config, tokenizer, step, tensor table).
+//   read_init_source() / apply_init_source()   `train --init-from DIR`: the weights of an hf
+//                    export, a safetensors export, or a TrainDeck checkpoint / run directory.
+//
+// GPT-2's layout (transformers' modeling_gpt2.py): Conv1D computes x @ W + b with W stored
+// [in, out], i.e. the transpose of torch.nn.Linear's [out, in] that the engine stores. The four
+// block matrices (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj) are transposed; embeddings,
+// LayerNorms, biases and lm_head (an nn.Linear) are not. The engine's activation is the tanh
+// GELU ("gelu_new"), its LayerNorm eps 1e-5 (engine/ops/ops.h).
+//
+// Threading: every function here is synchronous and uses no shared state (call from any thread).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/config.h"
+
+namespace td {
+
+class GPT;
+
+/// The engine's LayerNorm epsilon and GELU variant, as GPT-2's config.json names them.
+constexpr double kEngineLayerNormEps = 1e-5;
+constexpr const char* kEngineHfActivation = "gelu_new";  // 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))
+
+/// GPT-2's (transformers) name of an engine tensor: "wte.weight" -> "transformer.wte.weight",
+/// "h.3.mlp.c_fc.bias" -> "transformer.h.3.mlp.c_fc.bias", "lm_head.weight" stays.
+std::string hf_gpt2_name(const std::string& engine_name);
+/// True for the tensors GPT-2 stores as Conv1D weights, transposed: [in, out] instead of the
+/// engine's [out, in] (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj weights).
+bool hf_gpt2_is_conv1d(const std::string& engine_name);
+/// GPT-2's config.json for a model shape (GPT2Config field names; vocab_size is the model's,
+/// n_positions = n_ctx = seq_len, dropout 0, float32). bos/eos: token ids (the end-of-text id).
+nlohmann::json hf_gpt2_config(const ModelConfig& m, int bos_id, int eos_id);
+/// The 256 strings GPT-2's byte-level BPE uses for the byte values (bytes_to_unicode() of
+/// openai/gpt-2 encoder.py), UTF-8 encoded: printable bytes are themselves, the others are
+/// shifted to U+0100.. . The byte tokenizer's vocab.json maps string[b] -> b.
+std::vector<std::string> gpt2_byte_strings();
+
+/// The weights file of a model of shape m in the engine's layout (gpt_param_tensors(m) order,
+/// gpt_num_params(m) floats): a checkpoint's or a safetensors export's model.safetensors.
+/// Throws td::Error naming the file and tensor when one is missing or has another shape.
+std::vector<float> read_model_weights(const std::string& safetensors_path, const ModelConfig& m);
+
+struct ExportOptions {
+  std::string run_dir;      // a run directory: its newest valid checkpoint is exported, or
+  std::string checkpoint;   // one checkpoint directory (step_NNNNNNNN); exactly one of the two
+  std::string format = "hf";  // "hf" or "safetensors"
+  std::string out_dir;      // created; must not exist or be empty unless force
+  bool force = false;       // replace an existing non-empty out_dir
+  std::string data_dir;     // dataset whose tokenizer to export (default: the run's data.path)
+};
+
+struct ExportResult {
+  std::string out_dir;      // absolute
+  std::string checkpoint;   // the checkpoint directory exported
+  int step = 0;
+  std::vector<std::string> files;  // file names written into out_dir, sorted
+  uint64_t bytes = 0;              // their total size
+};
+
+/// Exports a checkpoint. Writes everything into "<out_dir>.tmp-XXXXXX" beside out_dir (files
+/// fsynced), then renames it to out_dir, so a failure leaves no partial export and an existing
+/// out_dir intact. Throws td::Error: no / damaged checkpoint (naming the problem), an unknown
+/// format, a non-empty out_dir without force, a missing dataset tokenizer (use data_dir), I/O.
+ExportResult export_model(const ExportOptions& opt);
+
+/// Weights to start a new run from (train --init-from).
+struct InitSource {
+  std::string kind;          // "hf", "safetensors" (an export) or "checkpoint"
+  std::string path;          // the directory the weights came from (for a run: its checkpoint)
+  ModelConfig model;         // the source's shape; seq_len is its number of positions (n_positions)
+  std::vector<float> params; // host, the layout of gpt_param_tensors(model)
+  int step = -1;             // the source's training step, -1 when unknown (hf)
+};
+
+/// Reads the weights of dir: an hf export (config.json with model_type "gpt2" and
+/// model.safetensors; names with or without the "transformer." prefix, F32), a safetensors
+/// export (traindeck_export.json), a checkpoint directory (trainer.json) or a run directory (its
+/// newest valid checkpoint). Throws td::Error naming what is missing or malformed, and for an hf
+/// model whose activation or LayerNorm eps differs from the engine's.
+InitSource read_init_source(const std::string& dir);
+
+/// Why a source cannot initialise a model of shape `target` ("" when it can): each differing
+/// field as "n_layer: source 2, config 3", joined by "; ". Must be equal: vocab_size, n_layer,
+/// n_head, d_model, d_ff, tie_embeddings; and target seq_len <= the source's positions.
+std::string init_mismatch(const ModelConfig& source, const ModelConfig& target);
+
+/// Copies the source's weights into model (wpe: the first seq_len positions). Throws td::Error
+/// with init_mismatch()'s text when the shapes do not fit ("... --init-from DIR: ...").
+void apply_init_source(const InitSource& src, GPT& model);
+
+}  // namespace td

@@ -1,0 +1,198 @@
+// train --init-from: reading the weights of an export or a checkpoint back (export.h).
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/common/error.h"
+#include "engine/export/export.h"
+#include "engine/model/gpt.h"
+
+namespace td {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail_errno("cannot open", path);
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error("'" + path + "' is not valid JSON (" + e.what() + ")");
+  }
+}
+
+// Reads tensor `name` of shape `shape` (F32) from f into out; the error names file and shapes.
+void read_checked(const SafetensorsFile& f, const std::string& file, const std::string& name, const std::vector<int64_t>& shape,
+                  float* out, size_t numel) {
+  auto it = f.entries().find(name);
+  if (it == f.entries().end()) fail("'" + file + "' has no tensor \"" + name + "\": it is not a model of this shape (or not a GPT-2)");
+  if (it->second.shape != shape)
+    fail("'" + file + "': tensor \"" + name + "\" has shape " + shape_str(it->second.shape) + ", the model's config says " + shape_str(shape));
+  f.read_f32(name, out, numel);
+}
+
+// GPT2Config (config.json) -> the engine's shape; refuses a GPT-2 variant the engine does not compute.
+ModelConfig hf_model_config(const std::string& path) {
+  const json c = read_json(path);
+  if (c.value("model_type", std::string()) != "gpt2")
+    fail("'" + path + "' is not a GPT-2 config (model_type \"" + c.value("model_type", std::string()) + "\"): --init-from reads GPT-2 models only");
+  ModelConfig m;
+  try {
+    m.d_model = c.at("n_embd").get<int>();
+    m.n_layer = c.at("n_layer").get<int>();
+    m.n_head = c.at("n_head").get<int>();
+    m.vocab_size = c.at("vocab_size").get<int>();
+    m.seq_len = c.value("n_positions", 1024);
+    m.d_ff = c.contains("n_inner") && !c["n_inner"].is_null() ? c["n_inner"].get<int>() : 4 * m.d_model;
+    m.tie_embeddings = c.value("tie_word_embeddings", true);
+  } catch (const json::exception& e) {
+    throw Error("'" + path + "' lacks a GPT-2 field (" + e.what() + ")");
+  }
+  const std::string act = c.value("activation_function", std::string("gelu_new"));
+  if (act != "gelu_new" && act != "gelu_pytorch_tanh")
+    fail("'" + path + "': activation_function \"" + act + "\" is not the engine's tanh GELU (gelu_new); this model cannot be trained here");
+  const double eps = c.value("layer_norm_epsilon", 1e-5);
+  if (std::abs(eps - kEngineLayerNormEps) > 1e-12)
+    fail("'" + path + "': layer_norm_epsilon " + std::to_string(eps) + " differs from the engine's 1e-5");
+  if (c.value("scale_attn_by_inverse_layer_idx", false) || !c.value("scale_attn_weights", true))
+    fail("'" + path + "': the attention scaling (scale_attn_weights / scale_attn_by_inverse_layer_idx) differs from the engine's 1/sqrt(head size)");
+  if (m.d_model <= 0 || m.n_head <= 0 || m.d_model % m.n_head != 0 || m.n_layer < 0 || m.vocab_size <= 0 || m.seq_len <= 0 || m.d_ff <= 0)
+    fail("'" + path + "' holds an impossible GPT-2 shape");
+  return m;
+}
+
+InitSource read_hf(const std::string& dir) {
+  InitSource s;
+  s.kind = "hf";
+  s.path = dir;
+  s.model = hf_model_config(dir + "/config.json");
+  const std::string file = dir + "/model.safetensors";
+  if (!fs::exists(file)) fail("'" + dir + "' has config.json but no model.safetensors (only the safetensors weights format is read)");
+  SafetensorsFile f(file);
+  // transformers writes "transformer.h.0..."; GPT-2 files of the Hub also come without the prefix.
+  const bool prefixed = f.has("transformer.wte.weight");
+  const auto tensors = gpt_param_tensors(s.model);
+  s.params.resize(tensors.back().offset + tensors.back().numel);
+  std::vector<float> buf;
+  for (const auto& t : tensors) {
+    std::string name = hf_gpt2_name(t.name);
+    if (!prefixed && name.rfind("transformer.", 0) == 0) name = name.substr(12);
+    float* dst = s.params.data() + t.offset;
+    if (!hf_gpt2_is_conv1d(t.name)) {
+      read_checked(f, file, name, t.shape, dst, t.numel);
+      continue;
+    }
+    const int64_t rows = t.shape[0], cols = t.shape[1];  // engine [out, in]; GPT-2 [in, out]
+    buf.resize(t.numel);
+    read_checked(f, file, name, {cols, rows}, buf.data(), t.numel);
+    for (int64_t i = 0; i < cols; i++)
+      for (int64_t o = 0; o < rows; o++) dst[(size_t)o * cols + i] = buf[(size_t)i * rows + o];
+  }
+  return s;
+}
+
+InitSource read_checkpoint_source(const std::string& ckpt) {
+  std::string problem = checkpoint_problem(ckpt);
+  if (!problem.empty()) fail("checkpoint '" + ckpt + "' cannot be used: " + problem);
+  TrainerState st = read_trainer_state(ckpt);
+  InitSource s;
+  s.kind = "checkpoint";
+  s.path = ckpt;
+  s.step = st.step;
+  try {
+    s.model = parse_config(st.config).model;
+  } catch (const Error& e) {
+    throw Error("checkpoint '" + ckpt + "' holds a config this engine cannot read (" + e.what() + ")");
+  }
+  s.params = read_model_weights(ckpt + "/model.safetensors", s.model);
+  return s;
+}
+
+}  // namespace
+
+std::vector<float> read_model_weights(const std::string& path, const ModelConfig& m) {
+  SafetensorsFile f(path);
+  const auto tensors = gpt_param_tensors(m);
+  std::vector<float> params(tensors.back().offset + tensors.back().numel);
+  for (const auto& t : tensors) read_checked(f, path, t.name, t.shape, params.data() + t.offset, t.numel);
+  return params;
+}
+
+InitSource read_init_source(const std::string& dir) {
+  if (!fs::is_directory(dir)) fail("--init-from '" + dir + "' is not a directory");
+  if (fs::exists(dir + "/traindeck_export.json")) {
+    const json side = read_json(dir + "/traindeck_export.json");
+    if (side.value("format", std::string()) != "traindeck-export")
+      fail("'" + dir + "/traindeck_export.json' is not a TrainDeck export sidecar (format \"traindeck-export\")");
+    InitSource s;
+    s.kind = "safetensors";
+    s.path = dir;
+    s.step = side.value("step", -1);
+    try {
+      s.model = parse_config(side.at("config")).model;
+    } catch (const std::exception& e) {
+      throw Error("'" + dir + "/traindeck_export.json' holds no usable config (" + e.what() + ")");
+    }
+    s.params = read_model_weights(dir + "/" + side.value("weights", std::string("model.safetensors")), s.model);
+    return s;
+  }
+  if (fs::exists(dir + "/trainer.json")) return read_checkpoint_source(dir);
+  if (fs::exists(dir + "/config.json")) return read_hf(dir);
+  if (fs::is_directory(dir + "/checkpoints")) {
+    std::vector<std::string> damaged;
+    auto latest = latest_checkpoint(dir + "/checkpoints", &damaged);
+    if (!latest)
+      fail("run '" + dir + "' has no usable checkpoint" + (damaged.empty() ? std::string() : " (damaged: " + damaged.front() + ")"));
+    return read_checkpoint_source(*latest);
+  }
+  fail("--init-from '" + dir + "' holds no model: expected an hf export (config.json), a safetensors export "
+       "(traindeck_export.json), a checkpoint (trainer.json) or a run directory (checkpoints/)");
+}
+
+std::string init_mismatch(const ModelConfig& src, const ModelConfig& dst) {
+  std::string out;
+  auto diff = [&](const char* name, long long a, long long b) {
+    if (a == b) return;
+    out += std::string(out.empty() ? "" : "; ") + name + ": source " + std::to_string(a) + ", config " + std::to_string(b);
+  };
+  diff("vocab_size", src.vocab_size, dst.vocab_size);
+  diff("n_layer", src.n_layer, dst.n_layer);
+  diff("n_head", src.n_head, dst.n_head);
+  diff("d_model", src.d_model, dst.d_model);
+  diff("d_ff", src.d_ff, dst.d_ff);
+  if (src.tie_embeddings != dst.tie_embeddings)
+    out += std::string(out.empty() ? "" : "; ") + "tie_embeddings: source " + (src.tie_embeddings ? "true" : "false") +
+           ", config " + (dst.tie_embeddings ? "true" : "false");
+  if (dst.seq_len > src.seq_len)
+    out += std::string(out.empty() ? "" : "; ") + "seq_len: config " + std::to_string(dst.seq_len) +
+           " is longer than the source's " + std::to_string(src.seq_len) + " positions";
+  return out;
+}
+
+void apply_init_source(const InitSource& src, GPT& model) {
+  const std::string why = init_mismatch(src.model, model.config());
+  if (!why.empty())
+    fail("--init-from '" + src.path + "': the model differs from the config (" + why +
+         "); set the config's model section to the source's shape");
+  const auto from = gpt_param_tensors(src.model);
+  std::vector<float> host(model.num_params());
+  for (size_t i = 0; i < model.tensors().size(); i++) {
+    const ParamTensor& t = model.tensors()[i];
+    TD_ASSERT(from[i].name == t.name && from[i].numel >= t.numel);  // wpe may be longer
+    std::copy_n(src.params.data() + from[i].offset, t.numel, host.data() + t.offset);
+  }
+  model.backend().upload(model.params(), host.data(), host.size() * sizeof(float));
+}
+
+}  // namespace td
