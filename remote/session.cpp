@@ -23,6 +23,7 @@
 
 #include "engine/common/error.h"
 #include "remote/quote.h"
+#include "remote/tunnel.h"
 
 namespace td::remote {
 
@@ -101,6 +102,7 @@ struct Session::Impl {
   std::string key_blob;  // the server's raw host key
   bool authed = false;
   const std::string* kbd_password = nullptr;  // set only during keyboard-interactive auth
+  std::unique_ptr<Tunnel> tunnel;  // through a jump host: destroyed after the socket is closed
 
   ~Impl() {
     if (sftp) libssh2_sftp_shutdown(sftp);
@@ -122,7 +124,12 @@ struct Session::Impl {
     int code = s ? libssh2_session_last_error(s, &msg, &len, 0) : 0;
     std::string m = msg && len > 0 ? std::string(msg, static_cast<size_t>(len)) : "";
     if (code == LIBSSH2_ERROR_TIMEOUT) m += " (timed out after " + std::to_string(opts.timeout_ms) + " ms)";
-    return m.empty() ? "error " + std::to_string(code) : m;
+    if (m.empty()) m = "error " + std::to_string(code);
+    if (tunnel) {
+      const std::string why = tunnel->reason();
+      m += why.empty() ? " (through the jump host " + tunnel->jump_where() + ")" : " (" + why + ")";
+    }
+    return m;
   }
 };
 
@@ -217,8 +224,22 @@ Session Session::connect(const ConnectOptions& o) {
   auto d = std::make_unique<Impl>();
   d->opts = o;
   if (d->opts.known_hosts.empty()) d->opts.known_hosts = home_dir() + "/.ssh/known_hosts";
+  d->sock = tcp_connect(o, d->where());
+  return handshake(std::move(d));
+}
+
+Session Session::connect_via(std::unique_ptr<Session> jump, const ConnectOptions& o) {
+  libssh2_global_init();
+  auto d = std::make_unique<Impl>();
+  d->opts = o;
+  if (d->opts.known_hosts.empty()) d->opts.known_hosts = home_dir() + "/.ssh/known_hosts";
+  d->tunnel = Tunnel::open(std::move(jump), o.host, o.port, o.timeout_ms, &d->sock);
+  return handshake(std::move(d));
+}
+
+Session Session::handshake(std::unique_ptr<Impl> d) {
+  const ConnectOptions o = d->opts;
   const std::string where = d->where();
-  d->sock = tcp_connect(o, where);
   d->s = libssh2_session_init_ex(nullptr, nullptr, nullptr, d.get());
   if (!d->s) throw Error(where + ": cannot create an SSH session (out of memory?)");
   libssh2_session_set_blocking(d->s, 1);

@@ -90,6 +90,18 @@ class Session {
   /// Errors: td::Error naming user@host:port and the step (resolve, connect, handshake) with a hint.
   static Session connect(const ConnectOptions& opts);
 
+  /// Same as connect() but reached through `jump` (ProxyJump): an authenticated Session to a
+  /// jump host, which opens a direct-tcpip channel to target.host:target.port (names are
+  /// resolved by the jump host). The new Session owns `jump` and a pump thread that copies bytes
+  /// between the channel and a local socket pair; from now on only that thread uses `jump`, and
+  /// the destructor stops it and disconnects both. Chains: pass a Session made by connect_via
+  /// as `jump`. Host key check, authenticate(), exec and SFTP work as for connect(), timeouts
+  /// and cancel too; when the jump connection drops, the next call fails at once with a message
+  /// naming the jump host (no hang). The known_hosts token is the target's ("[host]:port").
+  /// Errors: td::Error when `jump` is not authenticated, when the jump host refuses or cannot
+  /// reach the target (AllowTcpForwarding, firewall, name), or from the handshake.
+  static Session connect_via(std::unique_ptr<Session> jump, const ConnectOptions& target);
+
   /// connect(), then refuses unless the host key is a Match (td::Error with the fingerprint for
   /// an unknown host, the attack warning for a changed one), then authenticate(auth).
   static Session open(const ConnectOptions& opts, const Auth& auth);
@@ -143,11 +155,13 @@ class Session {
 
  private:
   explicit Session(std::unique_ptr<Impl> impl);
+  static Session handshake(std::unique_ptr<Impl> d);  // SSH handshake + host key on d->sock
   std::unique_ptr<Impl> d_;
 };
 
 /// ConnectOptions for a resolved ~/.ssh/config alias (hostname, port, user; the rest default).
-/// HostSpec::identity_files are for Auth::key(); HostSpec::proxy_jump is not followed here.
+/// HostSpec::identity_files are for Auth::key(); HostSpec::proxy_jump hops are followed by
+/// cluster.h's resolve_node() + open_node() (each hop through Session::connect_via()).
 ConnectOptions connect_options(const HostSpec& host);
 
 /// "SHA256:<base64 without padding>" of a raw key blob (as OpenSSH prints fingerprints).
