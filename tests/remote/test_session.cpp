@@ -258,6 +258,38 @@ class TestSession : public QObject {
     QVERIFY2(refused.find("Connection refused") != std::string::npos, refused.c_str());
   }
 
+  void connect_timeout_against_syn_blackhole() {
+    // A listening socket with listen(fd, 0) whose accept queue is full and never accepted:
+    // Linux then drops every further SYN (tcp_conn_request, "listen queue overflow"), so a
+    // connect gets no answer at all, as with a firewall that DROPs.
+    int srv = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    QCOMPARE(bind(srv, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    QCOMPARE(listen(srv, 0), 0);
+    socklen_t len = sizeof a;
+    getsockname(srv, reinterpret_cast<sockaddr*>(&a), &len);
+    std::vector<int> fillers;
+    for (int i = 0; i < 3; ++i) {
+      int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      ::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      fillers.push_back(c);
+    }
+    QTest::qWait(100);
+    ConnectOptions o = opts();
+    o.port = ntohs(a.sin_port);
+    o.timeout_ms = 1500;
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string err = message([&] { Session::connect(o); });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (int c : fillers) ::close(c);
+    ::close(srv);
+    QVERIFY2(err.find("cannot connect: timed out after 1500 ms") != std::string::npos, err.c_str());
+    QVERIFY2(err.find(std::to_string(o.port)) != std::string::npos, err.c_str());
+    QVERIFY2(s < 15, "a blackholed connect must not hang the caller");  // a hang guard, not a timing test
+  }
+
   void exec_output_status_and_limits() {
     Session s = key_session();
     ExecResult r = s.exec_command("echo out; echo err >&2; exit 3");
