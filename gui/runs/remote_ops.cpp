@@ -1,0 +1,165 @@
+// Remote-run steps for the GUI (remote_ops.h).
+#include "gui/runs/remote_ops.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <sstream>
+
+#include "engine/common/error.h"
+#include "remote/bundle.h"
+#include "remote/sftp.h"
+
+namespace td::gui::remote_ops {
+namespace fs = std::filesystem;
+using td::remote::ExecOptions;
+using td::remote::ExecResult;
+using td::remote::Session;
+
+namespace {
+
+std::string join(const std::string& dir, const std::string& rel) {
+  return dir.empty() || dir.back() == '/' ? dir + rel : dir + "/" + rel;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::mutex& cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+}  // namespace
+
+fs::path cached_bundle(const fs::path& engine_binary, const fs::path& cache_dir, bool* built) {
+  if (built) *built = false;
+  std::error_code ec;
+  const fs::path bin = fs::canonical(engine_binary, ec);
+  if (ec) throw td::Error("the engine binary " + engine_binary.string() + " is missing: build traindeck-engine");
+  const auto size = fs::file_size(bin);
+  const auto mtime = fs::last_write_time(bin).time_since_epoch().count();
+  const std::string identity = bin.string() + "\n" + std::to_string(size) + "\n" + std::to_string(mtime);
+  char key[17];
+  std::snprintf(key, sizeof key, "%016zx", std::hash<std::string>{}(identity));
+  const fs::path dir = cache_dir / key;
+
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  if (fs::exists(dir / "manifest.json")) {
+    try {
+      td::remote::read_bundle_manifest(dir);
+      return dir;
+    } catch (const td::Error&) {
+      // damaged: build it again below
+    }
+  }
+  fs::create_directories(cache_dir);
+  const fs::path tmp = cache_dir / (std::string(key) + ".tmp");
+  fs::remove_all(tmp, ec);
+  td::remote::make_bundle(bin, tmp);
+  // Older bundles (another engine build) are no longer used.
+  for (const auto& e : fs::directory_iterator(cache_dir))
+    if (e.path() != tmp) fs::remove_all(e.path(), ec);
+  fs::rename(tmp, dir);
+  if (built) *built = true;
+  return dir;
+}
+
+int64_t launch_engine(Session& s, const td::remote::DeployResult& d, const std::string& run_id, bool resume) {
+  // Fixed script; the log path and the argv arrive as positional parameters (remote/deploy.cpp).
+  const std::string script = "log=\"$1\"; shift; setsid \"$@\" </dev/null >/dev/null 2>>\"$log\" & echo $!";
+  std::vector<std::string> argv{"sh", "-c", script, "sh", join(d.run_dir, "engine.log"), d.engine, "train",
+                                "--config", d.config_path, "--out", d.run_dir, "--run-id", run_id,
+                                "--no-events-stdout"};
+  if (resume) argv.push_back("--resume");
+  ExecResult r = s.exec(argv);
+  const std::string out = trim(r.out);
+  if (r.exit_status != 0 || out.empty() || out.find_first_not_of("0123456789") != std::string::npos)
+    throw td::Error(s.where() + ": launching the engine failed (exit " + std::to_string(r.exit_status) +
+                    "): " + trim(r.err) + trim(r.out));
+  return std::stoll(out);
+}
+
+std::string fetch_log(Session& s, const std::string& remote_run_dir, uint64_t offset, uint64_t max_bytes,
+                      bool* shorter) {
+  if (shorter) *shorter = false;
+  ExecOptions eo;
+  eo.max_output = max_bytes + 1;
+  eo.timeout_ms = 30000;
+  ExecResult r = s.exec({"sh", "-c",
+                         "[ -f \"$1\" ] || exit 3; [ \"$(stat -c %s -- \"$1\")\" -ge \"$2\" ] || exit 4; "
+                         "tail -c +\"$(($2 + 1))\" -- \"$1\" | head -c \"$3\"",
+                         "sh", join(remote_run_dir, "engine.log"), std::to_string(offset), std::to_string(max_bytes)},
+                        eo);
+  if (r.exit_status == 3) return {};
+  if (r.exit_status == 4) {
+    if (shorter) *shorter = true;
+    return {};
+  }
+  if (r.exit_status != 0)
+    throw td::Error(s.where() + ": reading engine.log on the node failed (exit " + std::to_string(r.exit_status) +
+                    "): " + trim(r.err));
+  if (r.out.size() > max_bytes) r.out.resize(max_bytes);
+  return r.out;
+}
+
+uint64_t RemoteCheckpoint::total_bytes() const {
+  uint64_t t = 0;
+  for (const auto& f : files) t += f.second;
+  return t;
+}
+
+std::optional<RemoteCheckpoint> newest_checkpoint(Session& s, const std::string& remote_run_dir) {
+  // Complete checkpoints are step_NNNNNNNN folders; step_NNNNNNNN.tmp ones are being written.
+  const char* script =
+      "cd -- \"$1/checkpoints\" 2>/dev/null || exit 0; "
+      "last=$(ls -1 | grep -E '^step_[0-9]{8}$' | sort | tail -n 1); [ -n \"$last\" ] || exit 0; "
+      "echo \"$last\"; cd -- \"$last\" || exit 5; "
+      "for f in *; do [ -f \"$f\" ] && echo \"$(stat -c %s -- \"$f\") $f\"; done; exit 0";
+  ExecResult r = s.exec({"sh", "-c", script, "sh", remote_run_dir});
+  if (r.exit_status != 0)
+    throw td::Error(s.where() + ": listing the checkpoints of " + remote_run_dir + " failed (exit " +
+                    std::to_string(r.exit_status) + "): " + trim(r.err));
+  std::istringstream in(r.out);
+  std::string line;
+  if (!std::getline(in, line) || line.empty()) return std::nullopt;
+  RemoteCheckpoint c;
+  c.step = std::stoll(line.substr(5));
+  c.dir = join(join(remote_run_dir, "checkpoints"), line);
+  while (std::getline(in, line)) {
+    const size_t sp = line.find(' ');
+    if (sp == std::string::npos) continue;
+    c.files.emplace_back(line.substr(sp + 1), std::stoull(line.substr(0, sp)));
+  }
+  std::sort(c.files.begin(), c.files.end());
+  return c;
+}
+
+fs::path download_checkpoint(Session& s, const RemoteCheckpoint& c, const fs::path& local_dir,
+                             const std::function<void(uint64_t, uint64_t)>& progress,
+                             const std::atomic<bool>* cancel) {
+  const fs::path out = local_dir / fs::path(c.dir).filename();
+  fs::create_directories(out);
+  const uint64_t total = c.total_bytes();
+  uint64_t done = 0;
+  if (progress) progress(0, total);
+  for (const auto& [name, size] : c.files) {
+    if (cancel && cancel->load()) throw td::Error("download cancelled");
+    td::remote::TransferOptions t;
+    t.cancel = cancel;
+    t.skip_same = true;
+    t.verify = true;
+    const uint64_t base = done;
+    if (progress) t.progress = [&](uint64_t d, uint64_t) { progress(base + d, total); };
+    const auto res = td::remote::download(s, join(c.dir, name), out / name, t);
+    if (res.outcome == td::remote::TransferResult::Outcome::Cancelled) throw td::Error("download cancelled");
+    done = base + size;
+    if (progress) progress(done, total);
+  }
+  return out;
+}
+
+}  // namespace td::gui::remote_ops

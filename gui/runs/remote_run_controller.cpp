@@ -1,0 +1,378 @@
+#include "gui/runs/remote_run_controller.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QRandomGenerator>
+
+#include <filesystem>
+
+#include "engine/common/error.h"
+#include "gui/core/paths.h"
+#include "gui/core/store_client.h"
+#include "gui/runs/remote_ops.h"
+#include "gui/runs/remote_task.h"
+#include "gui/runs/run_controller.h"
+#include "store/store.h"
+
+namespace td::gui {
+
+namespace {
+
+QString new_run_id() {
+  // The engine's own format (engine/train/trainer.cpp), as RunController makes them.
+  const quint32 r = QRandomGenerator::global()->generate() & 0xFFFFFF;
+  return QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-")) +
+         QStringLiteral("%1").arg(r, 6, 16, QLatin1Char('0'));
+}
+
+void set_error(QString* error, const QString& message) {
+  if (error) *error = message;
+}
+
+}  // namespace
+
+RemoteRunController::RemoteRunController(StoreClient* store, Connector connector, QObject* parent)
+    : QObject(parent), connector_(std::move(connector)) {
+  setStoreClient(store);
+}
+
+RemoteRunController::~RemoteRunController() { detachAll(); }
+
+void RemoteRunController::setStoreClient(StoreClient* store) {
+  detachAll();
+  store_ = store;
+  reattach();
+}
+
+void RemoteRunController::setConnector(Connector connector) { connector_ = std::move(connector); }
+
+QString RemoteRunController::bundleCacheDir() const {
+  if (!bundle_cache_.isEmpty()) return bundle_cache_;
+  return store_ ? QDir(runsRoot(store_->path())).filePath(QStringLiteral(".cache/engine-bundle")) : QString();
+}
+
+QString RemoteRunController::runDir(const QString& run_id) const {
+  return store_ ? QDir(runsRoot(store_->path())).filePath(run_id) : QString();
+}
+
+QStringList RemoteRunController::runs_keys() const {
+  QStringList ids;
+  for (const auto& [id, run] : runs_) ids << id;
+  return ids;
+}
+
+bool RemoteRunController::isDeploying(const QString& run_id) const {
+  auto it = runs_.find(run_id);
+  return it != runs_.end() && it->second.deploying;
+}
+
+QString RemoteRunController::startRun(const QString& cluster, const td::remote::NodeSpec& node,
+                                      const QString& experiment, const nlohmann::json& config, QString* error) {
+  if (!store_) {
+    set_error(error, tr("No store is open."));
+    return {};
+  }
+  if (!connector_) {
+    set_error(error, tr("No way to connect to nodes is set up (no connector)."));
+    return {};
+  }
+  if (node.host.empty()) {
+    set_error(error, tr("The node has no host: set it in the cluster designer."));
+    return {};
+  }
+  if (const QString problem = RunController::datasetProblem(config); !problem.isEmpty()) {
+    set_error(error, problem);
+    return {};
+  }
+  const QString engine = engineExecutable();
+  if (engine.isEmpty()) {
+    set_error(error, tr("The training engine (traindeck-engine) was not found. Build it (cmake --build build) or "
+                        "set TRAINDECK_ENGINE to its path."));
+    return {};
+  }
+  RemoteRunSpec spec;
+  spec.mode = RemoteRunSpec::Mode::Start;
+  spec.run_id = new_run_id();
+  spec.experiment = experiment;
+  spec.cluster = cluster;
+  spec.node = node;
+  spec.engine = engine;
+  spec.config_json = config.dump(2) + "\n";
+  const QString id = spec.run_id;
+  launchTask(std::move(spec));
+  return id;
+}
+
+void RemoteRunController::launchTask(RemoteRunSpec spec) {
+  spec.store_path = store_->path();
+  if (spec.local_dir.isEmpty()) spec.local_dir = runDir(spec.run_id);
+  spec.bundle_cache = bundleCacheDir();
+  spec.poll_ms = poll_ms_;
+  const QString id = spec.run_id;
+  Run& run = runs_[id];
+  run.control = std::make_shared<RemoteRunControl>();
+  run.control->kill_timeout_ms = kill_timeout_ms_;
+  run.deploying = spec.mode != RemoteRunSpec::Mode::Attach;
+  nodes_[id] = QString::fromStdString(spec.node.display_name());
+  auto control = run.control;
+  auto connector = connector_;
+  run.task = std::make_unique<RemoteTask>(this, [spec, control, connector, this](RemoteTask::Shared& shared) {
+    run_remote_job(spec, connector, *control, shared, [&shared, this, id = spec.run_id](RemoteRunEvent e) {
+      shared.post([this, id, e]() { onEvent(id, e); });
+    });
+  });
+}
+
+void RemoteRunController::onEvent(const QString& run_id, const RemoteRunEvent& e) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return;
+  using K = RemoteRunEvent::Kind;
+  switch (e.kind) {
+    case K::Progress:
+      emit deployProgress(run_id, e.a, e.b, e.text);
+      break;
+    case K::Launched:
+      it->second.deploying = false;
+      emit runStarted(run_id);
+      break;
+    case K::Ingested:
+      emit runIngested(run_id, e.a);
+      break;
+    case K::Log:
+      emit logAppended(run_id, e.text);
+      break;
+    case K::State:
+      states_[run_id] = e.text;
+      emit connectionState(run_id, e.text);
+      break;
+    case K::Ended:
+      finish(run_id);
+      emit runEnded(run_id, e.text);
+      break;
+    case K::StartFailed:
+      finish(run_id);
+      emit startFailed(run_id, e.text);
+      if (!e.cancelled) emit this->error(tr("Run %1 on %2: %3").arg(run_id, nodes_.value(run_id), e.text));
+      break;
+    case K::Failed:
+      finish(run_id);
+      emit this->error(tr("Run %1 on %2: %3").arg(run_id, nodes_.value(run_id), e.text));
+      break;
+  }
+}
+
+void RemoteRunController::finish(const QString& run_id) {
+  // The task's body is returning: its destructor joins at once.
+  runs_.erase(run_id);
+  states_.remove(run_id);
+}
+
+bool RemoteRunController::stopRun(const QString& run_id, QString* error) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) {
+    set_error(error, tr("Run %1 is not followed here.").arg(run_id));
+    return false;
+  }
+  it->second.control->kill_timeout_ms = kill_timeout_ms_;
+  if (it->second.deploying) it->second.control->cancel_deploy = true;
+  it->second.control->stop = true;
+  return true;
+}
+
+bool RemoteRunController::cancelDeploy(const QString& run_id) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end() || !it->second.deploying) return false;
+  it->second.control->cancel_deploy = true;
+  return true;
+}
+
+bool RemoteRunController::resumeRun(const QString& run_id, QString* error) {
+  if (!store_) {
+    set_error(error, tr("No store is open."));
+    return false;
+  }
+  if (!connector_) {
+    set_error(error, tr("No way to connect to nodes is set up (no connector)."));
+    return false;
+  }
+  if (runs_.count(run_id)) {
+    set_error(error, tr("Run %1 is still running.").arg(run_id));
+    return false;
+  }
+  struct Found {
+    std::optional<td::store::RunInfo> info;
+    std::optional<td::store::RemoteRun> remote;
+  };
+  const quint64 generation = generation_;
+  store_->run<Found>(
+      this, [id = run_id.toStdString()](td::store::Store& s) { return Found{s.find_run(id), s.remote_run(id)}; },
+      [this, run_id, generation](Found f) {
+        if (generation != generation_) return;
+        if (!f.info) return emit this->error(tr("Run %1 is not in this store.").arg(run_id));
+        if (!f.remote) return emit this->error(tr("Run %1 ran on this machine, not on a node.").arg(run_id));
+        if (f.info->status == "running" || runs_.count(run_id))
+          return emit this->error(tr("Run %1 is still running.").arg(run_id));
+        if (f.info->status == "completed")
+          return emit this->error(tr("Run %1 has completed: start a new run to train further.").arg(run_id));
+        const QString engine = engineExecutable();
+        if (engine.isEmpty())
+          return emit this->error(tr("The training engine (traindeck-engine) was not found. Build it or set "
+                               "TRAINDECK_ENGINE to its path."));
+        RemoteRunSpec spec;
+        spec.mode = RemoteRunSpec::Mode::Resume;
+        spec.run_id = run_id;
+        spec.experiment = QString::fromStdString(f.info->experiment);
+        spec.cluster = QString::fromStdString(f.remote->cluster);
+        try {
+          spec.node = td::remote::node_from_json(nlohmann::json::parse(f.remote->node_json));
+        } catch (const std::exception& e) {
+          return emit this->error(tr("Run %1: its stored node is unreadable: %2").arg(run_id, QString::fromUtf8(e.what())));
+        }
+        spec.engine = engine;
+        // The mirrors stay where the run's events were ingested from.
+        if (!f.info->events_path.empty())
+          spec.local_dir = QFileInfo(QString::fromStdString(f.info->events_path)).absolutePath();
+        launchTask(std::move(spec));
+      },
+      [this](const QString& m) { emit this->error(m); });
+  return true;
+}
+
+void RemoteRunController::reattach() {
+  if (!store_ || !connector_) return;
+  struct Live {
+    td::store::RemoteRun remote;
+    std::string experiment, events_path;
+  };
+  const quint64 generation = generation_;
+  store_->run<std::vector<Live>>(
+      this,
+      [](td::store::Store& s) {
+        std::vector<Live> live;
+        for (auto& r : s.active_remote_runs()) {
+          auto info = s.find_run(r.run_id);
+          if (!info) continue;
+          live.push_back({r, info->experiment, info->events_path});
+        }
+        return live;
+      },
+      [this, generation](std::vector<Live> live) {
+        if (generation != generation_ || !store_) return;
+        for (const auto& l : live) {
+          const QString id = QString::fromStdString(l.remote.run_id);
+          if (runs_.count(id)) continue;
+          RemoteRunSpec spec;
+          spec.mode = RemoteRunSpec::Mode::Attach;
+          spec.run_id = id;
+          spec.experiment = QString::fromStdString(l.experiment);
+          spec.cluster = QString::fromStdString(l.remote.cluster);
+          try {
+            spec.node = td::remote::node_from_json(nlohmann::json::parse(l.remote.node_json));
+          } catch (const std::exception& e) {
+            emit this->error(tr("Run %1: its stored node is unreadable: %2").arg(id, QString::fromUtf8(e.what())));
+            continue;
+          }
+          spec.remote_run_dir = l.remote.run_dir;
+          spec.pid = l.remote.pid.value_or(0);
+          // The mirror is where the store ingested from (normally runDir(id)/events.jsonl).
+          if (!l.events_path.empty())
+            spec.local_dir = QFileInfo(QString::fromStdString(l.events_path)).absolutePath();
+          launchTask(spec);
+          emit runAttached(id);
+        }
+      },
+      [this](const QString& m) { emit this->error(m); });
+}
+
+void RemoteRunController::detachAll() {
+  ++generation_;
+  // Cancel every task first, so their threads wind down together, then drop them.
+  for (auto& [id, run] : runs_) run.task->cancel();
+  for (auto& [id, task] : downloads_)
+    if (task) task->cancel();
+  runs_.clear();  // each RemoteTask cancels and lets its thread end (RemoteTask::kJoinWaitMs at most)
+  downloads_.clear();
+  states_.clear();
+}
+
+bool RemoteRunController::downloadCheckpoint(const QString& run_id, const QString& local_dir, QString* error) {
+  if (!store_) {
+    set_error(error, tr("No store is open."));
+    return false;
+  }
+  if (!connector_) {
+    set_error(error, tr("No way to connect to nodes is set up (no connector)."));
+    return false;
+  }
+  if (downloads_.count(run_id)) {
+    set_error(error, tr("A checkpoint of run %1 is being downloaded already.").arg(run_id));
+    return false;
+  }
+  const quint64 generation = generation_;
+  // Placeholder so a second call is refused until the task exists.
+  downloads_[run_id] = nullptr;
+  store_->run<std::optional<td::store::RemoteRun>>(
+      this, [id = run_id.toStdString()](td::store::Store& s) { return s.remote_run(id); },
+      [this, run_id, local_dir, generation](std::optional<td::store::RemoteRun> remote) {
+        if (generation != generation_) return;
+        if (!remote) {
+          downloads_.erase(run_id);
+          return emit this->error(tr("Run %1 did not run on a node: its checkpoints are on this machine.").arg(run_id));
+        }
+        td::remote::NodeSpec node;
+        try {
+          node = td::remote::node_from_json(nlohmann::json::parse(remote->node_json));
+        } catch (const std::exception& e) {
+          downloads_.erase(run_id);
+          return emit this->error(tr("Run %1: its stored node is unreadable: %2").arg(run_id, QString::fromUtf8(e.what())));
+        }
+        auto connector = connector_;
+        const std::string run_dir = remote->run_dir;
+        const std::string out = local_dir.toStdString();
+        downloads_[run_id] = std::make_unique<RemoteTask>(
+            this, [this, run_id, node, connector, run_dir, out](RemoteTask::Shared& shared) {
+              auto done = [&](const QString& path, const QString& message) {
+                shared.post([this, run_id, path, message] {
+                  downloads_.erase(run_id);
+                  if (message.isEmpty())
+                    emit checkpointDownloaded(run_id, path);
+                  else
+                    emit this->error(tr("Checkpoint of run %1: %2").arg(run_id, message));
+                });
+              };
+              try {
+                td::remote::Session s = connector(node);
+                const auto c = remote_ops::newest_checkpoint(s, run_dir);
+                if (!c)
+                  return done({}, tr("the run folder %1 on %2 holds no complete checkpoint")
+                                      .arg(QString::fromStdString(run_dir), QString::fromStdString(node.display_name())));
+                auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+                const auto path = remote_ops::download_checkpoint(
+                    s, *c, out,
+                    [&](uint64_t d, uint64_t t) {
+                      if (d == t || std::chrono::steady_clock::now() - last > std::chrono::milliseconds(100)) {
+                        last = std::chrono::steady_clock::now();
+                        shared.post([this, run_id, d, t] { emit checkpointProgress(run_id, qint64(d), qint64(t)); });
+                      }
+                    },
+                    &shared.cancel);
+                done(QString::fromStdString(path.string()), {});
+              } catch (const std::exception& e) {
+                done({}, QString::fromUtf8(e.what()));
+              }
+            });
+      },
+      [this, run_id](const QString& m) {
+        downloads_.erase(run_id);
+        emit this->error(m);
+      });
+  return true;
+}
+
+void RemoteRunController::cancelDownload(const QString& run_id) {
+  auto it = downloads_.find(run_id);
+  if (it != downloads_.end() && it->second) it->second->cancel();
+}
+
+}  // namespace td::gui
