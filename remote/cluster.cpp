@@ -1,5 +1,6 @@
 #include "remote/cluster.h"
 
+#include <cstdlib>
 #include <set>
 #include <system_error>
 
@@ -220,15 +221,52 @@ void check_host_key(Session& s, const OpenOptions& opts) {
               "`ssh-keygen -R '" + hk.host_token + "'` only once you know why it changed");
 }
 
+// A jump hop logs in with its IdentityFile keys that exist (no passphrase), in order (none
+// configured: OpenSSH's defaults ~/.ssh/id_ed25519, id_ecdsa, id_rsa), then with ssh-agent;
+// the error lists what each attempt said.
+void authenticate_hop(Session& s, const std::vector<std::string>& identity_files) {
+  std::vector<std::string> keys = identity_files;
+  if (keys.empty())
+    if (const char* home = std::getenv("HOME"))
+      for (const char* k : {"id_ed25519", "id_ecdsa", "id_rsa"}) keys.push_back(std::string(home) + "/.ssh/" + k);
+  std::string tried;
+  for (const std::string& f : keys) {
+    std::error_code ec;
+    if (!std::filesystem::exists(f, ec)) continue;
+    try {
+      s.authenticate(Auth::key(f));
+      return;
+    } catch (const Error& e) {
+      tried += std::string("\n  key ") + f + ": " + e.what();
+    }
+  }
+  try {
+    s.authenticate(Auth::agent());
+  } catch (const Error& e) {
+    throw Error(s.where() + ": cannot log in to the jump host (its IdentityFile keys without passphrase, "
+                "then ssh-agent):" + tried + "\n  ssh-agent: " + e.what());
+  }
+}
+
 }  // namespace
 
 Session open_node(const ResolvedNode& r, const Auth& auth, const OpenOptions& opts) {
-  if (!r.jumps.empty())
-    throw Error(r.target.user + "@" + r.target.host + ": connecting through a jump host is not supported yet");
-  ConnectOptions c = r.target;
-  c.timeout_ms = opts.timeout_ms;
-  if (!opts.known_hosts.empty()) c.known_hosts = opts.known_hosts;
-  Session s = Session::connect(c);
+  auto with_opts = [&](ConnectOptions c) {
+    c.timeout_ms = opts.timeout_ms;
+    if (!opts.known_hosts.empty()) c.known_hosts = opts.known_hosts;
+    return c;
+  };
+  // Each hop through the previous one (Session::connect_via); the target through the last.
+  std::unique_ptr<Session> via;
+  for (const ResolvedNode::Hop& hop : r.jumps) {
+    const ConnectOptions c = with_opts(hop.connect);
+    Session s = via ? Session::connect_via(std::move(via), c) : Session::connect(c);
+    check_host_key(s, opts);
+    authenticate_hop(s, hop.identity_files);
+    via = std::make_unique<Session>(std::move(s));
+  }
+  const ConnectOptions c = with_opts(r.target);
+  Session s = via ? Session::connect_via(std::move(via), c) : Session::connect(c);
   check_host_key(s, opts);
   s.authenticate(auth);
   return s;

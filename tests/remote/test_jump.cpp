@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/common/error.h"
+#include "remote/cluster.h"
 #include "remote/quote.h"
 #include "remote/session.h"
 #include "remote/sftp.h"
@@ -167,6 +168,48 @@ class TestJump : public QObject {
     auto not_authed = std::make_unique<Session>(Session::connect(target(a_)));
     const std::string err2 = message([&] { Session::connect_via(std::move(not_authed), target(b_)); });
     QVERIFY2(err2.find("must be authenticated") != std::string::npos, err2.c_str());
+  }
+
+  void proxyjump_from_ssh_config_through_open_node() {
+    // ~/.ssh/config-style aliases: nodeb is reached with ProxyJump jumpa.
+    const fs::path cfg = a_.dir / "ssh_config";
+    std::ofstream(cfg) << "Host nodeb\n  HostName 127.0.0.1\n  Port " << b_.port << "\n  User " << b_.user
+                       << "\n  IdentityFile " << b_.user_key << "\n  ProxyJump jumpa\n"
+                       << "Host jumpa\n  HostName 127.0.0.1\n  Port " << a_.port << "\n  User " << a_.user
+                       << "\n  IdentityFile " << a_.user_key << "\n";
+    NodeSpec n;
+    n.host = "nodeb";
+    n.auth = AuthMethod::KeyFile;
+    const ResolvedNode r = resolve_node(n, cfg);
+    QCOMPARE(r.jumps.size(), size_t(1));
+    QCOMPARE(r.jumps[0].connect.port, a_.port);
+    // A fresh known_hosts: both host keys are unknown and go through the callback, hop first.
+    const fs::path kh = a_.dir / "known_hosts_open_node";
+    OpenOptions o;
+    o.known_hosts = kh.string();
+    o.timeout_ms = 5000;
+    std::vector<std::string> asked;
+    o.accept_unknown_host = [&](const HostKeyInfo& k, const std::string& where) {
+      asked.push_back(where + " " + k.fingerprint);
+      return true;
+    };
+    Session s = open_node(r, node_auth(n, r, {}), o);
+    QCOMPARE(s.exec_command("echo $SSH_CONNECTION | cut -d' ' -f4").out, std::to_string(b_.port) + "\n");
+    QCOMPARE(asked.size(), size_t(2));
+    QCOMPARE(asked[0], a_.user + "@127.0.0.1:" + std::to_string(a_.port) + " " +
+                           a_.keygen_fingerprint(a_.host_key + ".pub"));
+    QCOMPARE(asked[1], b_.user + "@127.0.0.1:" + std::to_string(b_.port) + " " +
+                           b_.keygen_fingerprint(b_.host_key + ".pub"));
+    // Refusing the hop's key stops before the target is tried.
+    std::ofstream(kh, std::ios::trunc).flush();
+    asked.clear();
+    o.accept_unknown_host = [&](const HostKeyInfo&, const std::string& where) {
+      asked.push_back(where);
+      return false;
+    };
+    const std::string err = message([&] { open_node(r, node_auth(n, r, {}), o); });
+    QVERIFY2(err.find("was not accepted") != std::string::npos, err.c_str());
+    QCOMPARE(asked.size(), size_t(1));
   }
 
   void dropped_jump_connection_fails_cleanly() {
