@@ -1,0 +1,316 @@
+// RemoteRunController against a real OpenSSH sshd on 127.0.0.1 (tests/remote/sshd_fixture.h)
+// whose "node" is this machine: tiny training runs deployed, launched detached, followed into a
+// store, detached and re-attached by a new controller (through a node that is unreachable at
+// first), stopped (with a checkpoint), resumed, killed with SIGKILL, and a checkpoint downloaded.
+// Every check reads the store, the node's files or the signals; nothing is timed.
+#include <QtTest>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "../gui_test_util.h"
+#include "../../remote/sshd_fixture.h"
+#include "engine/common/error.h"
+#include "gui/core/store_client.h"
+#include "gui/runs/remote_run_controller.h"
+#include "remote/cluster.h"
+#include "remote/sftp.h"
+#include "store/store.h"
+
+using namespace td::gui;
+using td::remote::testing::read_text;
+using td::remote::testing::run_cmd;
+using td::remote::testing::SshdFixture;
+namespace fs = std::filesystem;
+
+class TestRemoteRuns : public QObject {
+  Q_OBJECT
+  SshdFixture sshd_;
+  QTemporaryDir dir_;
+  QString data_, db_;
+  td::remote::NodeSpec node_;
+  std::atomic<int> refuse_connects_{0};  // the next n connects fail as an unreachable node would
+  std::atomic<int> connects_{0};
+
+  // The lead wires NodeAccess::connector(); here the node is opened the same way from its
+  // NodeSpec (resolve_node + node_auth + open_node) with the fixture's key and known_hosts.
+  RemoteRunController::Connector connector() {
+    return [this](const td::remote::NodeSpec& n) {
+      ++connects_;
+      if (refuse_connects_ > 0) {
+        --refuse_connects_;
+        throw td::Error(n.host + ": connect failed: Connection refused (test)");
+      }
+      const auto r = td::remote::resolve_node(n, sshd_.dir / "no_ssh_config");
+      td::remote::OpenOptions o;
+      o.known_hosts = sshd_.known_hosts;
+      o.timeout_ms = 10000;
+      o.accept_unknown_host = [](const td::remote::HostKeyInfo&, const std::string&) { return true; };
+      return td::remote::open_node(r, td::remote::node_auth(n, r, {}), o);
+    };
+  }
+
+  std::string node_run_dir(const QString& id) const { return node_.work_dir + "/runs/" + id.toStdString(); }
+
+  std::unique_ptr<td::store::Store> store() { return std::make_unique<td::store::Store>(db_.toStdString()); }
+
+  // The run's loss rows must be steps 1..last, each once.
+  void check_every_step_once(const QString& id, int64_t expected_last) {
+    const auto rows = tdguitest::loss_rows(db_, id);
+    QCOMPARE(rows.first, int64_t(1));
+    QCOMPARE(rows.last, expected_last);
+    QCOMPARE(rows.count, expected_last);
+  }
+
+  QString errors(const QSignalSpy& spy) {
+    QStringList l;
+    for (const auto& a : spy) l << a.at(0).toString();
+    return l.join(" | ");
+  }
+
+ private slots:
+  void initTestCase() {
+    if (!sshd_.start(/*with_password_user=*/false)) QSKIP(sshd_.skip_reason.c_str());
+    QVERIFY(dir_.isValid());
+    qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
+    qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
+    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
+    QVERIFY(!data_.isEmpty());
+    db_ = dir_.filePath("store.db");
+    node_.name = "gpu-node-a";
+    node_.host = "127.0.0.1";
+    node_.port = sshd_.port;
+    node_.user = sshd_.user;
+    node_.auth = td::remote::AuthMethod::KeyFile;
+    node_.key_file = sshd_.user_key;
+    // The fixture's folder is unique: it marks this test's engines (cleanup) and holds a space.
+    node_.work_dir = (sshd_.dir / "node work").string();
+  }
+
+  void cleanupTestCase() {
+    if (!sshd_.dir.empty()) run_cmd({"pkill", "-KILL", "-f", "traindeck-engine.*" + sshd_.dir.string()});
+  }
+
+  void start_follow_complete() {
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QSignalSpy started(&c, &RemoteRunController::runStarted), ingested(&c, &RemoteRunController::runIngested),
+        ended(&c, &RemoteRunController::runEnded), progress(&c, &RemoteRunController::deployProgress),
+        logs(&c, &RemoteRunController::logAppended), states(&c, &RemoteRunController::connectionState),
+        errs(&c, &RemoteRunController::error);
+    // The GUI thread keeps turning during the deploy: a timer counts its ticks.
+    int ticks = 0;
+    QTimer timer;
+    connect(&timer, &QTimer::timeout, [&] { ++ticks; });
+    timer.start(5);
+    int ticks_at_first_progress = -1;
+    connect(&c, &RemoteRunController::deployProgress, [&] {
+      if (ticks_at_first_progress < 0) ticks_at_first_progress = ticks;
+    });
+    int ticks_at_started = -1;
+    connect(&c, &RemoteRunController::runStarted, [&] { ticks_at_started = ticks; });
+
+    const int steps = 300;
+    QString err;
+    const QString id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, steps), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    QCOMPARE(progress.count(), 0);  // nothing happened on this thread: it all goes on a worker
+    QVERIFY(c.isActive(id));
+    QVERIFY(c.isDeploying(id));
+    QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QStringLiteral("completed"));
+    QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+    QCOMPARE(started.count(), 1);
+    QVERIFY(ticks_at_started > ticks_at_first_progress && ticks_at_first_progress >= 0);
+    QVERIFY(!c.isActive(id));
+
+    // Deploy progress reached its total (bytes of bundle + dataset), in uploading order.
+    qint64 last_done = -1, total = 0;
+    for (const auto& a : progress)
+      if (a.at(2).toLongLong() > 0) {
+        QVERIFY(a.at(1).toLongLong() >= last_done);
+        last_done = a.at(1).toLongLong();
+        total = a.at(2).toLongLong();
+      }
+    QVERIFY(total > 0);
+    QCOMPARE(last_done, total);
+    QVERIFY(!ingested.isEmpty());
+    QCOMPARE(ingested.last().at(1).toLongLong(), qint64(steps));
+    bool connected = false;
+    for (const auto& a : states) connected |= a.at(1).toString() == QLatin1String("connected");
+    QVERIFY(connected);
+
+    // The store: the run, its remote row (no secret), every step once.
+    auto s = store();
+    const auto info = s->get_run(id.toStdString());
+    QCOMPARE(info.status, std::string("completed"));
+    QCOMPARE(info.experiment, std::string("remote-exp"));
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    QCOMPARE(info.host, std::string(host));  // the engine's run_start names the node's host
+    QCOMPARE(info.events_path, (fs::path(c.runDir(id).toStdString()) / "events.jsonl").string());
+    const auto remote = s->remote_run(id.toStdString());
+    QVERIFY(remote);
+    QCOMPARE(remote->cluster, std::string("lab"));
+    QCOMPARE(remote->run_dir, node_run_dir(id));
+    QVERIFY(remote->pid.value_or(0) > 0);
+    const auto node = nlohmann::json::parse(remote->node_json);
+    QCOMPARE(node.value("name", ""), std::string("gpu-node-a"));
+    QCOMPARE(node.value("port", 0), sshd_.port);
+    QVERIFY(remote->node_json.find("pass") == std::string::npos);
+    QVERIFY(remote->node_json.find("secret") == std::string::npos);
+    check_every_step_once(id, steps);
+    // The mirrors equal the node's files byte for byte (events and log).
+    QCOMPARE(read_text(info.events_path), read_text(node_run_dir(id) + "/events.jsonl"));
+    const std::string node_log = read_text(node_run_dir(id) + "/engine.log");
+    QVERIFY(!node_log.empty());
+    QCOMPARE(read_text(c.runDir(id).toStdString() + "/engine.log"), node_log);
+    QString logged;
+    for (const auto& a : logs) logged += a.at(1).toString();
+    QCOMPARE(logged.toStdString(), node_log);
+    // The engine bundle is cached once per engine build.
+    int bundles = 0;
+    for (const auto& e : fs::directory_iterator(c.bundleCacheDir().toStdString())) bundles += e.is_directory();
+    QCOMPARE(bundles, 1);
+  }
+
+  void detach_then_reattach_through_unreachable_node() {
+    const int steps = 4000;
+    QString id;
+    int64_t at_detach = 0;
+    {
+      StoreClient client(db_);
+      RemoteRunController c(&client, connector());
+      QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
+      QString err;
+      id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, steps), &err);
+      QVERIFY2(!id.isEmpty(), qPrintable(err));
+      at_detach = tdguitest::wait_step(ingested, id, 20);
+      QVERIFY2(at_detach >= 20, qPrintable(errors(errs)));
+      c.detachAll();  // the window closes: the run keeps training on the node
+      QVERIFY(!c.isActive(id));
+    }
+    QVERIFY2(at_detach < steps, "the run ended before the detach: make it longer");
+    {
+      auto s = store();
+      QCOMPARE(s->get_run(id.toStdString()).status, std::string("running"));
+    }
+    // A new controller re-attaches; its node refuses the first two connections.
+    refuse_connects_ = 2;
+    StoreClient client(db_);
+    RemoteRunController c(&client, nullptr);
+    QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded),
+        states(&c, &RemoteRunController::connectionState), errs(&c, &RemoteRunController::error);
+    c.setConnector(connector());
+    c.reattach();
+    QVERIFY(attached.wait(10000) || !attached.isEmpty());
+    QCOMPARE(attached.first().at(0).toString(), id);
+    QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QStringLiteral("completed"));
+    QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+    QStringList seen;
+    for (const auto& a : states) seen << a.at(1).toString();
+    QVERIFY2(seen.size() >= 3 && seen[1].startsWith("reconnecting (attempt 1)") &&
+                 seen[2].startsWith("reconnecting (attempt 2)") && seen.contains("connected"),
+             qPrintable(seen.join(" | ")));
+    QCOMPARE(refuse_connects_.load(), 0);
+    check_every_step_once(id, steps);
+    auto s = store();
+    QCOMPARE(read_text(s->get_run(id.toStdString()).events_path), read_text(node_run_dir(id) + "/events.jsonl"));
+  }
+
+  void stop_resume_stop_then_download_checkpoint() {
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QSignalSpy started(&c, &RemoteRunController::runStarted), ingested(&c, &RemoteRunController::runIngested),
+        ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error),
+        dl_progress(&c, &RemoteRunController::checkpointProgress),
+        downloaded(&c, &RemoteRunController::checkpointDownloaded);
+    QString err;
+    const QString id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, 1000000), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
+    QVERIFY(c.stopRun(id, &err));
+    QCOMPARE(tdguitest::wait_ended(ended, id, 40000), QStringLiteral("stopped"));
+    auto s = store();
+    const auto first = s->get_run(id.toStdString());
+    QCOMPARE(first.status, std::string("stopped"));
+    const auto ckpts = s->checkpoints(id.toStdString());
+    QVERIFY(!ckpts.empty());
+    QCOMPARE(ckpts.back().step, first.last_step.value_or(-1));
+    check_every_step_once(id, *first.last_step);
+
+    // Resume on the same node: the deploy sends nothing new, the engine continues the steps.
+    ended.clear();
+    started.clear();
+    QVERIFY(c.resumeRun(id, &err));
+    QVERIFY(started.wait(30000) || !started.isEmpty());
+    QVERIFY2(tdguitest::wait_step(ingested, id, *first.last_step + 5) >= *first.last_step + 5,
+             qPrintable(errors(errs)));
+    QVERIFY(c.stopRun(id, &err));
+    QCOMPARE(tdguitest::wait_ended(ended, id, 40000), QStringLiteral("stopped"));
+    const auto second = s->get_run(id.toStdString());
+    QCOMPARE(second.attempts, 2);
+    QVERIFY(*second.last_step > *first.last_step);
+    check_every_step_once(id, *second.last_step);
+    QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+
+    // The newest checkpoint comes down whole: each file's sha256 equals the node's.
+    const QString out = dir_.filePath("downloaded");
+    QVERIFY(c.downloadCheckpoint(id, out, &err));
+    QVERIFY(downloaded.wait(30000) || !downloaded.isEmpty());
+    QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+    char name[32];
+    std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(*second.last_step));
+    const fs::path local = downloaded.first().at(1).toString().toStdString();
+    QCOMPARE(local.filename().string(), std::string(name));
+    td::remote::Session session = connector()(node_);
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(local)) {
+      ++files;
+      const std::string remote = node_run_dir(id) + "/checkpoints/" + name + "/" + e.path().filename().string();
+      QCOMPARE(td::remote::sha256_file(e.path()), td::remote::remote_sha256(session, remote));
+    }
+    QCOMPARE(files, 3);  // model.safetensors, optimizer.safetensors, trainer.json (docs/formats.md)
+    QVERIFY(!dl_progress.isEmpty());
+    QCOMPARE(dl_progress.last().at(1).toLongLong(), dl_progress.last().at(2).toLongLong());
+  }
+
+  void killed_engine_marked_failed_with_log_tail() {
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QSignalSpy ingested(&c, &RemoteRunController::runIngested), ended(&c, &RemoteRunController::runEnded),
+        errs(&c, &RemoteRunController::error);
+    QString err;
+    const QString id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, 1000000), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
+    auto s = store();
+    const auto remote = s->remote_run(id.toStdString());
+    QVERIFY(remote && remote->pid);
+    QCOMPARE(::kill(pid_t(*remote->pid), SIGKILL), 0);  // the node is this machine
+    QCOMPARE(tdguitest::wait_ended(ended, id, 30000), QStringLiteral("failed"));
+    const auto info = s->get_run(id.toStdString());
+    QCOMPARE(info.status, std::string("failed"));
+    std::string log = read_text(node_run_dir(id) + "/engine.log");
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    QVERIFY(!log.empty());
+    const std::string last_line = log.substr(log.rfind('\n') + 1);
+    QVERIFY2(info.end_reason.find("ended without a run_end") != std::string::npos, info.end_reason.c_str());
+    QVERIFY2(info.end_reason.find(last_line) != std::string::npos, info.end_reason.c_str());
+  }
+
+  void bad_dataset_refused_before_anything() {
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QString err;
+    auto cfg = tdguitest::tiny_config(dir_.filePath("corpus"), 10);  // a corpus, not a prepared dataset
+    QVERIFY(c.startRun("lab", node_, "remote-exp", cfg, &err).isEmpty());
+    QVERIFY2(err.contains("manifest.json"), qPrintable(err));
+    QVERIFY(c.activeRuns().isEmpty());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRemoteRuns)
+#include "test_remote_runs.moc"
