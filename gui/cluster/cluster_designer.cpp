@@ -75,11 +75,13 @@ ClusterDesigner::ClusterDesigner(StoreClient* store, NodeAccess* access, QWidget
   connect(model_, &NodeTableModel::nodesEdited, this, &ClusterDesigner::markDirty);
   connect(tester_, &ConnectionTester::finished, this, [this](const QString& id, const QString& text) {
     model_->setTestState(id, NodeTableModel::TestState::Ok, text);
+    table_->resizeColumnToContents(NodeTableModel::Status);
     showReport();
     updateState();
   });
   connect(tester_, &ConnectionTester::failed, this, [this](const QString& id, const QString& message) {
     model_->setTestState(id, NodeTableModel::TestState::Failed, message);
+    table_->resizeColumnToContents(NodeTableModel::Status);
     showReport();
     updateState();
   });
@@ -117,6 +119,7 @@ void ClusterDesigner::buildUi() {
 
   // -- the local cluster: nothing to edit
   stack_ = new QStackedWidget(this);
+  stack_->setObjectName(QStringLiteral("designerPages"));  // 0: this machine, 1: the editor
   auto* local_page = new QLabel(tr("<b>This machine</b><br>Runs train on this computer, on its GPUs where the engine "
                                    "has CUDA, else on its CPU. There is nothing to configure.<br><br>To train on "
                                    "servers over SSH, press <i>New cluster</i>."),
@@ -148,7 +151,7 @@ void ClusterDesigner::buildUi() {
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setWordWrap(false);
-  ed->addWidget(table_, 2);
+  ed->addWidget(table_, 3);
   auto* node_buttons = new QHBoxLayout;
   add_node_ = new QPushButton(tr("Add node"), editor);
   add_node_->setObjectName(QStringLiteral("addNodeButton"));
@@ -237,7 +240,11 @@ void ClusterDesigner::buildUi() {
     showReport();
     updateState();
   });
-  connect(model_, &QAbstractItemModel::modelReset, this, &ClusterDesigner::updateState);
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    table_->resizeColumnsToContents();
+    updateState();
+  });
+  connect(model_, &QAbstractItemModel::rowsInserted, table_, &QTableView::resizeColumnsToContents);
   connect(revert_, &QPushButton::clicked, this, &ClusterDesigner::revert);
   connect(save_, &QPushButton::clicked, this, &ClusterDesigner::save);
 }

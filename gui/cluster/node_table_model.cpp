@@ -225,7 +225,7 @@ bool NodeTableModel::setData(const QModelIndex& index, const QVariant& value, in
 Qt::ItemFlags NodeTableModel::flags(const QModelIndex& index) const {
   if (!index.isValid()) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
-  if (index.column() < Resolved) f |= Qt::ItemIsEditable;
+  if (index.column() <= Jump) f |= Qt::ItemIsEditable;
   return f;
 }
 

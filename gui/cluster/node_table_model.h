@@ -2,9 +2,9 @@
 //
 // Columns: name, host, port, user, auth (agent / key / password), key file, GPUs, work
 // directory, jump host (editable; EditRole gives the NodeSpec value: port and GPUs as int, auth
-// as "agent"/"key"/"password"), then "as resolved" (read-only: where ~/.ssh/config takes the
-// node, e.g. "gpu1 → ana@10.1.2.3:2200 via bastion") and the last "Test connection" status
-// (icon, one word; tooltip: the whole report or error). Port 0 shows empty (= the config's Port,
+// as "agent"/"key"/"password"), then, read-only, the last "Test connection" status (icon, one
+// word; tooltip: the whole report or error) and "as resolved" (where ~/.ssh/config takes the
+// node, e.g. "gpu1 → ana@10.1.2.3:2200 via bastion"). Port 0 shows empty (= the config's Port,
 // else 22). Values are stored as typed: a port of 70000 is kept and reported by
 // td::remote::validate(), not refused, so the person sees the message.
 //
@@ -29,7 +29,7 @@ QString resolvedHint(const td::remote::NodeSpec& node, const QString& ssh_config
 class NodeTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Name, Host, Port, User, Auth, KeyFile, Gpus, WorkDir, Jump, Resolved, Status, ColumnCount };
+  enum Column { Name, Host, Port, User, Auth, KeyFile, Gpus, WorkDir, Jump, Status, Resolved, ColumnCount };
   enum class TestState { None, Testing, Ok, Failed };
 
   explicit NodeTableModel(QObject* parent = nullptr);
