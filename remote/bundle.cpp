@@ -39,12 +39,26 @@ const char* kLauncher =
     "#!/bin/sh\n"
     "# TrainDeck engine bundle launcher: the bundled libraries come first (LD_LIBRARY_PATH is\n"
     "# searched before the binary's RUNPATH); glibc comes from this machine.\n"
+    "# Node libraries (CUDA) live where deploy found or put them: one folder per line in\n"
+    "# ../node-lib-path, absolute or relative to the bundle folder.\n"
     "dir=$(cd -- \"$(dirname -- \"$0\")\" && pwd) || exit 127\n"
-    "LD_LIBRARY_PATH=\"$dir/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"\n"
+    "libs=\"$dir/../lib\"\n"
+    "if [ -r \"$dir/../node-lib-path\" ]; then\n"
+    "  while IFS= read -r d || [ -n \"$d\" ]; do\n"
+    "    case $d in '') ;; /*) libs=\"$libs:$d\" ;; *) libs=\"$libs:$dir/../$d\" ;; esac\n"
+    "  done < \"$dir/../node-lib-path\"\n"
+    "fi\n"
+    "LD_LIBRARY_PATH=\"$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"\n"
     "export LD_LIBRARY_PATH\n"
     "exec \"$dir/traindeck-engine.bin\" \"$@\"\n";
 
 }  // namespace
+
+bool is_node_library(const std::string& soname) {
+  for (const char* p : {"libcudart.so", "libcublas.so", "libcublasLt.so", "libnccl.so"})
+    if (soname.rfind(p, 0) == 0) return true;
+  return false;
+}
 
 bool is_glibc_library(const std::string& soname) {
   static const char* kGlibc[] = {"libc.so", "libm.so", "libpthread.so", "libdl.so", "librt.so",
@@ -119,8 +133,13 @@ BundleManifest make_bundle(const fs::path& engine_binary, const fs::path& out_di
   fs::copy_file(engine_binary, bin, fs::copy_options::overwrite_existing);
   fs::permissions(bin, fs::perms(0755));
   std::vector<fs::path> elf_files{bin};
+  std::vector<NodeLibrary> node_libs;
   for (const auto& [soname, path] : resolve_libraries(engine_binary)) {
     if (is_glibc_library(soname)) continue;
+    if (is_node_library(soname)) {  // left to the node: listed, not copied
+      node_libs.push_back({soname, fs::canonical(path).string(), static_cast<uint64_t>(fs::file_size(path))});
+      continue;
+    }
     const fs::path dst = out_dir / "lib" / soname;
     if (!fs::copy_file(path, dst, fs::copy_options::overwrite_existing, ec) || ec)  // follows symlinks
       throw td::Error("cannot copy " + path + " into the bundle: " + ec.message());
@@ -139,6 +158,15 @@ BundleManifest make_bundle(const fs::path& engine_binary, const fs::path& out_di
   uname(&u);
   m.arch = u.machine;
   m.glibc = glibc_requirement(elf_files);
+  std::sort(node_libs.begin(), node_libs.end(),
+            [](const NodeLibrary& a, const NodeLibrary& b) { return a.soname < b.soname; });
+  m.node_libs = node_libs;
+  // The CUDA runtime major: libcudart.so.13 -> "13" (else that of cuBLAS, whose soname follows it).
+  for (const char* prefix : {"libcudart.so.", "libcublas.so.", "libcublasLt.so."})
+    for (const NodeLibrary& l : m.node_libs)
+      if (m.cuda_major.empty() && l.soname.rfind(prefix, 0) == 0)
+        m.cuda_major = l.soname.substr(std::string(prefix).size(), l.soname.find('.', std::string(prefix).size()) -
+                                                                       std::string(prefix).size());
   for (const auto& e : fs::recursive_directory_iterator(out_dir)) {
     if (!e.is_regular_file()) continue;
     std::string rel = fs::relative(e.path(), out_dir).generic_string();
@@ -148,6 +176,7 @@ BundleManifest make_bundle(const fs::path& engine_binary, const fs::path& out_di
   std::sort(m.files.begin(), m.files.end(), [](const BundleFile& a, const BundleFile& b) { return a.path < b.path; });
   std::string all;
   for (const BundleFile& f : m.files) all += f.path + " " + f.sha256 + "\n";
+  for (const NodeLibrary& l : m.node_libs) all += "node " + l.soname + "\n";
   {
     const fs::path tmp = out_dir / ".hash-input";
     std::ofstream(tmp, std::ios::binary) << all;
@@ -157,6 +186,12 @@ BundleManifest make_bundle(const fs::path& engine_binary, const fs::path& out_di
   nlohmann::json j = {{"format", "traindeck-engine-bundle"}, {"arch", m.arch}, {"glibc", m.glibc}, {"hash", m.hash}};
   j["files"] = nlohmann::json::array();
   for (const BundleFile& f : m.files) j["files"].push_back({{"path", f.path}, {"size", f.size}, {"sha256", f.sha256}});
+  if (!m.node_libs.empty()) {
+    j["cuda_major"] = m.cuda_major;
+    j["node_libs"] = nlohmann::json::array();
+    for (const NodeLibrary& l : m.node_libs)
+      j["node_libs"].push_back({{"soname", l.soname}, {"source", l.source}, {"size", l.size}});
+  }
   std::ofstream(out_dir / "manifest.json", std::ios::binary | std::ios::trunc) << j.dump(1) << "\n";
 
   std::string out;
@@ -178,6 +213,11 @@ BundleManifest read_bundle_manifest(const fs::path& bundle_dir) {
     m.hash = j.at("hash").get<std::string>();
     for (const auto& e : j.at("files"))
       m.files.push_back({e.at("path").get<std::string>(), e.at("size").get<uint64_t>(), e.at("sha256").get<std::string>()});
+    m.cuda_major = j.value("cuda_major", "");
+    if (j.contains("node_libs"))
+      for (const auto& e : j.at("node_libs"))
+        m.node_libs.push_back(
+            {e.at("soname").get<std::string>(), e.at("source").get<std::string>(), e.at("size").get<uint64_t>()});
     return m;
   } catch (const std::exception& e) {
     throw td::Error((bundle_dir / "manifest.json").string() + " is malformed: " + e.what() + "; make the bundle again");

@@ -12,7 +12,12 @@
 //                                      OpenBLAS (the OpenMP build the RUNPATH points at) ...
 //   <bundle>/manifest.json             {"format":"traindeck-engine-bundle","arch":"x86_64",
 //                                      "glibc":"2.34","hash":"<16 hex>","files":[{"path":
-//                                      "bin/traindeck-engine.bin","size":N,"sha256":"..."}...]}
+//                                      "bin/traindeck-engine.bin","size":N,"sha256":"..."}...],
+//                                      "cuda_major":"13","node_libs":[{"soname":"libcublasLt.so.13",
+//                                      "source":"/usr/local/cuda-13.0/lib64/libcublasLt.so.13","size":N}]}
+// The CUDA libraries (libcudart, libcublas, libcublasLt, libnccl: hundreds of MB) are NOT copied:
+// they are node libraries, which deploy() finds on the node (or uploads once from `source`), and
+// the launcher adds the folders deploy() wrote to <bundle>/node-lib-path to LD_LIBRARY_PATH.
 // Threading rule: functions here only touch local files; call them from any one thread.
 #pragma once
 
@@ -29,12 +34,26 @@ struct BundleFile {
   std::string sha256;  ///< hex
 };
 
+/// A library the bundle does not carry because the node usually has it (CUDA): deploy() looks
+/// for `soname` on the node and uploads `source` only where it is missing.
+struct NodeLibrary {
+  std::string soname;  ///< "libcublasLt.so.13"
+  std::string source;  ///< absolute local path ldd resolved it to (the file uploaded as a fallback)
+  uint64_t size = 0;   ///< bytes of `source`
+};
+
 struct BundleManifest {
   std::string arch;    ///< `uname -m` of the machine the bundle runs on ("x86_64")
   std::string glibc;   ///< highest GLIBC_x.y symbol version the binary and libraries need ("2.34")
   std::string hash;    ///< first 16 hex of the sha256 over all files' paths + sha256s: the version
   std::vector<BundleFile> files;  ///< every file except manifest.json, sorted by path
+  std::vector<NodeLibrary> node_libs;  ///< CUDA libraries left to the node, sorted by soname
+  std::string cuda_major;  ///< CUDA runtime major version from libcudart's soname ("13"); empty: no CUDA
 };
+
+/// True for the CUDA libraries a bundle leaves to the node: libcudart.so*, libcublas.so*,
+/// libcublasLt.so*, libnccl.so*.
+bool is_node_library(const std::string& soname);
 
 /// True for the libraries that come from the node's glibc and never go in a bundle
 /// (libc.so.6, libm.so.6, libpthread.so.0, libdl.so.2, librt.so.1, ld-linux*.so.*, ...).

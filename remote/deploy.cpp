@@ -29,7 +29,135 @@ void check_cancel(const std::atomic<bool>* cancel) {
   if (cancel && cancel->load()) throw td::Error("deploy cancelled");
 }
 
+// One command for the NVIDIA driver (when $2 is 1) and the folder of each node library.
+// Arguments: $1 a folder put first on PATH (or empty), $2 "1": query the driver, $3 "1": search
+// the default folders too, $4 the number of configured folders, then those folders, then the
+// sonames. Prints smi_missing=1 | smi_rc=N and smi=<line> per GPU, then found=<soname>:<dir>
+// or missing=<soname> per library. Every value is a positional argument, never interpolated.
+const char* kNodeLibScript = R"SH(extra=$1; driver=$2; defaults=$3; n=$4; shift 4
+[ -n "$extra" ] && PATH="$extra:$PATH"
+if [ "$driver" = 1 ]; then
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    if command -v timeout >/dev/null 2>&1; then t="timeout 15"; else t=; fi
+    out=$($t nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1); rc=$?
+    echo "smi_rc=$rc"
+    printf '%s
+' "$out" | sed 's/^/smi=/'
+  else
+    echo "smi_missing=1"
+  fi
+fi
+nl='
+'
+cands=
+while [ "$n" -gt 0 ]; do cands="$cands$1$nl"; shift; n=$((n-1)); done
+if [ "$defaults" = 1 ]; then
+  [ -n "$CUDA_HOME" ] && cands="$cands$CUDA_HOME/lib64$nl"
+  for d in /usr/local/cuda/lib64 /usr/local/cuda-*/lib64 "/usr/lib/$(uname -m)-linux-gnu"       "$HOME"/.local/lib/python3*/site-packages/nvidia/*/lib       /usr/local/lib/python3*/site-packages/nvidia/*/lib /usr/local/lib/python3*/dist-packages/nvidia/*/lib       /usr/lib/python3*/site-packages/nvidia/*/lib /usr/lib/python3/dist-packages/nvidia/*/lib       /opt/conda/lib/python3*/site-packages/nvidia/*/lib; do
+    case $d in *:*) continue ;; esac
+    [ -d "$d" ] && cands="$cands$d$nl"
+  done
+fi
+set -f
+IFS=$nl
+for so in "$@"; do
+  f=
+  for d in $cands; do
+    if [ -f "$d/$so" ]; then f=$d; break; fi
+  done
+  case $f in '') printf 'missing=%s
+' "$so"; continue ;; /*) ;; *) f="$PWD/$f" ;; esac
+  printf 'found=%s:%s
+' "$so" "$f"
+done
+)SH";
+
+struct NodeLibScan {
+  bool smi_missing = false;
+  int smi_rc = 0;
+  std::string smi_out;                  // nvidia-smi's output lines
+  std::vector<std::string> driver_versions;
+  std::vector<std::pair<std::string, std::string>> found;  // soname, remote folder
+  std::vector<std::string> missing;                        // sonames
+};
+
 }  // namespace
+
+std::string minimum_nvidia_driver(int cuda_major) {
+  // NVIDIA, CUDA Toolkit release notes, "CUDA Toolkit and Minimum Required Driver Version for
+  // CUDA Minor Version Compatibility" (Linux x86_64).
+  switch (cuda_major) {
+    case 11: return "450.80.02";
+    case 12: return "525.60.13";
+    case 13: return "580";
+    default: return "";
+  }
+}
+
+// The driver and node-library scan (kNodeLibScript), parsed.
+static NodeLibScan scan_node(Session& s, const BundleManifest& m, const DeployOptions& o, bool libs) {
+  std::vector<std::string> argv{"sh", "-c", kNodeLibScript, "sh", o.extra_path, m.cuda_major.empty() ? "0" : "1",
+                                o.search_default_dirs ? "1" : "0"};
+  std::vector<std::string> dirs = libs ? o.node_lib_dirs : std::vector<std::string>{};
+  for (const std::string& d : dirs)
+    if (d.empty() || d.find(':') != std::string::npos || d.find('\n') != std::string::npos)
+      throw td::Error("node library folder '" + d + "' cannot be used: it is empty or holds ':' or a newline "
+                      "(LD_LIBRARY_PATH cannot carry it); choose another folder");
+  argv.push_back(std::to_string(dirs.size()));
+  argv.insert(argv.end(), dirs.begin(), dirs.end());
+  if (libs)
+    for (const NodeLibrary& l : m.node_libs) argv.push_back(l.soname);
+  ExecResult r = s.exec(argv);
+  if (r.exit_status != 0)
+    throw td::Error(s.where() + ": the node library and driver check did not run (exit " +
+                    std::to_string(r.exit_status) + "): " + trim(r.err));
+  NodeLibScan scan;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = line.substr(0, eq), val = line.substr(eq + 1);
+    if (key == "smi_missing") scan.smi_missing = true;
+    else if (key == "smi_rc") scan.smi_rc = std::atoi(val.c_str());
+    else if (key == "smi") {
+      scan.smi_out += val + "\n";
+      const std::string v = trim(val.substr(val.find_first_not_of(' ') == std::string::npos ? val.size()
+                                                                                          : val.find_first_not_of(' ')));
+      if (!v.empty() && v.find_first_not_of("0123456789.") == std::string::npos) scan.driver_versions.push_back(v);
+    } else if (key == "found") {
+      const size_t colon = val.find(':');
+      if (colon != std::string::npos) scan.found.emplace_back(val.substr(0, colon), val.substr(colon + 1));
+    } else if (key == "missing") {
+      scan.missing.push_back(val);
+    }
+  }
+  return scan;
+}
+
+// The NVIDIA driver against the bundle's CUDA runtime; fills r.driver_version.
+static void check_driver(Session& s, const BundleManifest& m, const NodeLibScan& scan, DeployResult& r) {
+  if (m.cuda_major.empty()) return;
+  const std::string min = minimum_nvidia_driver(std::atoi(m.cuda_major.c_str()));
+  if (min.empty())
+    throw td::Error("the engine bundle uses CUDA " + m.cuda_major +
+                    ", for which TrainDeck knows no minimum NVIDIA driver: update TrainDeck");
+  if (scan.smi_missing)
+    throw td::Error(s.where() + ": the engine bundle uses CUDA " + m.cuda_major +
+                    " but the node has no nvidia-smi on its PATH (no NVIDIA driver?): install the NVIDIA driver " +
+                    min + " or newer there, or choose a node with a GPU");
+  if (scan.smi_rc != 0 || scan.driver_versions.empty())
+    throw td::Error(s.where() + ": nvidia-smi failed on the node (exit " + std::to_string(scan.smi_rc) +
+                    "): " + trim(scan.smi_out) + ". Check the NVIDIA driver there (nvidia-smi must list the GPUs)");
+  std::string lowest = scan.driver_versions.front();
+  for (const std::string& v : scan.driver_versions)
+    if (compare_versions(v, lowest) < 0) lowest = v;
+  r.driver_version = lowest;
+  if (compare_versions(lowest, min) < 0)
+    throw td::Error(s.where() + ": the node's NVIDIA driver is " + lowest + " but the engine bundle's CUDA " +
+                    m.cuda_major + " runtime needs driver " + min +
+                    " or newer (NVIDIA's CUDA Toolkit release notes): update the driver on the node, or use an "
+                    "engine built with an older CUDA");
+}
 
 // uname -m and glibc: possible before anything is uploaded.
 static void check_platform(Session& s, const BundleManifest& m, DeployResult& r) {
@@ -62,14 +190,16 @@ static void check_engine_runs(Session& s, const std::string& remote_bundle_dir, 
   r.engine_version = trim(v.out);
 }
 
-void check_node(Session& s, const BundleManifest& m, const std::string& remote_bundle_dir, DeployResult& r) {
+void check_node(Session& s, const BundleManifest& m, const std::string& remote_bundle_dir, DeployResult& r,
+                const DeployOptions& options) {
   check_platform(s, m, r);
+  if (!m.cuda_major.empty()) check_driver(s, m, scan_node(s, m, options, false), r);
   check_engine_runs(s, remote_bundle_dir, r);
 }
 
 DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& dataset_dir, const std::string& config_json,
                     const std::string& remote_work_dir, const std::string& run_id, const DeployProgress& progress,
-                    const std::atomic<bool>* cancel) {
+                    const std::atomic<bool>* cancel, const DeployOptions& options) {
   const BundleManifest m = read_bundle_manifest(bundle_dir);
   if (!fs::is_directory(dataset_dir))
     throw td::Error("dataset folder " + dataset_dir.string() + " is missing: prepare the dataset first");
@@ -90,6 +220,28 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
   r.config_path = join(r.run_dir, "config.json");
 
   check_platform(s, m, r);  // a wrong node fails before anything is uploaded
+  std::string node_lib_path;  // <bundle>/node-lib-path
+  std::vector<const NodeLibrary*> upload_libs;
+  if (!m.node_libs.empty() || !m.cuda_major.empty()) {
+    const NodeLibScan scan = scan_node(s, m, options, true);
+    check_driver(s, m, scan, r);
+    for (const NodeLibrary& l : m.node_libs) {
+      std::string dir;
+      for (const auto& [so, d] : scan.found)
+        if (so == l.soname) dir = d;
+      if (dir.empty()) {  // the node lacks it: <work>/cuda/<soname>/<soname>, i.e. ../../cuda/<soname>
+        upload_libs.push_back(&l);
+        dir = join(remote_work_dir, "cuda/" + l.soname);
+        node_lib_path += "../../cuda/" + l.soname + "\n";
+        ++r.node_libs_uploaded;
+      } else {
+        node_lib_path += dir + "\n";
+        ++r.node_libs_found;
+      }
+      if (std::find(r.node_lib_dirs.begin(), r.node_lib_dirs.end(), dir) == r.node_lib_dirs.end())
+        r.node_lib_dirs.push_back(dir);
+    }
+  }
 
   // What to move: (local, remote, size).
   struct Item {
@@ -108,6 +260,15 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
       items.push_back({bundle_dir / f.path, join(remote_bundle, f.path), f.size});
       total += f.size;
     }
+  }
+  for (const NodeLibrary* l : upload_libs) {
+    if (!fs::is_regular_file(l->source))
+      throw td::Error(s.where() + " lacks " + l->soname + " and its local copy " + l->source +
+                      " is gone: make the bundle again on a machine with the CUDA toolkit, or install " +
+                      l->soname + " on the node (and give its folder in the cluster's CUDA library path)");
+    items.push_back({l->source, join(remote_work_dir, "cuda/" + l->soname + "/" + l->soname),
+                     static_cast<uint64_t>(fs::file_size(l->source))});
+    total += items.back().size;
   }
   std::vector<fs::path> data_files;
   for (const auto& e : fs::recursive_directory_iterator(dataset_dir))
@@ -149,6 +310,13 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
     r.files_skipped += static_cast<int>(m.files.size());
   }
   check_cancel(cancel);
+  if (!m.node_libs.empty()) {
+    ExecOptions eo;
+    eo.stdin_data = node_lib_path;
+    ExecResult w = s.exec({"sh", "-c", "cat > \"$1\"", "sh", join(remote_bundle, "node-lib-path")}, eo);
+    if (w.exit_status != 0)
+      throw td::Error(s.where() + ": cannot write " + join(remote_bundle, "node-lib-path") + ": " + trim(w.err));
+  }
 
   cfg["data"]["path"] = r.dataset_dir;
   ExecOptions eo;

@@ -6,6 +6,10 @@
 //   <work>/datasets/<dataset folder name>/...             the prepared dataset's files
 //   <work>/runs/<run_id>/config.json                      data.path = the remote dataset folder
 //   <work>/runs/<run_id>/{events.jsonl,engine.log,...}    written by the engine
+//   <work>/cuda/<soname>/<soname>                         a CUDA library the node lacked (uploaded once)
+//   <work>/engine/<hash>/node-lib-path                    the folders of the node libraries, one a
+//                                                         line (absolute, or relative to the bundle folder),
+//                                                         added to LD_LIBRARY_PATH by the launcher
 // Threading rule: that of the Session (one thread at a time); `cancel` may be set from any thread.
 #pragma once
 
@@ -14,11 +18,36 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "remote/bundle.h"
 #include "remote/session.h"
 
 namespace td::remote {
+
+/// Where deploy() looks for the bundle's node libraries (BundleManifest::node_libs: CUDA) and
+/// how it checks the NVIDIA driver.
+struct DeployOptions {
+  /// Folders on the node searched first (the cluster's configured CUDA library path); no ':'
+  /// or newline in them.
+  std::vector<std::string> node_lib_dirs;
+  /// Then: $CUDA_HOME/lib64 (as sshd's non-login shell sees it), /usr/local/cuda/lib64,
+  /// /usr/local/cuda-*/lib64, /usr/lib/<arch>-linux-gnu, and pip installs
+  /// (python3*/{site,dist}-packages/nvidia/*/lib under $HOME/.local/lib, /usr/local/lib,
+  /// /usr/lib, /opt/conda/lib). false: only node_lib_dirs.
+  bool search_default_dirs = true;
+  /// Test/packaging hook: a folder put FIRST on the node's PATH for nvidia-smi (a positional
+  /// argument, never interpolated; see ProbeOptions::extra_path). Empty: the node's PATH.
+  std::string extra_path;
+};
+
+/// The oldest NVIDIA Linux driver that runs CUDA runtime major `cuda_major` (minor version
+/// compatibility), from the table "CUDA Toolkit and Minimum Required Driver Version for CUDA
+/// Minor Version Compatibility" of NVIDIA's CUDA Toolkit release notes
+/// (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/, also in
+/// https://docs.nvidia.com/deploy/cuda-compatibility/): CUDA 13.x >= 580, 12.x >= 525.60.13,
+/// 11.x >= 450.80.02. Empty for a major not in the table.
+std::string minimum_nvidia_driver(int cuda_major);
 
 struct DeployResult {
   std::string engine;        ///< remote path of the bundle's launcher: <work>/engine/<hash>/bin/traindeck-engine
@@ -30,14 +59,23 @@ struct DeployResult {
   int files_skipped = 0;     ///< files already on the node with the same size and sha256
   std::string node_glibc;    ///< the node's glibc version ("2.36")
   std::string engine_version;  ///< `traindeck-engine --version` on the node
+  std::string driver_version;  ///< the node's NVIDIA driver (lowest of its GPUs) when the bundle uses CUDA
+  std::vector<std::string> node_lib_dirs;  ///< folders of the node libraries (LD_LIBRARY_PATH order),
+                                           ///< remote paths; uploaded ones are <work>/cuda/<soname>
+  int node_libs_found = 0;     ///< node libraries found on the node
+  int node_libs_uploaded = 0;  ///< node libraries the node lacked, uploaded (or already there from before)
 };
 
 /// progress(done_bytes, total_bytes) over all files to check or send (bundle + dataset), on the
 /// calling thread; skipped files count as done.
 using DeployProgress = std::function<void(uint64_t done_bytes, uint64_t total_bytes)>;
 
-/// Checks the node's architecture and glibc first (nothing is uploaded to a node that cannot
-/// run the bundle), then uploads the bundle (skipped as a whole when the node's <work>/engine/<hash>/manifest.json is
+/// Checks the node's architecture and glibc first, and where the bundle uses CUDA the NVIDIA
+/// driver (`nvidia-smi --query-gpu=driver_version --format=csv,noheader` >=
+/// minimum_nvidia_driver(cuda_major); a node without nvidia-smi is an error) and where its node
+/// libraries are (one remote command; see DeployOptions). Nothing is uploaded to a node that
+/// cannot run the bundle. Node libraries the node lacks are uploaded to <work>/cuda/<soname>/
+/// (skip_same: once). Then it uploads the bundle (skipped as a whole when the node's <work>/engine/<hash>/manifest.json is
 /// the same, else file by file with skip_same), the dataset folder (each file skip_same) and
 /// the config (`config_json`: a run config; data.path is replaced by the remote dataset folder),
 /// then checks that the bundled `traindeck-engine --version` runs there. The node checks:
@@ -46,11 +84,14 @@ using DeployProgress = std::function<void(uint64_t done_bytes, uint64_t total_by
 /// config that is not JSON, or a cancel ("deploy cancelled").
 DeployResult deploy(Session& s, const std::filesystem::path& bundle_dir, const std::filesystem::path& dataset_dir,
                     const std::string& config_json, const std::string& remote_work_dir, const std::string& run_id,
-                    const DeployProgress& progress = {}, const std::atomic<bool>* cancel = nullptr);
+                    const DeployProgress& progress = {}, const std::atomic<bool>* cancel = nullptr,
+                    const DeployOptions& options = {});
 
 /// Only the node checks of deploy() for an already uploaded bundle at remote `bundle_dir`
-/// (<work>/engine/<hash>). Fills node_glibc and engine_version. Errors: td::Error per mismatch.
-void check_node(Session& s, const BundleManifest& m, const std::string& remote_bundle_dir, DeployResult& r);
+/// (<work>/engine/<hash>): arch, glibc, the NVIDIA driver where the bundle uses CUDA, and
+/// `--version`. Fills node_glibc, driver_version and engine_version. Errors: td::Error per mismatch.
+void check_node(Session& s, const BundleManifest& m, const std::string& remote_bundle_dir, DeployResult& r,
+                const DeployOptions& options = {});
 
 /// Starts `engine train --config <run_dir>/config.json --out <run_dir> --run-id <run_id>
 /// --no-events-stdout` on the node in its own session (setsid), stdin /dev/null, stdout
