@@ -13,6 +13,8 @@
 
 #include "engine/common/error.h"
 #include "remote/bundle.h"
+#include "remote/checkpoints.h"
+#include "remote/sftp.h"
 #include "remote/deploy.h"
 #include "remote/remote_run.h"
 #include "remote/session.h"
@@ -236,6 +238,87 @@ class TestRemoteRun : public QObject {
     QCOMPARE(loss.step.front(), int64_t(1));
     QCOMPARE(int64_t(loss.size()), loss.step.back());
     QVERIFY(loss.step.back() >= before + 10);
+  }
+
+  void checkpoints_listed_downloaded_and_sampled() {
+    Session s = connect();
+    nlohmann::json cfg = tiny_config(30);
+    cfg["train"]["checkpoint_interval"] = 10;
+    cfg["train"]["keep_checkpoints"] = 2;
+    DeployResult d = deploy(s, bundle_, dataset_, cfg.dump(), work_, "ckpt-run");
+    QVERIFY2(list_checkpoints(s, d.run_dir).empty(), "a run that has not trained has no checkpoint");
+    // Train in the foreground over SSH (a second or two).
+    ExecOptions eo;
+    eo.timeout_ms = 60000;
+    ExecResult t = s.exec({d.engine, "train", "--config", d.config_path, "--out", d.run_dir, "--run-id", "ckpt-run",
+                           "--no-events-stdout", "--quiet"}, eo);
+    QVERIFY2(t.exit_status == 0, t.err.c_str());
+    // What the node's folder holds (the node is this machine): complete step_* folders.
+    std::vector<std::string> on_disk;
+    for (const auto& e : fs::directory_iterator(d.run_dir + "/checkpoints"))
+      if (e.is_directory() && e.path().extension() != ".tmp") on_disk.push_back(e.path().filename().string());
+    std::sort(on_disk.begin(), on_disk.end());
+    const std::vector<RemoteCheckpoint> list = list_checkpoints(s, d.run_dir);
+    QCOMPARE(int(list.size()), int(on_disk.size()));
+    QCOMPARE(int(list.size()), int(cfg["train"]["keep_checkpoints"]));
+    for (size_t i = 0; i < list.size(); ++i) {
+      QCOMPARE(list[i].name, on_disk[i]);
+      QCOMPARE(list[i].step, int64_t(std::stoll(on_disk[i].substr(5))));
+      uint64_t sum = 0;
+      for (const auto& [file, size] : list[i].files) {
+        QCOMPARE(size, uint64_t(fs::file_size(fs::path(d.run_dir) / "checkpoints" / list[i].name / file)));
+        sum += size;
+      }
+      QCOMPARE(list[i].size_bytes, sum);
+      QCOMPARE(list[i].files.size(), size_t(std::distance(
+          fs::directory_iterator(fs::path(d.run_dir) / "checkpoints" / list[i].name), fs::directory_iterator{})));
+    }
+    QCOMPARE(list.back().step, int64_t(cfg["train"]["steps"]));  // the final checkpoint
+    // Download the newest with progress; each file's sha256 equals sha256sum's on the node.
+    const RemoteCheckpoint& newest = list.back();
+    const fs::path local = local_ / "downloaded checkpoints";
+    uint64_t last = 0, total_seen = 0;
+    bool monotonic = true;
+    CheckpointDownload dl = download_checkpoint(s, d.run_dir, newest.name, local, [&](uint64_t done, uint64_t total) {
+      monotonic = monotonic && done >= last;
+      last = done;
+      total_seen = total;
+    });
+    QVERIFY(monotonic);
+    QCOMPARE(total_seen, newest.size_bytes);
+    QCOMPARE(last, newest.size_bytes);
+    QCOMPARE(dl.bytes_sent, newest.size_bytes);
+    QCOMPARE(dl.files_sent, int(newest.files.size()));
+    QCOMPARE(dl.local_path, local / newest.name);
+    QVERIFY(!fs::exists(local / (newest.name + ".tmp")));
+    for (const auto& [file, size] : newest.files)
+      QCOMPARE(sha256_file(dl.local_path / file), remote_sha256(s, d.run_dir + "/checkpoints/" + newest.name + "/" + file));
+    // Again: nothing moves.
+    CheckpointDownload again = download_checkpoint(s, d.run_dir, newest.name, local);
+    QCOMPARE(again.bytes_sent, uint64_t(0));
+    QCOMPARE(again.files_skipped, int(newest.files.size()));
+    // The engine reads the local copy: greedy text from it equals that from the node's original.
+    std::string from_local, from_node;
+    QCOMPARE(run_cmd({TD_ENGINE_EXE, "sample", "--checkpoint", dl.local_path.string(), "--prompt", "Line 7: the",
+                      "--tokens", "24", "--temperature", "0"}, &from_local), 0);
+    QCOMPARE(run_cmd({TD_ENGINE_EXE, "sample", "--checkpoint", d.run_dir + "/checkpoints/" + newest.name, "--prompt",
+                      "Line 7: the", "--tokens", "24", "--temperature", "0"}, &from_node), 0);
+    QVERIFY(!from_local.empty());
+    QCOMPARE(from_local, from_node);
+    // Names are checked before anything is sent; a missing one lists those there.
+    std::string err;
+    try {
+      download_checkpoint(s, d.run_dir, "../../etc", local);
+    } catch (const td::Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("is not a checkpoint name") != std::string::npos, err.c_str());
+    try {
+      download_checkpoint(s, d.run_dir, "step_00000099", local);
+    } catch (const td::Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("there: " + list.front().name) != std::string::npos, err.c_str());
   }
 };
 

@@ -1,0 +1,115 @@
+// Listing and downloading a run's checkpoints on a node (checkpoints.h).
+#include "remote/checkpoints.h"
+
+#include <algorithm>
+#include <regex>
+#include <sstream>
+
+#include "engine/common/error.h"
+#include "remote/sftp.h"
+
+namespace td::remote {
+namespace fs = std::filesystem;
+
+namespace {
+
+// $1: the run folder. Prints "ckpt=<name>" per complete checkpoint folder, then "<bytes> <name>/<file>"
+// per regular file in it (stat); exit 3 when the run folder is missing.
+const char* kListScript =
+    "cd -- \"$1\" 2>/dev/null || exit 3\n"
+    "[ -d checkpoints ] || exit 0\n"
+    "cd checkpoints || exit 4\n"
+    "for d in step_*; do\n"
+    "  case $d in *.tmp) continue ;; esac\n"
+    "  [ -d \"$d\" ] || continue\n"
+    "  echo \"ckpt=$d\"\n"
+    "  for f in \"$d\"/*; do [ -f \"$f\" ] && stat -c '%s %n' -- \"$f\"; done\n"
+    "done\n";
+
+const std::regex kName(R"(step_([0-9]{8}))");
+
+std::string join(const std::string& dir, const std::string& rel) {
+  if (dir.empty()) return rel;
+  return dir.back() == '/' ? dir + rel : dir + "/" + rel;
+}
+
+}  // namespace
+
+std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir) {
+  ExecResult r = s.exec({"sh", "-c", kListScript, "sh", remote_run_dir});
+  if (r.exit_status == 3) throw td::Error(s.where() + ": the run folder " + remote_run_dir + " does not exist on the node");
+  if (r.exit_status != 0)
+    throw td::Error(s.where() + ": cannot list the checkpoints in " + remote_run_dir + " (exit " +
+                    std::to_string(r.exit_status) + "): " + r.err);
+  std::vector<RemoteCheckpoint> out;
+  std::istringstream in(r.out);
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("ckpt=", 0) == 0) {
+      const std::string name = line.substr(5);
+      if (!std::regex_match(name, m, kName)) {
+        out.push_back({});  // a folder like step_12 that is not the engine's: placeholder, dropped below
+        continue;
+      }
+      out.push_back({name, std::stoll(m[1].str()), 0, {}});
+      continue;
+    }
+    const size_t sp = line.find(' ');
+    if (out.empty() || out.back().name.empty() || sp == std::string::npos) continue;
+    const std::string path = line.substr(sp + 1);
+    const size_t slash = path.find('/');
+    if (slash == std::string::npos) continue;
+    const uint64_t size = std::stoull(line.substr(0, sp));
+    out.back().files.emplace_back(path.substr(slash + 1), size);
+    out.back().size_bytes += size;
+  }
+  out.erase(std::remove_if(out.begin(), out.end(), [](const RemoteCheckpoint& c) { return c.name.empty(); }), out.end());
+  std::sort(out.begin(), out.end(), [](const RemoteCheckpoint& a, const RemoteCheckpoint& b) { return a.step < b.step; });
+  for (RemoteCheckpoint& c : out) std::sort(c.files.begin(), c.files.end());
+  return out;
+}
+
+CheckpointDownload download_checkpoint(Session& s, const std::string& remote_run_dir, const std::string& name,
+                                       const fs::path& local_dir,
+                                       const std::function<void(uint64_t, uint64_t)>& progress,
+                                       const std::atomic<bool>* cancel) {
+  if (!std::regex_match(name, kName))
+    throw td::Error("'" + name + "' is not a checkpoint name (step_ and 8 digits, e.g. step_00001000)");
+  const std::vector<RemoteCheckpoint> all = list_checkpoints(s, remote_run_dir);
+  auto it = std::find_if(all.begin(), all.end(), [&](const RemoteCheckpoint& c) { return c.name == name; });
+  if (it == all.end()) {
+    std::string have;
+    for (const RemoteCheckpoint& c : all) have += (have.empty() ? "" : ", ") + c.name;
+    throw td::Error(s.where() + ": checkpoint " + name + " is not in " + remote_run_dir + "/checkpoints (" +
+                    (have.empty() ? "the run has no checkpoint yet" : "there: " + have) + ")");
+  }
+  CheckpointDownload res;
+  res.local_path = local_dir / name;
+  const bool in_place = fs::is_directory(res.local_path);
+  const fs::path target = in_place ? res.local_path : local_dir / (name + ".tmp");
+  fs::create_directories(target);
+  const uint64_t total = it->size_bytes;
+  uint64_t done = 0;
+  if (progress) progress(0, total);
+  const std::string remote_ckpt = join(remote_run_dir, "checkpoints/" + name);
+  for (const auto& [file, size] : it->files) {
+    TransferOptions t;
+    t.cancel = cancel;
+    t.skip_same = true;
+    const uint64_t base = done;
+    if (progress) t.progress = [&](uint64_t d, uint64_t) { progress(base + d, total); };
+    TransferResult tr = download(s, join(remote_ckpt, file), target / file, t);
+    if (tr.outcome == TransferResult::Outcome::Cancelled) {
+      res.cancelled = true;
+      return res;
+    }
+    res.bytes_sent += tr.bytes_sent;
+    (tr.outcome == TransferResult::Outcome::Skipped ? res.files_skipped : res.files_sent)++;
+    done = base + size;
+    if (progress) progress(done, total);
+  }
+  if (!in_place) fs::rename(target, res.local_path);
+  return res;
+}
+
+}  // namespace td::remote

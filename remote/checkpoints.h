@@ -1,0 +1,54 @@
+// Checkpoints of a run on a node: list them and download one (plain C++ on a Session).
+//
+// The engine writes <run dir>/checkpoints/step_NNNNNNNN/ (8 digits: optimizer steps done) with
+// model.safetensors, optimizer.safetensors and trainer.json; it writes step_NNNNNNNN.tmp/ first
+// and renames it, so a folder without ".tmp" is complete (docs/formats.md, "Checkpoints").
+// Threading rule: that of the Session (one thread at a time); `cancel` may be set from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "remote/session.h"
+
+namespace td::remote {
+
+/// One complete checkpoint on the node.
+struct RemoteCheckpoint {
+  std::string name;          ///< "step_00000030"
+  int64_t step = 0;          ///< 30
+  uint64_t size_bytes = 0;   ///< sum of its files' sizes
+  std::vector<std::pair<std::string, uint64_t>> files;  ///< file name ("model.safetensors") and bytes, by name
+};
+
+/// The complete checkpoints of the run folder `remote_run_dir` (absolute, or relative to the
+/// remote home), oldest step first; empty when the run has none yet. ONE remote command.
+/// Errors: td::Error when the run folder does not exist or the command fails.
+std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir);
+
+struct CheckpointDownload {
+  std::filesystem::path local_path;  ///< <local_dir>/<name>
+  uint64_t bytes_sent = 0;           ///< bytes moved by this call (0 when everything was there)
+  int files_sent = 0;
+  int files_skipped = 0;             ///< already local with the same size and sha256
+  bool cancelled = false;            ///< stopped by `cancel`; the next call resumes
+};
+
+/// Downloads checkpoint `name` ("step_NNNNNNNN") of the run into <local_dir>/<name>/ with
+/// download() (sha256 verified, resume from .part files, skip when the same). A first download
+/// goes to <local_dir>/<name>.tmp/ and is renamed at the end, so that, as on the node, a
+/// folder without ".tmp" is complete; an existing <local_dir>/<name>/ is updated in place.
+/// progress(done_bytes, total_bytes) over the checkpoint's files, on the calling thread.
+/// Errors: td::Error for a name that is not step_ + 8 digits, a checkpoint not on the node
+/// (naming those that are), or a transfer error.
+CheckpointDownload download_checkpoint(Session& s, const std::string& remote_run_dir, const std::string& name,
+                                       const std::filesystem::path& local_dir,
+                                       const std::function<void(uint64_t done_bytes, uint64_t total_bytes)>& progress = {},
+                                       const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace td::remote
