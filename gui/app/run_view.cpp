@@ -2,11 +2,13 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSplitter>
@@ -19,6 +21,7 @@
 #include "gui/charts/dashboard.h"
 #include "gui/core/store_client.h"
 #include "gui/look/icons.h"
+#include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
 #include "store/store.h"
 
@@ -60,6 +63,30 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   header->addWidget(resume_);
   layout->addLayout(header);
 
+  // Remote runs: node and connection state, deploy/download progress, checkpoint download.
+  remote_bar_ = new QWidget(this);
+  remote_bar_->setObjectName(QStringLiteral("run_remote"));
+  auto* remote_row = new QHBoxLayout(remote_bar_);
+  remote_row->setContentsMargins(0, 0, 0, 0);
+  node_label_ = new QLabel(remote_bar_);
+  node_label_->setObjectName(QStringLiteral("run_node"));
+  node_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  node_label_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  progress_ = new QProgressBar(remote_bar_);
+  progress_->setObjectName(QStringLiteral("run_progress"));
+  progress_->setVisible(false);
+  cancel_progress_ = new QPushButton(remote_bar_);
+  cancel_progress_->setObjectName(QStringLiteral("run_cancel_progress"));
+  cancel_progress_->setVisible(false);
+  download_ = new QPushButton(icon(QStringLiteral("import")), QString(), remote_bar_);
+  download_->setObjectName(QStringLiteral("run_download_checkpoint"));
+  remote_row->addWidget(node_label_, 1);
+  remote_row->addWidget(progress_, 1);
+  remote_row->addWidget(cancel_progress_);
+  remote_row->addWidget(download_);
+  remote_bar_->setVisible(false);
+  layout->addWidget(remote_bar_);
+
   auto* split = new QSplitter(Qt::Vertical, this);
   dashboard_ = new Dashboard(store, split);
   bottom_ = new QTabWidget(split);
@@ -90,8 +117,17 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
     updateStatus();
     loadSamples();
   });
-  connect(stop_, &QPushButton::clicked, this, [this] { emit stopRequested(run_); });
-  connect(resume_, &QPushButton::clicked, this, [this] { emit resumeRequested(run_); });
+  connect(stop_, &QPushButton::clicked, this, &RunView::requestStop);
+  connect(resume_, &QPushButton::clicked, this, &RunView::requestResume);
+  connect(download_, &QPushButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Download the newest checkpoint into"));
+    if (!dir.isEmpty()) downloadCheckpointTo(dir);
+  });
+  connect(cancel_progress_, &QPushButton::clicked, this, [this] {
+    if (!remote_) return;
+    if (remote_->isDeploying(run_)) remote_->cancelDeploy(run_);
+    if (remote_->isDownloading(run_)) remote_->cancelDownload(run_);
+  });
   stop_->setEnabled(false);
   resume_->setEnabled(false);
 }
@@ -104,6 +140,104 @@ void RunView::retranslate() {
   samples_->setPlaceholderText(tr("Generated samples appear here with their step (train.sample_interval)."));
   bottom_->setTabText(0, tr("Samples"));
   bottom_->setTabText(1, tr("Log"));
+  cancel_progress_->setText(tr("Cancel"));
+  download_->setText(tr("Download checkpoint"));
+  download_->setToolTip(tr("Copy the run's newest checkpoint from its node to a folder on this machine"));
+}
+
+void RunView::setRemoteRunController(RemoteRunController* remote) {
+  if (remote_) disconnect(remote_, nullptr, this, nullptr);
+  remote_ = remote;
+  if (!remote) return;
+  connect(remote, &RemoteRunController::deployProgress, this, &RunView::showProgress);
+  connect(remote, &RemoteRunController::checkpointProgress, this,
+          [this](const QString& id, qint64 done, qint64 total) {
+            showProgress(id, done, total, tr("downloading the checkpoint"));
+          });
+  connect(remote, &RemoteRunController::checkpointDownloaded, this, [this](const QString& id, const QString& path) {
+    if (id != run_) return;
+    progress_->setVisible(false);
+    cancel_progress_->setVisible(false);
+    node_label_->setText(node_label_->text() + QStringLiteral(" · ") + tr("checkpoint saved in %1").arg(path));
+    download_->setEnabled(remote_has_checkpoint_);
+  });
+  connect(remote, &RemoteRunController::connectionState, this, [this](const QString& id, const QString&) {
+    if (id == run_) updateRemoteBar();
+  });
+  connect(remote, &RemoteRunController::runIngested, this, [this](const QString& id, qint64) { onIngested(id); });
+  connect(remote, &RemoteRunController::logAppended, this, &RunView::appendLog);
+  // A start, an end or a failed deploy: the progress bar goes, status and buttons are read again.
+  auto refresh = [this](const QString& id) {
+    if (id != run_) return;
+    progress_->setVisible(false);
+    cancel_progress_->setVisible(false);
+    onIngested(id);
+    updateStatus();
+  };
+  connect(remote, &RemoteRunController::runStarted, this, refresh);
+  connect(remote, &RemoteRunController::runEnded, this, [refresh](const QString& id, const QString&) { refresh(id); });
+  connect(remote, &RemoteRunController::startFailed, this,
+          [refresh](const QString& id, const QString&) { refresh(id); });
+}
+
+bool RunView::runActive(const QString& run_id) const {
+  return !run_id.isEmpty() && (runs_->isActive(run_id) || (remote_ && remote_->isActive(run_id)));
+}
+
+void RunView::requestStop() {
+  if (run_.isEmpty()) return;
+  if (remote_ && (remote_run_ || remote_->isActive(run_))) {
+    QString err;
+    if (!remote_->stopRun(run_, &err)) emit remote_->error(err);
+    return;
+  }
+  emit stopRequested(run_);
+}
+
+void RunView::requestResume() {
+  if (run_.isEmpty()) return;
+  if (remote_ && remote_run_) {
+    QString err;
+    if (!remote_->resumeRun(run_, &err)) emit remote_->error(err);
+    return;
+  }
+  emit resumeRequested(run_);
+}
+
+void RunView::downloadCheckpointTo(const QString& dir) {
+  if (!remote_ || run_.isEmpty()) return;
+  QString err;
+  if (!remote_->downloadCheckpoint(run_, dir, &err)) return emit remote_->error(err);
+  download_->setEnabled(false);
+  showProgress(run_, 0, 0, tr("connecting to %1").arg(remote_node_));
+}
+
+void RunView::showProgress(const QString& run_id, qint64 done, qint64 total, const QString& phase) {
+  if (run_id != run_) return;
+  remote_bar_->setVisible(true);
+  progress_->setVisible(true);
+  cancel_progress_->setVisible(true);
+  // Byte counts go over int's range: the bar counts KiB; a phase without bytes is "busy".
+  progress_->setRange(0, total > 0 ? int(std::max<qint64>(1, total / 1024)) : 0);
+  progress_->setValue(total > 0 ? int(done / 1024) : 0);
+  progress_->setFormat(total > 0 ? phase + QStringLiteral(" · %p%") : phase);
+  progress_->setToolTip(total > 0 ? tr("%1 of %2 MB").arg(done / 1e6, 0, 'f', 1).arg(total / 1e6, 0, 'f', 1) : phase);
+  if (!remote_run_ && remote_) node_label_->setText(tr("Node %1").arg(remote_->nodeOf(run_id)));
+}
+
+void RunView::updateRemoteBar() {
+  const bool deploying = remote_ && remote_->isDeploying(run_);
+  remote_bar_->setVisible(remote_run_ || deploying);
+  if (!remote_run_ && !deploying) return;
+  const QString node = remote_node_.isEmpty() && remote_ ? remote_->nodeOf(run_) : remote_node_;
+  QString text = tr("Node %1").arg(node);
+  if (remote_ && remote_->isActive(run_) && !remote_->connectionStateOf(run_).isEmpty())
+    text += QStringLiteral(" · ") + remote_->connectionStateOf(run_);
+  else if (remote_run_ && !(remote_ && remote_->isActive(run_)))
+    text += QStringLiteral(" · ") + tr("not followed");
+  node_label_->setText(text);
+  download_->setVisible(remote_run_);
+  download_->setEnabled(remote_has_checkpoint_ && remote_ && !remote_->isDownloading(run_));
 }
 
 void RunView::changeEvent(QEvent* event) {
@@ -122,6 +256,12 @@ void RunView::setStoreClient(StoreClient* store) {
 
 void RunView::setRun(const QString& run_id) {
   run_ = run_id;
+  remote_run_ = false;
+  remote_node_.clear();
+  remote_has_checkpoint_ = false;
+  progress_->setVisible(false);
+  cancel_progress_->setVisible(false);
+  updateRemoteBar();
   samples_shown_ = -1;
   samples_->clear();
   log_->clear();
@@ -145,7 +285,7 @@ void RunView::appendLog(const QString& run_id, const QString& text) {
 }
 
 void RunView::updateStatus() {
-  const bool active = !run_.isEmpty() && runs_->isActive(run_);
+  const bool active = runActive(run_);
   stop_->setEnabled(active);
   if (run_.isEmpty() || !store_) {
     resume_->setEnabled(false);
@@ -156,22 +296,33 @@ void RunView::updateStatus() {
   struct Status {
     std::optional<td::store::RunInfo> info;
     bool has_checkpoint = false;
+    std::optional<td::store::RemoteRun> remote;
   };
   store_->run<Status>(
       this,
       [id = id.toStdString()](td::store::Store& s) {
-        Status st{s.find_run(id), false};
+        Status st{s.find_run(id), false, std::nullopt};
         if (st.info) st.has_checkpoint = !s.checkpoints(id).empty();
+        if (st.info) st.remote = s.remote_run(id);
         return st;
       },
       [this, id](Status st) {
         if (id != run_) return;
         const auto& info = st.info;
+        remote_run_ = st.remote.has_value();
+        remote_has_checkpoint_ = remote_run_ && st.has_checkpoint;
+        if (st.remote) {
+          const auto node = nlohmann::json::parse(st.remote->node_json, nullptr, /*allow_exceptions=*/false);
+          const std::string name = node.is_object() ? node.value("name", std::string()) : std::string();
+          const std::string host = node.is_object() ? node.value("host", std::string()) : std::string();
+          remote_node_ = QString::fromStdString(name.empty() ? host : name);
+        }
+        updateRemoteBar();
         if (!info) {
           status_->setText(tr("Run %1 (starting…)").arg(id));
           return;
         }
-        const bool active = runs_->isActive(id);
+        const bool active = runActive(id);
         const QString status = QString::fromStdString(info->status);
         QString text = tr("Run %1 · %2 · step %3").arg(id, status).arg(info->last_step.value_or(0));
         if (info->best_val_loss) text += tr(" · best val loss %1").arg(*info->best_val_loss, 0, 'f', 4);

@@ -1,5 +1,8 @@
 // RunView: one run's live page — status line, Stop/Resume, the Dashboard's charts, generated
-// samples (with their step) and the engine's log.
+// samples (with their step) and the engine's log. For a run on an SSH node (the store has its
+// remote_runs row) also the node, the connection state, the deploy (or checkpoint download)
+// progress with its phase, and "Download checkpoint"; Stop/Resume then go to the
+// RemoteRunController.
 //
 // Threading rule: GUI thread. Samples and run status come from StoreClient jobs; the log's
 // history is read on a pool thread (QtConcurrent) and live text arrives from RunController.
@@ -10,6 +13,7 @@
 
 class QLabel;
 class QPlainTextEdit;
+class QProgressBar;
 class QPushButton;
 class QTabWidget;
 class QTextBrowser;
@@ -19,6 +23,7 @@ namespace td::gui {
 
 class Dashboard;
 class RunController;
+class RemoteRunController;
 class StoreClient;
 
 class RunView : public QWidget {
@@ -36,6 +41,23 @@ class RunView : public QWidget {
   QPushButton* stopButton() const { return stop_; }
   QPushButton* resumeButton() const { return resume_; }
   QLabel* statusLabel() const { return status_; }
+
+  /// Remote runs: connects the controller's deploy progress, connection state, log, ingest,
+  /// start/end and checkpoint download signals to this view (the main window need not wire
+  /// those for remote runs). nullptr: remote runs are shown without live state.
+  void setRemoteRunController(RemoteRunController* remote);
+  /// True when the shown run ran on an SSH node (known once its status was read).
+  bool isRemoteRun() const { return remote_run_; }
+  /// Stop / Resume of the shown run: a remote run goes to the RemoteRunController (its errors
+  /// come from that controller's error()), a local one emits stopRequested / resumeRequested.
+  void requestStop();
+  void requestResume();
+  /// Downloads the shown remote run's newest checkpoint into `dir` (the button asks for it).
+  void downloadCheckpointTo(const QString& dir);
+  QWidget* remoteBar() const { return remote_bar_; }
+  QLabel* nodeLabel() const { return node_label_; }
+  QProgressBar* progressBar() const { return progress_; }
+  QPushButton* downloadButton() const { return download_; }
 
   /// New rows of `run_id` were ingested (coalesced: charts, status and samples refresh at most
   /// every 250 ms).
@@ -55,9 +77,21 @@ class RunView : public QWidget {
   void retranslate();
   void loadLog();
   void loadSamples();
+  void showProgress(const QString& run_id, qint64 done, qint64 total, const QString& phase);
+  void updateRemoteBar();
+  bool runActive(const QString& run_id) const;
 
   QPointer<StoreClient> store_;
   RunController* runs_;
+  QPointer<RemoteRunController> remote_;
+  bool remote_run_ = false;
+  QString remote_node_;  // the node's display name from the store
+  bool remote_has_checkpoint_ = false;
+  QWidget* remote_bar_;
+  QLabel* node_label_;
+  QProgressBar* progress_;
+  QPushButton* cancel_progress_;
+  QPushButton* download_;
   QString run_;
   QLabel* status_;
   QPushButton* stop_;

@@ -114,19 +114,21 @@ void RemoteRunController::launchTask(RemoteRunSpec spec) {
   run.control = std::make_shared<RemoteRunControl>();
   run.control->kill_timeout_ms = kill_timeout_ms_;
   run.deploying = spec.mode != RemoteRunSpec::Mode::Attach;
+  run.serial = ++serial_;
   nodes_[id] = QString::fromStdString(spec.node.display_name());
   auto control = run.control;
   auto connector = connector_;
-  run.task = std::make_unique<RemoteTask>(this, [spec, control, connector, this](RemoteTask::Shared& shared) {
-    run_remote_job(spec, connector, *control, shared, [&shared, this, id = spec.run_id](RemoteRunEvent e) {
-      shared.post([this, id, e]() { onEvent(id, e); });
-    });
-  });
+  run.task = std::make_unique<RemoteTask>(
+      this, [spec, control, connector, this, serial = run.serial](RemoteTask::Shared& shared) {
+        run_remote_job(spec, connector, *control, shared, [&shared, this, id = spec.run_id, serial](RemoteRunEvent e) {
+          shared.post([this, id, serial, e]() { onEvent(id, serial, e); });
+        });
+      });
 }
 
-void RemoteRunController::onEvent(const QString& run_id, const RemoteRunEvent& e) {
+void RemoteRunController::onEvent(const QString& run_id, quint64 serial, const RemoteRunEvent& e) {
   auto it = runs_.find(run_id);
-  if (it == runs_.end()) return;
+  if (it == runs_.end() || it->second.serial != serial) return;
   using K = RemoteRunEvent::Kind;
   switch (e.kind) {
     case K::Progress:

@@ -145,10 +145,11 @@ class RemoteRunController : public QObject {
     std::shared_ptr<RemoteRunControl> control;
     std::unique_ptr<RemoteTask> task;
     bool deploying = false;
+    quint64 serial = 0;  // events of an earlier task of the same run id are dropped
   };
   QStringList runs_keys() const;
   void launchTask(RemoteRunSpec spec);
-  void onEvent(const QString& run_id, const RemoteRunEvent& e);
+  void onEvent(const QString& run_id, quint64 serial, const RemoteRunEvent& e);
   void finish(const QString& run_id);
 
   QPointer<StoreClient> store_;
@@ -160,7 +161,8 @@ class RemoteRunController : public QObject {
   std::map<QString, std::unique_ptr<RemoteTask>> downloads_;
   QHash<QString, QString> states_;
   QHash<QString, QString> nodes_;
-  quint64 generation_ = 0;  // bumped by detachAll: store answers for older generations are dropped
+  quint64 generation_ = 0;
+  quint64 serial_ = 0;  // bumped by detachAll: store answers for older generations are dropped
 };
 
 }  // namespace td::gui

@@ -47,7 +47,6 @@ class TestRemoteRuns : public QObject {
       const auto r = td::remote::resolve_node(n, sshd_.dir / "no_ssh_config");
       td::remote::OpenOptions o;
       o.known_hosts = sshd_.known_hosts;
-      o.timeout_ms = 10000;
       o.accept_unknown_host = [](const td::remote::HostKeyInfo&, const std::string&) { return true; };
       return td::remote::open_node(r, td::remote::node_auth(n, r, {}), o);
     };
@@ -63,6 +62,20 @@ class TestRemoteRuns : public QObject {
     QCOMPARE(rows.first, int64_t(1));
     QCOMPARE(rows.last, expected_last);
     QCOMPARE(rows.count, expected_last);
+  }
+
+  // Waits for run_id's runEnded and compares its status; on a difference says why the store
+  // ended it (end_reason) and what the node's engine.log ends with.
+  void expect_end(QSignalSpy& ended, const QString& id, const QString& expected, int timeout_ms = 60000) {
+    const QString status = tdguitest::wait_ended(ended, id, timeout_ms);
+    if (status == expected) return;
+    auto s = store();
+    const auto info = s->find_run(id.toStdString());
+    std::string log = read_text(node_run_dir(id) + "/engine.log");
+    if (log.size() > 2000) log = log.substr(log.size() - 2000);
+    QFAIL(qPrintable(QStringLiteral("run %1 ended '%2', expected '%3'; end_reason: %4; engine.log ends: %5; sshd log: %6")
+                         .arg(id, status, expected, QString::fromStdString(info ? info->end_reason : "(no run)"),
+                              QString::fromStdString(log), QString::fromStdString(sshd_.log()))));
   }
 
   QString errors(const QSignalSpy& spy) {
@@ -120,7 +133,7 @@ class TestRemoteRuns : public QObject {
     QCOMPARE(progress.count(), 0);  // nothing happened on this thread: it all goes on a worker
     QVERIFY(c.isActive(id));
     QVERIFY(c.isDeploying(id));
-    QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QStringLiteral("completed"));
+    expect_end(ended, id, "completed", 60000);
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     QCOMPARE(started.count(), 1);
     QVERIFY(ticks_at_started > ticks_at_first_progress && ticks_at_first_progress >= 0);
@@ -207,7 +220,7 @@ class TestRemoteRuns : public QObject {
     c.reattach();
     QVERIFY(attached.wait(10000) || !attached.isEmpty());
     QCOMPARE(attached.first().at(0).toString(), id);
-    QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QStringLiteral("completed"));
+    expect_end(ended, id, "completed", 60000);
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     QStringList seen;
     for (const auto& a : states) seen << a.at(1).toString();
@@ -232,7 +245,7 @@ class TestRemoteRuns : public QObject {
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
     QVERIFY(c.stopRun(id, &err));
-    QCOMPARE(tdguitest::wait_ended(ended, id, 40000), QStringLiteral("stopped"));
+    expect_end(ended, id, "stopped");
     auto s = store();
     const auto first = s->get_run(id.toStdString());
     QCOMPARE(first.status, std::string("stopped"));
@@ -249,7 +262,7 @@ class TestRemoteRuns : public QObject {
     QVERIFY2(tdguitest::wait_step(ingested, id, *first.last_step + 5) >= *first.last_step + 5,
              qPrintable(errors(errs)));
     QVERIFY(c.stopRun(id, &err));
-    QCOMPARE(tdguitest::wait_ended(ended, id, 40000), QStringLiteral("stopped"));
+    expect_end(ended, id, "stopped");
     const auto second = s->get_run(id.toStdString());
     QCOMPARE(second.attempts, 2);
     QVERIFY(*second.last_step > *first.last_step);
@@ -290,7 +303,7 @@ class TestRemoteRuns : public QObject {
     const auto remote = s->remote_run(id.toStdString());
     QVERIFY(remote && remote->pid);
     QCOMPARE(::kill(pid_t(*remote->pid), SIGKILL), 0);  // the node is this machine
-    QCOMPARE(tdguitest::wait_ended(ended, id, 30000), QStringLiteral("failed"));
+    expect_end(ended, id, "failed", 30000);
     const auto info = s->get_run(id.toStdString());
     QCOMPARE(info.status, std::string("failed"));
     std::string log = read_text(node_run_dir(id) + "/engine.log");

@@ -1,0 +1,130 @@
+// RunView (gui/app/run_view.h) showing a remote run against a real OpenSSH sshd on 127.0.0.1
+// (tests/remote/sshd_fixture.h; the node is this machine): deploy progress with its phase, the
+// node and its connection state, Stop and Resume routed to the RemoteRunController, and
+// "Download checkpoint" once the run has one.
+#include <QtTest>
+
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+
+#include <filesystem>
+
+#include "../gui_test_util.h"
+#include "../../remote/sshd_fixture.h"
+#include "gui/app/run_view.h"
+#include "gui/core/store_client.h"
+#include "gui/runs/remote_run_controller.h"
+#include "gui/runs/run_controller.h"
+#include "remote/cluster.h"
+#include "store/store.h"
+
+using namespace td::gui;
+using td::remote::testing::run_cmd;
+using td::remote::testing::SshdFixture;
+namespace fs = std::filesystem;
+
+class TestRemoteRunView : public QObject {
+  Q_OBJECT
+  SshdFixture sshd_;
+  QTemporaryDir dir_;
+  QString data_, db_;
+  td::remote::NodeSpec node_;
+
+  RemoteRunController::Connector connector() {
+    return [this](const td::remote::NodeSpec& n) {
+      const auto r = td::remote::resolve_node(n, sshd_.dir / "no_ssh_config");
+      td::remote::OpenOptions o;
+      o.known_hosts = sshd_.known_hosts;
+      o.accept_unknown_host = [](const td::remote::HostKeyInfo&, const std::string&) { return true; };
+      return td::remote::open_node(r, td::remote::node_auth(n, r, {}), o);
+    };
+  }
+
+ private slots:
+  void initTestCase() {
+    if (!sshd_.start(/*with_password_user=*/false)) QSKIP(sshd_.skip_reason.c_str());
+    QVERIFY(dir_.isValid());
+    qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
+    qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
+    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
+    QVERIFY(!data_.isEmpty());
+    db_ = dir_.filePath("store.db");
+    node_.name = "gpu-node-b";
+    node_.host = "127.0.0.1";
+    node_.port = sshd_.port;
+    node_.user = sshd_.user;
+    node_.auth = td::remote::AuthMethod::KeyFile;
+    node_.key_file = sshd_.user_key;
+    node_.work_dir = (sshd_.dir / "node work").string();
+  }
+
+  void cleanupTestCase() {
+    if (!sshd_.dir.empty()) run_cmd({"pkill", "-KILL", "-f", "traindeck-engine.*" + sshd_.dir.string()});
+  }
+
+  void remote_run_page() {
+    StoreClient client(db_);
+    RunController local(&client);
+    RemoteRunController remote(&client, connector());
+    RunView view(&client, &local);
+    view.setRemoteRunController(&remote);
+    QSignalSpy progress(&remote, &RemoteRunController::deployProgress),
+        started(&remote, &RemoteRunController::runStarted), ingested(&remote, &RemoteRunController::runIngested),
+        ended(&remote, &RemoteRunController::runEnded), errs(&remote, &RemoteRunController::error),
+        downloaded(&remote, &RemoteRunController::checkpointDownloaded);
+    QSignalSpy local_stop(&view, &RunView::stopRequested), local_resume(&view, &RunView::resumeRequested);
+
+    QString err;
+    const QString id = remote.startRun("lab", node_, "view-exp", tdguitest::tiny_config(data_, 1000000), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    view.setRun(id);
+    // The deploy shows in the progress bar with its phase, under the node's name.
+    QVERIFY(progress.wait(30000));
+    QVERIFY(!view.remoteBar()->isHidden());
+    QVERIFY(!view.progressBar()->isHidden());
+    QVERIFY(view.progressBar()->format().contains(progress.last().at(3).toString()));
+    QVERIFY(view.nodeLabel()->text().contains("gpu-node-b"));
+
+    QVERIFY(started.wait(30000) || !started.isEmpty());
+    QVERIFY(tdguitest::wait_step(ingested, id, 5) >= 5);
+    QVERIFY(view.isRemoteRun() || QTest::qWaitFor([&] { return view.isRemoteRun(); }, 5000));
+    QTRY_VERIFY_WITH_TIMEOUT(view.nodeLabel()->text().contains("connected"), 10000);
+    QVERIFY(view.progressBar()->isHidden());
+    QTRY_VERIFY_WITH_TIMEOUT(view.stopButton()->isEnabled(), 5000);
+    QVERIFY(!view.downloadButton()->isHidden());
+
+    // Stop goes to the remote controller (the local one is not asked).
+    view.stopButton()->click();
+    QCOMPARE(tdguitest::wait_ended(ended, id, 40000), QStringLiteral("stopped"));
+    QCOMPARE(local_stop.count(), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(view.resumeButton()->isEnabled() && view.downloadButton()->isEnabled(), 10000);
+    QVERIFY(view.statusLabel()->text().contains("stopped"));
+
+    // Download: the checkpoint of the last step lands in the folder and the page says where.
+    td::store::Store s(db_.toStdString());
+    const int64_t last = s.get_run(id.toStdString()).last_step.value_or(-1);
+    view.downloadCheckpointTo(dir_.filePath("dl"));
+    QVERIFY(downloaded.wait(30000) || !downloaded.isEmpty());
+    char name[32];
+    std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(last));
+    QCOMPARE(fs::path(downloaded.first().at(1).toString().toStdString()).filename().string(), std::string(name));
+    QVERIFY(fs::exists(fs::path(downloaded.first().at(1).toString().toStdString()) / "model.safetensors"));
+    QVERIFY(view.nodeLabel()->text().contains(downloaded.first().at(1).toString()));
+
+    // Resume goes to the remote controller too, and the run trains on from its checkpoint.
+    started.clear();
+    ended.clear();
+    view.resumeButton()->click();
+    QCOMPARE(local_resume.count(), 0);
+    QVERIFY(started.wait(30000) || !started.isEmpty());
+    QVERIFY(tdguitest::wait_step(ingested, id, last + 5) >= last + 5);
+    view.requestStop();
+    QCOMPARE(tdguitest::wait_ended(ended, id, 40000), QStringLiteral("stopped"));
+    QVERIFY2(errs.isEmpty(), qPrintable(errs.isEmpty() ? QString() : errs.first().at(0).toString()));
+    QCOMPARE(s.get_run(id.toStdString()).attempts, 2);
+  }
+};
+
+QTEST_MAIN(TestRemoteRunView)
+#include "test_remote_run_view.moc"
