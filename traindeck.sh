@@ -15,7 +15,8 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-
             libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev fortunes
             qt6-base-dev qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqcustomplot-dev
             libssh2-1-dev qtkeychain-qt6-dev)
-TEST_PKGS=(python3 python3-torch sentencepiece openssh-server openssh-client iproute2)
+TEST_PKGS=(python3 python3-torch sentencepiece openssh-server openssh-client iproute2
+           lintian appstream desktop-file-utils)
 
 install_missing() {
   local missing=() p

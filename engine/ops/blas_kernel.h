@@ -17,9 +17,13 @@ std::string best_blas_coretype();
 /// OpenBLAS's kernel in this process (openblas_get_corename()).
 std::string blas_corename();
 
-/// If OPENBLAS_CORETYPE is unset and OpenBLAS chose a kernel weaker than best_blas_coretype(),
-/// re-executes this program (/proc/self/exe, same argv) with OPENBLAS_CORETYPE set, once.
-/// A user's OPENBLAS_CORETYPE always wins. Returns normally when nothing is to be done.
+/// Re-executes this program (/proc/self/exe, same argv) once when OpenBLAS as loaded is not what
+/// training needs: (1) not the OpenMP build (openblas_get_parallel() != 2, e.g. an installed
+/// engine whose libopenblas.so.0 alternative is the pthread build) while the OpenMP build's
+/// folder exists: that folder is put first on LD_LIBRARY_PATH; (2) OPENBLAS_CORETYPE is unset
+/// and OpenBLAS chose a kernel weaker than best_blas_coretype(): OPENBLAS_CORETYPE is set.
+/// A user's OPENBLAS_CORETYPE always wins. Returns normally when nothing is to be done or the
+/// exec fails (the run then goes on with the slower library).
 void ensure_blas_kernel(char** argv);
 
 }  // namespace td
