@@ -4,10 +4,12 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -24,6 +26,11 @@
 
 #include "gui/app/run_view.h"
 #include "gui/app/sidebar.h"
+#include "gui/cluster/cluster_designer.h"
+#include "gui/cluster/cluster_list.h"
+#include "gui/cluster/node_access.h"
+#include "gui/cluster/prompt_dialogs.h"
+#include "gui/cluster/secret_store.h"
 #include "gui/charts/dashboard.h"
 #include "gui/compare/compare_view.h"
 #include "gui/core/store_client.h"
@@ -35,6 +42,7 @@
 #include "gui/look/theme.h"
 #include "gui/plan/planner.h"
 #include "gui/runs/experiments_model.h"
+#include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
 #include "store/store.h"
 
@@ -62,7 +70,13 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   store_ = std::make_unique<StoreClient>(store_path);
   experiments_ = new ExperimentsModel(nullptr, this);
   runs_ = new RunController(nullptr, this);
-  experiments_->setRunActivePredicate([this](const QString& id) { return runs_->isActive(id); });
+  // SSH nodes: secrets from the system keyring (else asked each time), host keys and secrets
+  // asked through dialogs while a worker thread waits; remote runs deployed and followed on workers.
+  prompter_ = std::make_unique<WidgetPrompter>(this);
+  access_ = new NodeAccess(SecretStore::system(), prompter_.get(), this);
+  remote_runs_ = new RemoteRunController(nullptr, access_->connector(), this);
+  experiments_->setRunActivePredicate(
+      [this](const QString& id) { return runs_->isActive(id) || remote_runs_->isActive(id); });
   buildPanels();
   buildMenus();
 
@@ -81,7 +95,12 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
                });
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // Remote runs keep training on their nodes; no dialog may open from a worker from here on.
+  delete remote_runs_;
+  remote_runs_ = nullptr;
+  access_->setPrompter(nullptr);
+}
 
 QString MainWindow::storePath() const { return store_ ? store_->path() : QString(); }
 
@@ -98,9 +117,20 @@ void MainWindow::buildPanels() {
   design_layout->addWidget(designer_, 1);
   auto* start = new QPushButton(icon(QStringLiteral("start")), tr("Start run"), design_page);
   start->setObjectName(QStringLiteral("start_run"));
-  start->setToolTip(tr("Train this model on this machine (Ctrl+R)"));
+  start->setToolTip(tr("Train this model where \"Train on\" says (Ctrl+R)"));
   start->setEnabled(false);
-  design_layout->addWidget(start, 0, Qt::AlignRight);
+  auto* start_row = new QHBoxLayout;
+  start_row->addStretch(1);
+  auto* train_on_label = new QLabel(tr("Train on:"), design_page);
+  train_on_ = new QComboBox(design_page);
+  train_on_->setObjectName(QStringLiteral("train_on"));
+  train_on_->setToolTip(tr("This machine, or a node of a cluster saved on the Clusters page (deployed over SSH)"));
+  train_on_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  train_on_label->setBuddy(train_on_);
+  start_row->addWidget(train_on_label);
+  start_row->addWidget(train_on_);
+  start_row->addWidget(start);
+  design_layout->addLayout(start_row);
   connect(start, &QPushButton::clicked, this, [this] {
     QString error;
     if (startRun(&error).isEmpty()) showError(error);
@@ -113,11 +143,16 @@ void MainWindow::buildPanels() {
   compare_ = new CompareView(store_.get(), pages_);
   compare_dashboard_ = new Dashboard(store_.get(), compare_);
   compare_->setChartsWidget(compare_dashboard_);
+  run_view_->setRemoteRunController(remote_runs_);
+  clusters_ = new ClusterDesigner(store_.get(), access_, pages_);
+  connect(clusters_->clusterList(), &ClusterList::changed, this, &MainWindow::rebuildTargets);
+  rebuildTargets();
 
   pages_->addTab(design_page, icon(QStringLiteral("designer")), tr("Design"));
   pages_->addTab(data_, icon(QStringLiteral("data")), tr("Data"));
   pages_->addTab(run_view_, icon(QStringLiteral("run")), tr("Run"));
   pages_->addTab(compare_, icon(QStringLiteral("compare")), tr("Compare"));
+  pages_->addTab(clusters_, icon(QStringLiteral("remote")), tr("Clusters"));
   split->addWidget(sidebar_);
   split->addWidget(pages_);
   split->setStretchFactor(0, 0);
@@ -154,11 +189,30 @@ void MainWindow::buildPanels() {
     if (compare_dashboard_->runs().contains(id)) compare_dashboard_->refresh();
   });
   connect(runs_, &RunController::logAppended, run_view_, &RunView::appendLog);
+  // Remote runs: RunView shows their deploy progress, node, connection state and log itself.
+  connect(remote_runs_, &RemoteRunController::error, this, &MainWindow::showError);
+  connect(remote_runs_, &RemoteRunController::runIngested, this, [this](const QString& id, qint64) {
+    if (compare_dashboard_->runs().contains(id)) compare_dashboard_->refresh();
+  });
+  connect(remote_runs_, &RemoteRunController::runStarted, this, [this](const QString& id) {
+    experiments_->reload();
+    sidebar_->selectRun(id);
+    statusBar()->showMessage(tr("Run %1 is training on %2.").arg(id, remote_runs_->nodeOf(id)), 8000);
+  });
+  connect(remote_runs_, &RemoteRunController::runAttached, this, [this](const QString& id) {
+    statusBar()->showMessage(tr("Re-attached to run %1 on %2.").arg(id, remote_runs_->nodeOf(id)), 8000);
+  });
+  connect(remote_runs_, &RemoteRunController::runEnded, this, [this](const QString& id, const QString& status) {
+    experiments_->reload();
+    statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, status), 8000);
+    updateMeasuredMfu();
+  });
+  connect(clusters_, &ClusterDesigner::clustersChanged, this, [this] { rebuildTargets(); });
   // The sidebar's numbers (status, best val loss, tokens/s) follow running runs every 2 s.
   auto* sidebar_refresh = new QTimer(this);
   sidebar_refresh->setInterval(2000);
   connect(sidebar_refresh, &QTimer::timeout, this, [this] {
-    const QStringList active = runs_->activeRuns();
+    const QStringList active = runs_->activeRuns() + remote_runs_->activeRuns();
     if (active.isEmpty()) return;
     experiments_->reload();
     for (const QString& id : compare_->runs())
@@ -213,7 +267,7 @@ void MainWindow::buildMenus() {
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+M")));
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
-  const QStringList names = {tr("&Design"), tr("D&ata"), tr("&Run"), tr("&Compare")};
+  const QStringList names = {tr("&Design"), tr("D&ata"), tr("&Run"), tr("&Compare"), tr("C&lusters")};
   for (int i = 0; i < names.size(); ++i) {
     a = view->addAction(names[i], this, [this, i] { pages_->setCurrentIndex(i); });
     a->setShortcut(QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
@@ -262,6 +316,8 @@ void MainWindow::wireStore() {
   connect(s, &StoreClient::error, this, &MainWindow::showError);
   experiments_->setStoreClient(s);
   runs_->setStoreClient(s);
+  remote_runs_->setStoreClient(s);  // re-attaches to the store's remote runs
+  clusters_->setStoreClient(s);
   data_->setStoreClient(s);
   run_view_->setStoreClient(s);
   compare_->setStoreClient(s);
@@ -379,15 +435,68 @@ QString MainWindow::startRun(QString* error) {
     else
       experiment = QString::fromLatin1(td::store::kDefaultExperiment);
   }
-  const QString id = runs_->startRun(experiment, designer_->config(), error);
-  if (!id.isEmpty()) QSettings().setValue(QStringLiteral("run/experiment"), experiment);
+  QString id;
+  const QStringList target = train_on_->currentData().toStringList();  // {} or {cluster, node index}
+  if (target.size() == 2) {
+    const auto cluster = clusters_->clusterList()->cluster(target[0]);
+    const int node = target[1].toInt();
+    if (!cluster || node < 0 || node >= int(cluster->nodes.size())) {
+      if (error) *error = tr("The cluster %1 has changed; choose where to train again.").arg(target[0]);
+      rebuildTargets();
+      return {};
+    }
+    id = remote_runs_->startRun(target[0], cluster->nodes[size_t(node)], experiment, designer_->config(), error);
+    if (!id.isEmpty()) {
+      // The Run page shows the deploy's progress until the engine trains on the node.
+      run_view_->setRun(id);
+      pages_->setCurrentWidget(run_view_);
+      statusBar()->showMessage(tr("Deploying run %1 to %2…").arg(id, train_on_->currentText()), 8000);
+    }
+  } else {
+    id = runs_->startRun(experiment, designer_->config(), error);
+  }
+  if (!id.isEmpty()) {
+    QSettings().setValue(QStringLiteral("run/experiment"), experiment);
+    QSettings().setValue(QStringLiteral("run/target"), train_on_->currentText());
+  }
   return id;
+}
+
+bool MainWindow::isRemote(const QString& run_id) const {
+  return remote_runs_->isActive(run_id) || (run_view_->run() == run_id && run_view_->isRemoteRun());
+}
+
+void MainWindow::rebuildTargets() {
+  const QString current = train_on_->count() ? train_on_->currentText()
+                                             : QSettings().value(QStringLiteral("run/target")).toString();
+  QSignalBlocker block(train_on_);
+  train_on_->clear();
+  train_on_->addItem(icon(QStringLiteral("run")), ClusterList::localName());
+  ClusterList* list = clusters_->clusterList();
+  for (const QString& name : list->names()) {
+    const auto c = list->cluster(name);
+    if (!c) continue;
+    for (size_t i = 0; i < c->nodes.size(); ++i) {
+      const auto& n = c->nodes[i];
+      const QString node = QString::fromStdString(n.display_name());
+      const QString what = n.gpus == 1 ? tr("1 GPU") : n.gpus > 1 ? tr("%1 GPUs").arg(n.gpus) : tr("CPU");
+      train_on_->addItem(icon(QStringLiteral("remote")), QStringLiteral("%1 / %2 (%3)").arg(name, node, what),
+                         QStringList{name, QString::number(i)});
+    }
+  }
+  const int at = train_on_->findText(current);
+  train_on_->setCurrentIndex(at >= 0 ? at : 0);
 }
 
 void MainWindow::stopCurrentRun() {
   QString error;
   const QString id = run_view_->run();
   if (id.isEmpty()) return;
+  if (isRemote(id)) {
+    if (!remote_runs_->stopRun(id, &error)) return showError(error);
+    statusBar()->showMessage(tr("Stopping run %1 on its node at the end of its step (checkpoint first)…").arg(id), 8000);
+    return;
+  }
   if (!runs_->stopRun(id, &error)) return showError(error);
   statusBar()->showMessage(tr("Stopping run %1 at the end of its step (checkpoint first)…").arg(id), 8000);
 }
@@ -396,7 +505,8 @@ void MainWindow::resumeCurrentRun() {
   QString error;
   const QString id = run_view_->run();
   if (id.isEmpty()) return;
-  if (!runs_->resumeRun(id, &error)) showError(error);
+  const bool ok = isRemote(id) ? remote_runs_->resumeRun(id, &error) : runs_->resumeRun(id, &error);
+  if (!ok) showError(error);
 }
 
 void MainWindow::showRuns(const QStringList& run_ids) {
@@ -453,9 +563,10 @@ void MainWindow::retranslate() {
   pages_->setTabText(DataPage, tr("Data"));
   pages_->setTabText(RunPage, tr("Run"));
   pages_->setTabText(ComparePage, tr("Compare"));
+  pages_->setTabText(ClustersPage, tr("Clusters"));
   if (auto* start = findChild<QPushButton*>(QStringLiteral("start_run"))) {
     start->setText(tr("Start run"));
-    start->setToolTip(tr("Train this model on this machine (Ctrl+R)"));
+    start->setToolTip(tr("Train this model where \"Train on\" says (Ctrl+R)"));
   }
   store_label_->setText(tr("Store: %1").arg(QDir::toNativeSeparators(storePath())));
 }

@@ -13,14 +13,19 @@
 
 #include <memory>
 
+class QComboBox;
 class QLabel;
 class QMenu;
 class QTabWidget;
 
 namespace td::gui {
 
+class ClusterDesigner;
 class CompareView;
 class Dashboard;
+class NodeAccess;
+class RemoteRunController;
+class WidgetPrompter;
 class DataPanel;
 class ExperimentsModel;
 class ModelDesigner;
@@ -47,7 +52,9 @@ class MainWindow : public QMainWindow {
   QString storePath() const;
 
   /// Starts a run of the designer's config in the current experiment (the sidebar's, else
-  /// "default") and shows it on the Run page. Returns the run id, or "" with *error.
+  /// "default") on the target chosen beside Start run (this machine, or a node of a saved
+  /// cluster: deployed over SSH, shown once it trains) and shows it on the Run page. Returns the
+  /// run id, or "" with *error.
   QString startRun(QString* error = nullptr);
   void stopCurrentRun();
   void resumeCurrentRun();
@@ -65,10 +72,15 @@ class MainWindow : public QMainWindow {
   Dashboard* compareDashboard() const { return compare_dashboard_; }
   QTabWidget* pages() const { return pages_; }
   RunController* runController() const { return runs_; }
+  RemoteRunController* remoteRunController() const { return remote_runs_; }
+  ClusterDesigner* clusterDesigner() const { return clusters_; }
+  NodeAccess* nodeAccess() const { return access_; }
+  /// "Train on" beside Start run: item 0 is this machine, then "cluster / node" per saved node.
+  QComboBox* trainOn() const { return train_on_; }
   ExperimentsModel* experiments() const { return experiments_; }
   StoreClient* storeClient() const { return store_.get(); }
 
-  enum Page { DesignPage = 0, DataPage, RunPage, ComparePage };
+  enum Page { DesignPage = 0, DataPage, RunPage, ComparePage, ClustersPage };
 
  signals:
   void storeOpened(const QString& path);
@@ -92,12 +104,20 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message);
   void updateMeasuredMfu();
   void newStoreDialog();
+  /// Refills "Train on" from the saved clusters, keeping the current choice where it still exists.
+  void rebuildTargets();
+  bool isRemote(const QString& run_id) const;
   void openStoreDialog();
 
   std::unique_ptr<StoreClient> store_;
   QString demo_dataset_;
   ExperimentsModel* experiments_ = nullptr;
   RunController* runs_ = nullptr;
+  std::unique_ptr<WidgetPrompter> prompter_;  // before access_: NodeAccess asks through it
+  NodeAccess* access_ = nullptr;
+  RemoteRunController* remote_runs_ = nullptr;
+  ClusterDesigner* clusters_ = nullptr;
+  QComboBox* train_on_ = nullptr;
   Sidebar* sidebar_ = nullptr;
   QTabWidget* pages_ = nullptr;
   ModelDesigner* designer_ = nullptr;

@@ -3,6 +3,7 @@
 // an invalid value and its message, a tiny model run to completion (points on the loss chart,
 // rows in the store), stop then resume, a run left running across a GUI restart and
 // re-attached with no missing step, and two runs compared with their config diff.
+#include <QComboBox>
 #include <QLabel>
 #include <QMenuBar>
 #include <QLineEdit>
@@ -16,6 +17,11 @@
 #include "gui/app/run_view.h"
 #include "gui/app/sidebar.h"
 #include "gui/charts/chart_view.h"
+#include "gui/cluster/cluster_designer.h"
+#include "gui/cluster/cluster_list.h"
+#include "gui/core/store_client.h"
+#include "gui/runs/remote_run_controller.h"
+#include "store/store.h"
 #include "gui/charts/dashboard.h"
 #include "gui/compare/compare_view.h"
 #include "gui/designer/model_designer.h"
@@ -207,6 +213,41 @@ class TestMainWindow : public QObject {
     const Rows r = loss_rows(store, id);
     QCOMPARE(r.first, 1);
     QCOMPARE(r.count, r.last);  // nothing written while the GUI was closed is missing
+  }
+
+  void trainOnOffersSavedClusterNodesAndRoutesThere() {
+    // A cluster saved in the store appears in "Train on" as one entry per node; starting there
+    // goes to the remote controller (the Run page shows the deploy), and a node that refuses the
+    // connection ends it with an error naming the node, never blocking the window.
+    const QString path = db("clusters.db");
+    {
+      td::store::Store st(path.toStdString());
+      st.save_cluster("lab", R"({"name":"lab","nodes":[{"name":"gpu1","host":"127.0.0.1","port":1,"gpus":2},)"
+                             R"({"name":"cpu9","host":"127.0.0.1","port":1}]})");
+    }
+    MainWindow w(path, data_);
+    w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
+    w.show();
+    QTRY_COMPARE(w.trainOn()->count(), 3);
+    QCOMPARE(w.trainOn()->itemText(0), ClusterList::localName());
+    QCOMPARE(w.trainOn()->itemText(1), QString("lab / gpu1 (2 GPUs)"));
+    QCOMPARE(w.trainOn()->itemText(2), QString("lab / cpu9 (CPU)"));
+    QCOMPARE(w.pages()->tabText(MainWindow::ClustersPage), QString("Clusters"));
+
+    w.trainOn()->setCurrentIndex(1);
+    w.designer()->setConfig(tdguitest::tiny_config(data_, 20));
+    QSignalSpy failed(w.remoteRunController(), &RemoteRunController::startFailed);
+    QSignalSpy local(w.runController(), &RunController::runStarted);
+    QString error;
+    const QString id = w.startRun(&error);
+    QVERIFY2(!id.isEmpty(), qPrintable(error));
+    QCOMPARE(w.runView()->run(), id);
+    QCOMPARE(w.pages()->currentIndex(), (int)MainWindow::RunPage);
+    QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), 30000);
+    QCOMPARE(failed.at(0).at(0).toString(), id);
+    const QString message = failed.at(0).at(1).toString();
+    QVERIFY2(message.contains("127.0.0.1:1"), qPrintable(message));
+    QVERIFY(local.isEmpty());  // nothing started on this machine
   }
 
   void compareTwoRunsShowsTheDiff() {
