@@ -3,6 +3,7 @@
 #   ./traindeck.sh run    install what is missing, build, prepare the demo corpus and open the workbench
 #                         with the demo experiment (no display: train the demo model headless)
 #   ./traindeck.sh test   install what is missing, build, run every test (ctest)
+#   ./traindeck.sh package  install what is missing, build, write build/traindeck_<version>_amd64.deb
 # Debian 12. Packages are installed with apt-get (through sudo when not root).
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
@@ -67,8 +68,14 @@ case "$what" in
     build ON
     ctest --test-dir build --output-on-failure --timeout 900
     ;;
+  package)
+    install_missing "${BUILD_PKGS[@]}"
+    build OFF
+    (cd build && cpack -G DEB >/dev/null)
+    echo "traindeck: $(ls build/traindeck_*_amd64.deb); install it with: sudo apt install ./$(ls build/traindeck_*_amd64.deb)" >&2
+    ;;
   *)
-    echo "usage: $0 run|test" >&2
+    echo "usage: $0 run|test|package" >&2
     exit 2
     ;;
 esac
