@@ -5,11 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
-#include <sstream>
 
 #include "engine/common/error.h"
 #include "remote/bundle.h"
-#include "remote/sftp.h"
 
 namespace td::gui::remote_ops {
 namespace fs = std::filesystem;
@@ -104,62 +102,6 @@ std::string fetch_log(Session& s, const std::string& remote_run_dir, uint64_t of
                     "): " + trim(r.err));
   if (r.out.size() > max_bytes) r.out.resize(max_bytes);
   return r.out;
-}
-
-uint64_t RemoteCheckpoint::total_bytes() const {
-  uint64_t t = 0;
-  for (const auto& f : files) t += f.second;
-  return t;
-}
-
-std::optional<RemoteCheckpoint> newest_checkpoint(Session& s, const std::string& remote_run_dir) {
-  // Complete checkpoints are step_NNNNNNNN folders; step_NNNNNNNN.tmp ones are being written.
-  const char* script =
-      "cd -- \"$1/checkpoints\" 2>/dev/null || exit 0; "
-      "last=$(ls -1 | grep -E '^step_[0-9]{8}$' | sort | tail -n 1); [ -n \"$last\" ] || exit 0; "
-      "echo \"$last\"; cd -- \"$last\" || exit 5; "
-      "for f in *; do [ -f \"$f\" ] && echo \"$(stat -c %s -- \"$f\") $f\"; done; exit 0";
-  ExecResult r = s.exec({"sh", "-c", script, "sh", remote_run_dir});
-  if (r.exit_status != 0)
-    throw td::Error(s.where() + ": listing the checkpoints of " + remote_run_dir + " failed (exit " +
-                    std::to_string(r.exit_status) + "): " + trim(r.err));
-  std::istringstream in(r.out);
-  std::string line;
-  if (!std::getline(in, line) || line.empty()) return std::nullopt;
-  RemoteCheckpoint c;
-  c.step = std::stoll(line.substr(5));
-  c.dir = join(join(remote_run_dir, "checkpoints"), line);
-  while (std::getline(in, line)) {
-    const size_t sp = line.find(' ');
-    if (sp == std::string::npos) continue;
-    c.files.emplace_back(line.substr(sp + 1), std::stoull(line.substr(0, sp)));
-  }
-  std::sort(c.files.begin(), c.files.end());
-  return c;
-}
-
-fs::path download_checkpoint(Session& s, const RemoteCheckpoint& c, const fs::path& local_dir,
-                             const std::function<void(uint64_t, uint64_t)>& progress,
-                             const std::atomic<bool>* cancel) {
-  const fs::path out = local_dir / fs::path(c.dir).filename();
-  fs::create_directories(out);
-  const uint64_t total = c.total_bytes();
-  uint64_t done = 0;
-  if (progress) progress(0, total);
-  for (const auto& [name, size] : c.files) {
-    if (cancel && cancel->load()) throw td::Error("download cancelled");
-    td::remote::TransferOptions t;
-    t.cancel = cancel;
-    t.skip_same = true;
-    t.verify = true;
-    const uint64_t base = done;
-    if (progress) t.progress = [&](uint64_t d, uint64_t) { progress(base + d, total); };
-    const auto res = td::remote::download(s, join(c.dir, name), out / name, t);
-    if (res.outcome == td::remote::TransferResult::Outcome::Cancelled) throw td::Error("download cancelled");
-    done = base + size;
-    if (progress) progress(done, total);
-  }
-  return out;
 }
 
 }  // namespace td::gui::remote_ops

@@ -5,13 +5,14 @@
 #include <QFileInfo>
 #include <QRandomGenerator>
 
+#include <chrono>
 #include <filesystem>
 
 #include "engine/common/error.h"
 #include "gui/core/paths.h"
 #include "gui/core/store_client.h"
-#include "gui/runs/remote_ops.h"
 #include "gui/runs/remote_task.h"
+#include "remote/checkpoints.h"
 #include "gui/runs/run_controller.h"
 #include "store/store.h"
 
@@ -345,13 +346,13 @@ bool RemoteRunController::downloadCheckpoint(const QString& run_id, const QStrin
               };
               try {
                 td::remote::Session s = connector(node);
-                const auto c = remote_ops::newest_checkpoint(s, run_dir);
-                if (!c)
+                const auto list = td::remote::list_checkpoints(s, run_dir);  // oldest first
+                if (list.empty())
                   return done({}, tr("the run folder %1 on %2 holds no complete checkpoint")
                                       .arg(QString::fromStdString(run_dir), QString::fromStdString(node.display_name())));
                 auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-                const auto path = remote_ops::download_checkpoint(
-                    s, *c, out,
+                const auto r = td::remote::download_checkpoint(
+                    s, run_dir, list.back().name, out,
                     [&](uint64_t d, uint64_t t) {
                       if (d == t || std::chrono::steady_clock::now() - last > std::chrono::milliseconds(100)) {
                         last = std::chrono::steady_clock::now();
@@ -359,7 +360,8 @@ bool RemoteRunController::downloadCheckpoint(const QString& run_id, const QStrin
                       }
                     },
                     &shared.cancel);
-                done(QString::fromStdString(path.string()), {});
+                if (r.cancelled) return done({}, tr("download cancelled"));
+                done(QString::fromStdString(r.local_path.string()), {});
               } catch (const std::exception& e) {
                 done({}, QString::fromUtf8(e.what()));
               }
