@@ -314,6 +314,38 @@ class TestRemoteRuns : public QObject {
     QVERIFY2(info.end_reason.find(last_line) != std::string::npos, info.end_reason.c_str());
   }
 
+  void reattach_to_dead_engine_marks_failed() {
+    QString id;
+    {
+      StoreClient client(db_);
+      RemoteRunController c(&client, connector());
+      QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
+      QString err;
+      id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, 1000000), &err);
+      QVERIFY2(!id.isEmpty(), qPrintable(err));
+      QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
+      c.detachAll();
+    }
+    // While nobody follows it, the engine dies (a node reboot would do the same).
+    auto s = store();
+    const auto remote = s->remote_run(id.toStdString());
+    QVERIFY(remote && remote->pid);
+    QCOMPARE(::kill(pid_t(*remote->pid), SIGKILL), 0);
+    QCOMPARE(s->get_run(id.toStdString()).status, std::string("running"));
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());  // reattaches at once
+    QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded);
+    expect_end(ended, id, "failed", 30000);
+    QCOMPARE(attached.count(), 1);
+    const auto info = s->get_run(id.toStdString());
+    QVERIFY2(info.end_reason.find("ended without a run_end") != std::string::npos, info.end_reason.c_str());
+    std::string log = read_text(node_run_dir(id) + "/engine.log");
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    QVERIFY2(info.end_reason.find(log.substr(log.rfind('\n') + 1)) != std::string::npos, info.end_reason.c_str());
+    // Every step the engine wrote before it died is in the store once.
+    check_every_step_once(id, info.last_step.value_or(-1));
+  }
+
   void bad_dataset_refused_before_anything() {
     StoreClient client(db_);
     RemoteRunController c(&client, connector());
