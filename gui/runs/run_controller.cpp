@@ -203,10 +203,18 @@ bool RunController::resumeRun(const QString& run_id, QString* error) {
     return false;
   }
   // The run's folder and config come from the store (a query), then the launch happens here.
-  store_->run<std::optional<td::store::RunInfo>>(
-      this, [id = run_id.toStdString()](td::store::Store& s) { return s.find_run(id); },
-      [this, run_id](std::optional<td::store::RunInfo> info) {
+  struct Found {
+    std::optional<td::store::RunInfo> info;
+    bool remote = false;
+  };
+  store_->run<Found>(
+      this,
+      [id = run_id.toStdString()](td::store::Store& s) { return Found{s.find_run(id), s.remote_run(id).has_value()}; },
+      [this, run_id](Found found) {
+        const std::optional<td::store::RunInfo>& info = found.info;
         if (!info) return emit this->error(tr("Run %1 is not in this store.").arg(run_id));
+        if (found.remote)
+          return emit this->error(tr("Run %1 ran on an SSH node; it resumes there (Run page, Resume).").arg(run_id));
         if (info->status == "running" || active_.contains(run_id))
           return emit this->error(tr("Run %1 is still running.").arg(run_id));
         if (info->events_path.empty())
@@ -239,6 +247,7 @@ void RunController::reattach() {
         std::vector<Live> live;
         for (const auto& r : s.list_runs()) {
           if (r.status != "running") continue;
+          if (s.remote_run(r.run_id)) continue;  // on an SSH node: RemoteRunController follows it
           auto info = s.get_run(r.run_id);
           if (info.events_path.empty()) continue;
           live.push_back({QString::fromStdString(r.run_id), QString::fromStdString(r.experiment),

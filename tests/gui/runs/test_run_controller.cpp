@@ -2,6 +2,8 @@
 // store; stop then resume continues the same run with no missing step; a run left running while
 // the GUI is gone is re-attached and backfilled; a failing or killed engine ends the run 'failed'
 // with the reason.
+#include <QDir>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -135,6 +137,32 @@ class TestRunController : public QObject {
     QCOMPARE(r.first, 1);
     QCOMPARE(r.count, r.last);  // no missing step across the restart
     QCOMPARE(r.last, *run_info(db_, id).last_step);
+  }
+
+  void remoteRunsAreLeftToTheRemoteController() {
+    // A running remote run (its events path is a local mirror, its pid the node's) must not be
+    // taken for a local run whose process is gone: reattach skips it, resume refuses it.
+    const std::string rid = "remote-run-1";
+    {
+      td::store::Store s(db_.toStdString());
+      s.note_launch(rid, "exp-r", QDir(QFileInfo(db_).absolutePath()).filePath("mirror/events.jsonl").toStdString(),
+                    999999, "gpu1", 100.0);
+      s.note_remote_run({rid, "lab", R"({"host":"gpu1"})", "/home/u/traindeck/runs/remote-run-1", 999999, 0});
+    }
+    StoreClient client(db_);
+    RunController rc(&client);
+    QSignalSpy attached(&rc, &RunController::runAttached);
+    QSignalSpy errors(&rc, &RunController::error);
+    rc.reattach();
+    QVERIFY(client.waitIdle(10000));
+    QTest::qWait(500);
+    QVERIFY(!rc.isActive(QString::fromStdString(rid)));
+    for (const auto& a : attached) QVERIFY(a.at(0).toString() != QString::fromStdString(rid));
+    QCOMPARE(QString::fromStdString(run_info(db_, QString::fromStdString(rid)).status), QString("running"));
+    QVERIFY(rc.resumeRun(QString::fromStdString(rid)));
+    QTRY_VERIFY(!errors.isEmpty());
+    QVERIFY2(errors.last().at(0).toString().contains("SSH node"), qPrintable(errors.last().at(0).toString()));
+    QVERIFY(!rc.isActive(QString::fromStdString(rid)));
   }
 
   void engineErrorEndsTheRunFailedWithItsMessage() {
