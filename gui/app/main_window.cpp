@@ -10,6 +10,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -75,6 +76,8 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   prompter_ = std::make_unique<WidgetPrompter>(this);
   access_ = new NodeAccess(SecretStore::system(), prompter_.get(), this);
   remote_runs_ = new RemoteRunController(nullptr, access_->connector(), this);
+  // Seconds a stopping remote engine gets (SIGTERM: finish the step, checkpoint) before SIGKILL.
+  remote_runs_->setKillTimeoutMs(QSettings().value(QStringLiteral("run/kill_timeout_s"), 30).toInt() * 1000);
   experiments_->setRunActivePredicate(
       [this](const QString& id) { return runs_->isActive(id) || remote_runs_->isActive(id); });
   buildPanels();
@@ -263,6 +266,16 @@ void MainWindow::buildMenus() {
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+.")));
   a = run->addAction(icon(QStringLiteral("resume")), tr("&Resume run"), this, &MainWindow::resumeCurrentRun);
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+R")));
+  a = run->addAction(tr("Stop &timeout on nodes…"), this, [this] {
+    bool ok = false;
+    const int s = QInputDialog::getInt(
+        this, tr("Stop timeout"),
+        tr("Seconds a remote run gets to finish its step and write its checkpoint after Stop, before it is killed:"),
+        remote_runs_->killTimeoutMs() / 1000, 1, 3600, 1, &ok);
+    if (!ok) return;
+    remote_runs_->setKillTimeoutMs(s * 1000);
+    QSettings().setValue(QStringLiteral("run/kill_timeout_s"), s);
+  });
   a = run->addAction(icon(QStringLiteral("compare")), tr("&Compare selected runs"), this, [this] { showRuns(sidebar_->selectedRuns()); });
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+M")));
 
