@@ -21,12 +21,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "engine/common/error.h"
 
 namespace td::remote::testing {
 
@@ -71,6 +74,16 @@ inline std::string read_text(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+/// The td::Error message `f` throws, or "(no error)" when it returns.
+inline std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const td::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 inline std::string random_token(size_t n) {

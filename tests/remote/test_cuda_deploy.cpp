@@ -24,20 +24,12 @@
 using namespace td::remote;
 using td::remote::testing::read_text;
 using td::remote::testing::run_cmd;
+using td::remote::testing::error_message;
 using td::remote::testing::SshdFixture;
 using td::remote::testing::user_session;
 namespace fs = std::filesystem;
-
 namespace {
 
-std::string message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const td::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A fake nvidia-smi that answers only the driver query deploy makes, with `version` per GPU.
 void write_fake_smi(const fs::path& dir, const std::string& version) {
@@ -130,14 +122,14 @@ class TestCudaDeploy : public QObject {
     const std::string work = (sshd_.dir / "work refused").string();
     DeployOptions o;
     o.extra_path = smi_old_.string();
-    const std::string err = message([&] { deploy_to(s, work, o); });
+    const std::string err = error_message([&] { deploy_to(s, work, o); });
     QVERIFY2(err.find("575.57.08") != std::string::npos, err.c_str());
     QVERIFY2(err.find("needs driver " + minimum_nvidia_driver(std::atoi(m_.cuda_major.c_str())) + " or newer") !=
                  std::string::npos, err.c_str());
     QVERIFY2(!fs::exists(work), "nothing may be uploaded to a node whose driver is too old");
     // Without nvidia-smi (this machine has none on sshd's PATH): a clear error too.
     if (run_cmd({"sh", "-c", "command -v nvidia-smi"}) != 0) {
-      const std::string none = message([&] { deploy_to(s, work, DeployOptions{}); });
+      const std::string none = error_message([&] { deploy_to(s, work, DeployOptions{}); });
       QVERIFY2(none.find("no nvidia-smi") != std::string::npos, none.c_str());
     }
     QCOMPARE(minimum_nvidia_driver(13), std::string("580"));

@@ -22,20 +22,12 @@
 
 using namespace td::remote;
 using td::remote::testing::read_text;
+using td::remote::testing::error_message;
 using td::remote::testing::SshdFixture;
 using td::remote::testing::user_session;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const td::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // SIGKILLs the sshd processes serving connections of `sshd` (children of its listener).
 int kill_connections(const SshdFixture& sshd) {
@@ -97,7 +89,7 @@ class TestJump : public QObject {
     QCOMPARE(s.host_key().host_token, "[127.0.0.1]:" + std::to_string(b_.port));
     QCOMPARE(s.host_key().fingerprint, b_.keygen_fingerprint(b_.host_key + ".pub"));
     if (s.host_key().status == HostKeyStatus::Unknown) {
-      const std::string refused = message([&] { s.authenticate(Auth::key(b_.user_key)); });
+      const std::string refused = error_message([&] { s.authenticate(Auth::key(b_.user_key)); });
       QVERIFY2(refused.find("unknown host") != std::string::npos, refused.c_str());
       s.accept_host_key();
     }
@@ -122,7 +114,7 @@ class TestJump : public QObject {
     QCOMPARE(first, std::string("first\n"));
     ExecOptions quick;
     quick.timeout_ms = 400;
-    const std::string err = message([&] { s.exec({"sleep", "20"}, quick); });
+    const std::string err = error_message([&] { s.exec({"sleep", "20"}, quick); });
     QVERIFY2(err.find("did not finish within 400 ms") != std::string::npos, err.c_str());
     QCOMPARE(s.exec({"echo", "still here"}).out, std::string("still here\n"));
   }
@@ -160,13 +152,13 @@ class TestJump : public QObject {
   void target_the_jump_cannot_reach() {
     ConnectOptions o = target(b_);
     o.port = td::remote::testing::free_port();  // nothing listens there
-    const std::string err = message([&] { Session::connect_via(jump(), o); });
+    const std::string err = error_message([&] { Session::connect_via(jump(), o); });
     QVERIFY2(err.find("the jump host cannot open a connection to 127.0.0.1:" + std::to_string(o.port)) !=
                  std::string::npos, err.c_str());
     QVERIFY2(err.find(a_.user + "@127.0.0.1:" + std::to_string(a_.port)) != std::string::npos, err.c_str());
     // A jump session that is not logged in is refused before anything is sent.
     auto not_authed = std::make_unique<Session>(Session::connect(target(a_)));
-    const std::string err2 = message([&] { Session::connect_via(std::move(not_authed), target(b_)); });
+    const std::string err2 = error_message([&] { Session::connect_via(std::move(not_authed), target(b_)); });
     QVERIFY2(err2.find("must be authenticated") != std::string::npos, err2.c_str());
   }
 
@@ -207,7 +199,7 @@ class TestJump : public QObject {
       asked.push_back(where);
       return false;
     };
-    const std::string err = message([&] { open_node(r, node_auth(n, r, {}), o); });
+    const std::string err = error_message([&] { open_node(r, node_auth(n, r, {}), o); });
     QVERIFY2(err.find("was not accepted") != std::string::npos, err.c_str());
     QCOMPARE(asked.size(), size_t(1));
   }
@@ -217,7 +209,7 @@ class TestJump : public QObject {
     QCOMPARE(s.exec({"echo", "up"}).out, std::string("up\n"));
     QVERIFY(kill_connections(a_) >= 1);  // the jump host's side of the link dies
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string err = message([&] { s.exec({"echo", "after"}); });
+    const std::string err = error_message([&] { s.exec({"echo", "after"}); });
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     QVERIFY2(err.find("jump host " + a_.user + "@127.0.0.1:" + std::to_string(a_.port)) != std::string::npos,
              err.c_str());

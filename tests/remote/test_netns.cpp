@@ -21,19 +21,12 @@ using namespace td::remote;
 using td::remote::testing::NetnsNodes;
 using td::remote::testing::read_text;
 using td::remote::testing::run_cmd;
+using td::remote::testing::error_message;
 using td::remote::testing::SshdFixture;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const td::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // "client-ip client-port server-ip server-port" of $SSH_CONNECTION, as words.
 std::vector<std::string> ssh_connection(Session& s) {
@@ -132,7 +125,7 @@ class TestNetns : public QObject {
     // sends unknown destinations to a proxy, no SSH banner from it), never hangs.
     ConnectOptions direct = node(nodes_.node3_addr);
     direct.timeout_ms = 1500;
-    const std::string err = message([&] { Session::connect(direct); });
+    const std::string err = error_message([&] { Session::connect(direct); });
     QVERIFY2(err != "(no error)", "node3 must not be reachable without the jump host");
     // Through node2 as jump host.
     auto jump = std::make_unique<Session>(open_node2());

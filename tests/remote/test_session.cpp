@@ -38,14 +38,6 @@ class TestSession : public QObject {
     s.authenticate(Auth::key(sshd_.user_key));
     return s;
   }
-  static std::string message(const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const td::Error& e) {
-      return e.what();
-    }
-    return "(no error)";
-  }
 
  private slots:
   void initTestCase() {
@@ -66,7 +58,7 @@ class TestSession : public QObject {
     QCOMPARE(s.host_key().fingerprint, sshd_.keygen_fingerprint(sshd_.host_key + ".pub"));
     QVERIFY(QString::fromStdString(s.host_key().fingerprint).startsWith("SHA256:"));
     // Not accepted yet: authentication is refused without sending anything.
-    const std::string err = message([&] { s.authenticate(Auth::key(sshd_.user_key)); });
+    const std::string err = td::remote::testing::error_message([&] { s.authenticate(Auth::key(sshd_.user_key)); });
     QVERIFY2(err.find("unknown host") != std::string::npos, err.c_str());
     QVERIFY(!s.authenticated());
     s.accept_host_key();
@@ -115,13 +107,13 @@ class TestSession : public QObject {
         << "[127.0.0.1]:" << sshd_.port << " " << pub.substr(0, pub.find(' ', pub.find(' ') + 1)) << "\n";
     Session s = Session::connect(opts());
     QCOMPARE(s.host_key().status, HostKeyStatus::Mismatch);
-    const std::string err = message([&] { s.authenticate(Auth::key(sshd_.user_key)); });
+    const std::string err = td::remote::testing::error_message([&] { s.authenticate(Auth::key(sshd_.user_key)); });
     QVERIFY2(err.find("CHANGED") != std::string::npos, err.c_str());
     QVERIFY2(err.find("man-in-the-middle") != std::string::npos, err.c_str());
     QVERIFY2(err.find("ssh-keygen -R '[127.0.0.1]:" + std::to_string(sshd_.port) + "'") != std::string::npos, err.c_str());
     QVERIFY(!s.authenticated());
     QVERIFY_THROWS_EXCEPTION(td::Error, s.accept_host_key());
-    const std::string open_err = message([&] { Session::open(opts(), Auth::key(sshd_.user_key)); });
+    const std::string open_err = td::remote::testing::error_message([&] { Session::open(opts(), Auth::key(sshd_.user_key)); });
     QVERIFY2(open_err.find("CHANGED") != std::string::npos, open_err.c_str());
   }
 
@@ -135,17 +127,17 @@ class TestSession : public QObject {
     Session p = Session::open(opts(), Auth::key(sshd_.user_key_pass, sshd_.passphrase));
     QCOMPARE(p.exec({"true"}).exit_status, 0);
 
-    const std::string no_pass = message([&] { Session::open(opts(), Auth::key(sshd_.user_key_pass)); });
+    const std::string no_pass = td::remote::testing::error_message([&] { Session::open(opts(), Auth::key(sshd_.user_key_pass)); });
     QVERIFY2(no_pass.find("passphrase") != std::string::npos, no_pass.c_str());
-    const std::string wrong = message([&] { Session::open(opts(), Auth::key(sshd_.user_key_pass, "wrong")); });
+    const std::string wrong = td::remote::testing::error_message([&] { Session::open(opts(), Auth::key(sshd_.user_key_pass, "wrong")); });
     QVERIFY2(wrong.find("passphrase may be wrong") != std::string::npos, wrong.c_str());
     QVERIFY(wrong.find(sshd_.passphrase) == std::string::npos);
     // A valid key that is not in authorized_keys.
     const std::string stranger = (sshd_.dir / "stranger").string();
     QCOMPARE(run_cmd({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", stranger}), 0);
-    const std::string refused = message([&] { Session::open(opts(), Auth::key(stranger)); });
+    const std::string refused = td::remote::testing::error_message([&] { Session::open(opts(), Auth::key(stranger)); });
     QVERIFY2(refused.find("refused the key") != std::string::npos, refused.c_str());
-    const std::string missing = message([&] { Session::open(opts(), Auth::key("/nonexistent/key")); });
+    const std::string missing = td::remote::testing::error_message([&] { Session::open(opts(), Auth::key("/nonexistent/key")); });
     QVERIFY2(missing.find("does not exist") != std::string::npos, missing.c_str());
   }
 
@@ -172,7 +164,7 @@ class TestSession : public QObject {
     const std::string rsa = (sshd_.dir / "id_rsa_pem").string();
     QCOMPARE(run_cmd({"ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-m", "PEM", "-N", "", "-f", rsa}), 0);
     std::ofstream(sshd_.dir / "authorized_keys", std::ios::app) << read_text(rsa + ".pub");
-    const std::string err = message([&] { Session::open(opts(), Auth::key(rsa)); });
+    const std::string err = td::remote::testing::error_message([&] { Session::open(opts(), Auth::key(rsa)); });
     QVERIFY2(err.find("ssh-keygen -t ed25519") != std::string::npos, err.c_str());
   }
 
@@ -185,7 +177,7 @@ class TestSession : public QObject {
     ExecResult r = s.exec({"id", "-un"});
     const std::string seen = "exit " + std::to_string(r.exit_status) + ", out '" + r.out + "', err '" + r.err + "'";
     QVERIFY2(r.out == sshd_.pw_user + "\n", seen.c_str());
-    const std::string err = message([&] { Session::open(opts(sshd_.pw_user), Auth::pass("not-the-password")); });
+    const std::string err = td::remote::testing::error_message([&] { Session::open(opts(sshd_.pw_user), Auth::pass("not-the-password")); });
     QVERIFY2(err.find("wrong password") != std::string::npos, err.c_str());
     QVERIFY2(err.find(sshd_.pw_user) != std::string::npos, err.c_str());
     QVERIFY(err.find("not-the-password") == std::string::npos);
@@ -213,7 +205,7 @@ class TestSession : public QObject {
     const std::string seen = "exit " + std::to_string(r.exit_status) + ", out '" + r.out + "', err '" + r.err + "'";
     QVERIFY2(r.out == sshd_.pw_user + "\n", seen.c_str());
     Session bad = Session::connect(o);
-    const std::string err = message([&] { bad.authenticate(Auth::pass("wrong-one")); });
+    const std::string err = td::remote::testing::error_message([&] { bad.authenticate(Auth::pass("wrong-one")); });
     QVERIFY2(err.find("wrong password") != std::string::npos, err.c_str());
   }
 
@@ -226,7 +218,7 @@ class TestSession : public QObject {
     Session s = Session::open(opts(), Auth::agent());
     QCOMPARE(s.exec({"true"}).exit_status, 0);
     setenv("SSH_AUTH_SOCK", (sshd_.dir / "no-agent").c_str(), 1);
-    const std::string err = message([&] { Session::open(opts(), Auth::agent()); });
+    const std::string err = td::remote::testing::error_message([&] { Session::open(opts(), Auth::agent()); });
     QVERIFY2(err.find("ssh-agent") != std::string::npos, err.c_str());
     if (old) setenv("SSH_AUTH_SOCK", saved.c_str(), 1);
     else unsetenv("SSH_AUTH_SOCK");
@@ -246,7 +238,7 @@ class TestSession : public QObject {
     o.port = ntohs(a.sin_port);
     o.timeout_ms = 700;
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string err = message([&] { Session::connect(o); });
+    const std::string err = td::remote::testing::error_message([&] { Session::connect(o); });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ::close(srv);
     QVERIFY2(err.find("handshake") != std::string::npos, err.c_str());
@@ -254,7 +246,7 @@ class TestSession : public QObject {
     QVERIFY2(s < 30, "a silent server must not hang the caller");  // a hang guard, not a timing test
     // Nothing listening: a refused connection says so.
     o.port = td::remote::testing::free_port();
-    const std::string refused = message([&] { Session::connect(o); });
+    const std::string refused = td::remote::testing::error_message([&] { Session::connect(o); });
     QVERIFY2(refused.find("Connection refused") != std::string::npos, refused.c_str());
   }
 
@@ -281,7 +273,7 @@ class TestSession : public QObject {
     o.port = ntohs(a.sin_port);
     o.timeout_ms = 1500;
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string err = message([&] { Session::connect(o); });
+    const std::string err = td::remote::testing::error_message([&] { Session::connect(o); });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (int c : fillers) ::close(c);
     ::close(srv);
@@ -310,7 +302,7 @@ class TestSession : public QObject {
     QCOMPARE(r.exit_status, -1);
     ExecOptions quick;
     quick.timeout_ms = 500;
-    const std::string err = message([&] { s.exec({"sleep", "5"}, quick); });
+    const std::string err = td::remote::testing::error_message([&] { s.exec({"sleep", "5"}, quick); });
     QVERIFY2(err.find("did not finish within 500 ms") != std::string::npos, err.c_str());
     // The session stays usable after a timeout.
     QCOMPARE(s.exec({"echo", "ok"}).out, std::string("ok\n"));
