@@ -50,6 +50,9 @@ struct TrainConfig {
   int checkpoint_interval = 500;  // 0: only at the end
   int keep_checkpoints = 3;
   int log_interval = 1;  // steps between stderr progress lines
+  int zero = 0;  // ZeRO stage: 0 all-reduce of gradients, 1 optimizer state sharded over ranks
+  double dist_timeout_s = 60;  // rendezvous and collective timeout (a dead or frozen rank)
+  std::string dist_ifname;     // network interface for Gloo ("" = TRAINDECK_GLOO_IFNAME or default)
 };
 
 struct DataConfig {

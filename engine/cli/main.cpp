@@ -7,6 +7,7 @@
 //   config    print the config reference (docs/config.md)
 //   export    a checkpoint as a Hugging Face GPT-2 directory or raw safetensors (docs/export.md)
 //   runs      list, show and export runs in the store
+//   launch    start N local ranks of a data-parallel run (docs/distributed.md)
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "engine/common/error.h"
 #include "engine/config.h"
 #include "engine/data/prepare.h"
+#include "engine/dist/launch.h"
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/sysinfo.h"
@@ -174,6 +176,17 @@ int main(int argc, char** argv) {
   train->add_flag("--no-events-stdout", no_stdout, "Write events only to <out>/events.jsonl, not to stdout");
   train->add_option("--debug-stop-after", topt.stop_after_step, "Testing: stop (as on SIGINT) after this step")->group("");
   train->add_option("--debug-nonfinite-at", topt.inject_nonfinite_steps, "Testing: force a non-finite loss at these steps")->group("");
+  train->add_option("--debug-window-log", topt.window_log, "Testing: each rank appends its window ids per micro batch to PATH.<rank>")->group("");
+
+  // launch
+  td::dist::LaunchOptions lopt;
+  auto* launch = app.add_subcommand("launch", "Start N local ranks of a data-parallel run: launch --nproc N -- train --config run.json ...");
+  launch->add_option("--nproc", lopt.nproc, "Ranks to start on this machine")->required()->check(CLI::Range(1, 4096));
+  launch->add_option("--master-addr", lopt.master_addr, "Address of rank 0's rendezvous store (default 127.0.0.1)");
+  launch->add_option("--master-port", lopt.master_port, "Its TCP port (default: a free one)")->check(CLI::Range(0, 65535));
+  launch->add_option("--grace", lopt.grace_s, "Seconds the other ranks get to stop after one fails, before SIGKILL")->check(CLI::Range(0.0, 1e6));
+  launch->add_flag("--quiet", lopt.quiet, "No launch: lines on stderr");
+  launch->add_option("command", lopt.command, "The command of each rank, after --: train --config run.json ...")->required();
 
   // sample
   std::string ckpt, prompt, dataset;
@@ -229,6 +242,7 @@ int main(int argc, char** argv) {
       return app.exit(e);
     }
     if (*prep) return cmd_prepare(popt, progress_json);
+    if (*launch) return td::dist::run_launch(lopt);
     if (*train) {
       td::RunConfig cfg = load_config(config_path, sets);
       if (topt.resume && topt.out_dir.empty()) throw td::Error("--resume needs --out: the run directory to continue");

@@ -10,12 +10,15 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/error.h"
 #include "engine/common/rng.h"
 #include "engine/data/loader.h"
+#include "engine/dist/communicator.h"
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/events.h"
@@ -90,6 +93,38 @@ namespace {
 
 json nullable(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
+// The parameter table restricted to elements [lo, hi), offsets relative to lo: the tensors of a
+// ZeRO-1 shard, for an AdamW over that shard only (weight decay stays per tensor).
+std::vector<ParamTensor> shard_tensors(const std::vector<ParamTensor>& all, size_t lo, size_t hi) {
+  std::vector<ParamTensor> out;
+  for (const auto& t : all) {
+    size_t a = std::max(lo, t.offset), b = std::min(hi, t.offset + t.numel);
+    if (a >= b) continue;
+    ParamTensor s = t;
+    s.offset = a - lo;
+    s.numel = b - a;
+    out.push_back(s);
+  }
+  return out;
+}
+
+// Sum over ranks of one double per rank, exact and in rank order on every rank: the doubles
+// travel bit for bit through an all-gather (two floats each), then are added here.
+double all_sum_double(dist::Communicator& comm, double x) {
+  const int n = comm.world_size();
+  if (n == 1) return x;
+  std::vector<float> buf(2 * (size_t)n);
+  std::memcpy(&buf[2 * (size_t)comm.rank()], &x, sizeof x);
+  comm.all_gather(buf.data(), buf.size());
+  double total = 0;
+  for (int r = 0; r < n; r++) {
+    double v;
+    std::memcpy(&v, &buf[2 * (size_t)r], sizeof v);
+    total += v;
+  }
+  return total;
+}
+
 }  // namespace
 
 void install_stop_handlers() {
@@ -110,15 +145,22 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const TrainConfig& tc = cfg.train;
   if (tc.device != "cpu")
     throw ConfigError("train.device", "value \"" + tc.device + "\" is not available in this build: the CUDA backend is not built yet; use \"cpu\"");
-  const int threads = set_cpu_threads(tc.threads);
+  const dist::DistEnv denv = dist::read_dist_env();
+  if (tc.zero == 1 && !denv.distributed() && !opt.quiet)
+    std::fprintf(stderr, "note: train.zero = 1 with one rank shards nothing (the run equals train.zero = 0)\n");
+  // Ranks sharing this machine share its cores: train.threads = 0 means cores / local ranks.
+  const int threads = set_cpu_threads(tc.threads > 0 ? tc.threads : dist::default_threads(denv));
   // --init-from: a new run from earlier weights; its shape is checked before anything is written.
+  // Rank 0 alone reads it (the others need no copy): its weights reach them by broadcast.
   std::optional<InitSource> init;
   if (!opt.init_from.empty()) {
     if (opt.resume) fail("--init-from starts a new run from other weights; it cannot be combined with --resume");
-    init = read_init_source(opt.init_from);
-    const std::string why = init_mismatch(init->model, mc);
-    if (!why.empty())
-      fail("--init-from '" + opt.init_from + "': the model differs from the config (" + why + "); set the config's model section to the source's shape");
+    if (denv.rank == 0) {
+      init = read_init_source(opt.init_from);
+      const std::string why = init_mismatch(init->model, mc);
+      if (!why.empty())
+        fail("--init-from '" + opt.init_from + "': the model differs from the config (" + why + "); set the config's model section to the source's shape");
+    }
   }
 
   // The dataset must match the model before anything is written.
@@ -135,6 +177,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   lo.micro_batch = tc.micro_batch;
   lo.grad_accum = tc.grad_accum;
   lo.seed = tc.seed;
+  lo.rank = denv.rank;
+  lo.world_size = denv.world_size;
   DataLoader train_loader(lo);
   std::unique_ptr<DataLoader> val_loader;
   std::string val_problem;
@@ -150,109 +194,181 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     }
   }
 
-  // Run directory and state.
-  std::error_code dir_ec;
-  fs::create_directories(opt.out_dir, dir_ec);
-  if (dir_ec || !fs::is_directory(opt.out_dir))
-    fail("cannot create the run directory '" + opt.out_dir + "'" + (dir_ec ? ": " + dir_ec.message() : std::string(": a file has that name")) +
-         "; choose another --out");
-  RunDirLock lock(opt.out_dir);
+  // The other ranks (engine/dist): a rendezvous at rank 0's store, then Gloo.
+  std::unique_ptr<dist::Communicator> comm = dist::make_communicator(denv, {tc.dist_timeout_s, tc.dist_ifname});
+  const int world = comm->world_size(), rank = comm->rank();
+  const bool rank0 = rank == 0;
+  const bool zero1 = tc.zero == 1 && world > 1;
+
+  // Run directory and state: rank 0's alone.
   const std::string ckpt_root = opt.out_dir + "/checkpoints";
   const std::string events_path = opt.out_dir + "/events.jsonl";
+  std::unique_ptr<RunDirLock> lock;
   auto backend = make_cpu_backend();
   GPT model(mc, *backend, tc.micro_batch);
-  AdamW adam(*backend, model.tensors(), model.num_params(), tc.beta1, tc.beta2, tc.eps, tc.weight_decay);
+  const size_t N = model.num_params();
+  const auto [shard_lo, shard_hi] = zero1 ? dist::shard_range(N, rank, world) : std::pair<size_t, size_t>{0, N};
+  AdamW adam(*backend, zero1 ? shard_tensors(model.tensors(), shard_lo, shard_hi) : model.tensors(), shard_hi - shard_lo, tc.beta1,
+             tc.beta2, tc.eps, tc.weight_decay);
+  // A full-size AdamW for rank 0's checkpoint reads and writes when the state is sharded.
+  auto full_adam = [&]() { return std::make_unique<AdamW>(*backend, model.tensors(), N, tc.beta1, tc.beta2, tc.eps, tc.weight_decay); };
 
   TrainerState st;
   std::optional<int> resumed_from;
   std::vector<std::string> damaged;  // newer checkpoints skipped on resume
   std::vector<std::string> changed;  // config fields that differ from the checkpoint's
-  if (opt.resume) {
-    auto latest = latest_checkpoint(ckpt_root, &damaged);
-    if (!latest)
-      fail("nothing to resume: '" + ckpt_root + "' holds no usable checkpoint" +
-           (damaged.empty() ? std::string() : " (damaged: " + damaged.front() + ")") + "; start without --resume");
-    st = read_trainer_state(*latest);
-    if (!opt.run_id.empty() && opt.run_id != st.run_id)
-      fail("--run-id " + opt.run_id + " does not match the checkpoint's run " + st.run_id + "; omit --run-id to resume it");
-    if (st.config.contains("model") && st.config["model"] != to_json(cfg)["model"])
-      fail("the checkpoint in '" + *latest + "' was trained with another model shape; resume with its config (" + st.config["model"].dump() + ")");
-    // Changes to train/data settings are allowed (e.g. more steps) but said out loud.
-    json now = to_json(cfg);
-    for (const char* sec : {"train", "data"}) {
-      if (!st.config.contains(sec)) continue;
-      for (auto it = now[sec].begin(); it != now[sec].end(); ++it) {
-        const json& before = st.config[sec].contains(it.key()) ? st.config[sec][it.key()] : json(nullptr);
-        if (before != it.value())
-          changed.push_back(std::string(sec) + "." + it.key() + ": " + before.dump() + " -> " + it.value().dump());
+  std::unique_ptr<AdamW> loaded;     // rank 0, ZeRO-1 resume: the checkpoint's full optimizer state
+  std::string rank0_error;
+  if (rank0) {
+    try {
+      std::error_code dir_ec;
+      fs::create_directories(opt.out_dir, dir_ec);
+      if (dir_ec || !fs::is_directory(opt.out_dir))
+        fail("cannot create the run directory '" + opt.out_dir + "'" + (dir_ec ? ": " + dir_ec.message() : std::string(": a file has that name")) +
+             "; choose another --out");
+      lock = std::make_unique<RunDirLock>(opt.out_dir);
+      if (opt.resume) {
+        auto latest = latest_checkpoint(ckpt_root, &damaged);
+        if (!latest)
+          fail("nothing to resume: '" + ckpt_root + "' holds no usable checkpoint" +
+               (damaged.empty() ? std::string() : " (damaged: " + damaged.front() + ")") + "; start without --resume");
+        st = read_trainer_state(*latest);
+        if (!opt.run_id.empty() && opt.run_id != st.run_id)
+          fail("--run-id " + opt.run_id + " does not match the checkpoint's run " + st.run_id + "; omit --run-id to resume it");
+        if (st.config.contains("model") && st.config["model"] != to_json(cfg)["model"])
+          fail("the checkpoint in '" + *latest + "' was trained with another model shape; resume with its config (" + st.config["model"].dump() + ")");
+        // Changes to train/data settings are allowed (e.g. more steps) but said out loud.
+        json now = to_json(cfg);
+        for (const char* sec : {"train", "data"}) {
+          if (!st.config.contains(sec)) continue;
+          for (auto it = now[sec].begin(); it != now[sec].end(); ++it) {
+            const json& before = st.config[sec].contains(it.key()) ? st.config[sec][it.key()] : json(nullptr);
+            if (before != it.value())
+              changed.push_back(std::string(sec) + "." + it.key() + ": " + before.dump() + " -> " + it.value().dump());
+          }
+        }
+        if (zero1) loaded = full_adam();
+        load_checkpoint(*latest, model, zero1 ? loaded.get() : &adam);
+        st.attempt = std::max(st.attempt, last_attempt_in_events(events_path, st.run_id)) + 1;
+        resumed_from = st.step;
+      } else {
+        if (latest_checkpoint(ckpt_root, &damaged) || !damaged.empty())
+          fail("'" + opt.out_dir + "' already holds a run with checkpoints: continue it with --resume, or choose another --out");
+        st.run_id = opt.run_id.empty() ? new_run_id() : opt.run_id;
+        model.init_weights(tc.seed);
+        if (init) {
+          apply_init_source(*init, model);
+          if (!opt.quiet)
+            std::fprintf(stderr, "initialised from %s (%s%s)\n", init->path.c_str(), init->kind.c_str(),
+                         init->step >= 0 ? (", step " + std::to_string(init->step)).c_str() : "");
+          init.reset();  // the host copy of the weights is no longer needed
+        }
+        st.sample_rng = tc.seed ^ 0x5A5A5A5Aull;
+      }
+    } catch (const Error& e) {
+      if (world == 1) throw;
+      rank0_error = e.what();
+    }
+  }
+  if (world > 1) {
+    // Rank 0's decision (or its error) and state reach every rank; then the parameters and the
+    // optimizer state, so that every rank starts from the same values bit for bit.
+    json decision = rank0_error.empty() ? json{{"state", st.to_json()}, {"resumed", resumed_from.has_value()}} : json{{"error", rank0_error}};
+    decision = json::parse(comm->broadcast_string(rank0 ? decision.dump() : std::string(), 0));
+    if (decision.contains("error")) {
+      if (rank0) fail(rank0_error);
+      fail("rank 0 could not start the run: " + decision["error"].get<std::string>());
+    }
+    if (!rank0) {
+      st = TrainerState::from_json(decision["state"]);
+      if (decision["resumed"].get<bool>()) resumed_from = st.step;
+    }
+    comm->broadcast(model.params(), N * sizeof(float), 0);
+    if (resumed_from) {
+      if (zero1) {
+        std::vector<float> buf(rank0 ? 0 : N);
+        for (int which = 0; which < 2; which++) {
+          float* full = rank0 ? (which ? loaded->v() : loaded->m()) : buf.data();
+          comm->broadcast(full, N * sizeof(float), 0);
+          std::memcpy(which ? adam.v() : adam.m(), full + shard_lo, (shard_hi - shard_lo) * sizeof(float));
+        }
+        loaded.reset();
+      } else {
+        comm->broadcast(adam.m(), N * sizeof(float), 0);
+        comm->broadcast(adam.v(), N * sizeof(float), 0);
       }
     }
-    load_checkpoint(*latest, model, &adam);
-    train_loader.restore(st.loader);
-    st.attempt = std::max(st.attempt, last_attempt_in_events(events_path, st.run_id)) + 1;
-    resumed_from = st.step;
-  } else {
-    if (latest_checkpoint(ckpt_root, &damaged) || !damaged.empty())
-      fail("'" + opt.out_dir + "' already holds a run with checkpoints: continue it with --resume, or choose another --out");
-    st.run_id = opt.run_id.empty() ? new_run_id() : opt.run_id;
-    model.init_weights(tc.seed);
-    if (init) {
-      apply_init_source(*init, model);
-      if (!opt.quiet)
-        std::fprintf(stderr, "initialised from %s (%s%s)\n", init->path.c_str(), init->kind.c_str(),
-                     init->step >= 0 ? (", step " + std::to_string(init->step)).c_str() : "");
-      init.reset();  // the host copy of the weights is no longer needed
-    }
-    st.sample_rng = tc.seed ^ 0x5A5A5A5Aull;
   }
+  if (resumed_from) train_loader.restore(st.loader);
   st.config = to_json(cfg);
 
   std::optional<double> peak = opt.peak_flops;
-  if (!peak) peak = cached_peak_flops(threads);
-  if (!peak) {
+  if (rank0 && !peak) peak = cached_peak_flops(threads);
+  if (rank0 && !peak) {
     if (!opt.quiet) std::fprintf(stderr, "calibrating this CPU's sgemm peak (once; cached in %s)...\n", calibration_cache_path().c_str());
     peak = measure_sgemm_flops(threads, 2.0, 1536);
     store_peak_flops(threads, *peak);
   }
 
-  EventWriter ev(events_path, st.run_id, st.attempt, 0, opt.events_to_stdout);
+  std::unique_ptr<EventWriter> ev;
+  if (rank0) ev = std::make_unique<EventWriter>(events_path, st.run_id, st.attempt, 0, opt.events_to_stdout);
   auto emit = [&](const std::string& type, json fields) {
-    ev.emit(type, std::move(fields));
+    if (!ev) return;  // rank 0 alone writes the run's events
+    ev->emit(type, std::move(fields));
     if (opt.on_event) opt.on_event();
   };
+  const bool quiet = opt.quiet || !rank0;
   const double fpt = flops_per_token(mc);
-  emit("run_start", {{"config", st.config}, {"n_params", model.num_params()}, {"flops_per_token", fpt},
-                     {"host", host_name()}, {"device", "cpu"}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
-                     {"world_size", 1}, {"engine_version", TD_VERSION}, {"peak_flops", nullable(peak)},
-                     {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
-                     {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}});
+  json start = {{"config", st.config}, {"n_params", model.num_params()}, {"flops_per_token", fpt},
+                {"host", host_name()}, {"device", "cpu"}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
+                {"world_size", world}, {"engine_version", TD_VERSION}, {"peak_flops", nullable(peak)},
+                {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
+                {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}};
+  if (world > 1) start["hosts"] = comm->hosts();
+  emit("run_start", start);
   auto warn = [&](const std::string& code, const std::string& message, json step) {
     emit("warning", {{"step", step}, {"code", code}, {"message", message}});
-    if (!opt.quiet) std::fprintf(stderr, "warning: %s\n", message.c_str());
+    if (!quiet) std::fprintf(stderr, "warning: %s\n", message.c_str());
   };
   if (!val_problem.empty()) warn("no_validation", "evaluation disabled: " + val_problem, nullptr);
   for (const auto& c : changed) warn("config_changed", "resuming with a changed setting " + c, nullptr);
   for (const auto& d : damaged)
     warn("damaged_checkpoint", "skipped a damaged checkpoint (it will be deleted at the next checkpoint): " + d, nullptr);
-  if (!opt.quiet)
-    std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads, %s\n", st.run_id.c_str(), st.attempt,
-                 model.num_params(), threads, resumed_from ? ("resuming at step " + std::to_string(*resumed_from)).c_str() : "fresh start");
+  if (!quiet)
+    std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
+                 model.num_params(), threads,
+                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1)" : ")")).c_str() : "",
+                 resumed_from ? ("resuming at step " + std::to_string(*resumed_from)).c_str() : "fresh start");
 
   const int B = tc.micro_batch, T = mc.seq_len;
-  const uint64_t tokens_per_step = (uint64_t)B * T * tc.grad_accum;
-  const float loss_scale = 1.0f / (float)((double)B * T * tc.grad_accum);
+  const uint64_t tokens_per_step = (uint64_t)B * T * tc.grad_accum * world;  // the global batch
+  const float loss_scale = 1.0f / (float)((double)B * T * tc.grad_accum * world);
   std::vector<int32_t> inputs, targets;
   Rng sample_rng(st.sample_rng);
   int nonfinite_streak = 0;
   int last_ckpt_step = resumed_from ? *resumed_from : -1;
+  std::unique_ptr<std::ofstream> window_log;
+  if (!opt.window_log.empty()) window_log = std::make_unique<std::ofstream>(opt.window_log + "." + std::to_string(rank), std::ios::app);
 
   auto checkpoint = [&]() {
+    // Collective part: a sharded optimizer state is gathered to full size first.
+    std::unique_ptr<AdamW> gathered;
+    if (zero1) {
+      std::vector<float> buf(N);
+      if (rank0) gathered = full_adam();
+      for (int which = 0; which < 2; which++) {
+        std::memcpy(buf.data() + shard_lo, which ? adam.v() : adam.m(), (shard_hi - shard_lo) * sizeof(float));
+        comm->all_gather(buf.data(), N);
+        if (rank0) std::memcpy(which ? gathered->v() : gathered->m(), buf.data(), N * sizeof(float));
+      }
+    }
+    last_ckpt_step = st.step;
+    if (!rank0) return;
     st.loader = train_loader.state();
     st.sample_rng = sample_rng.state();
-    CheckpointInfo ci = save_checkpoint(ckpt_root, model, &adam, st);
+    CheckpointInfo ci = save_checkpoint(ckpt_root, model, zero1 ? gathered.get() : &adam, st);
     prune_checkpoints(ckpt_root, tc.keep_checkpoints);
-    last_ckpt_step = st.step;
-    ev.sync();
+    ev->sync();
     emit("checkpoint", {{"step", st.step}, {"path", fs::absolute(ci.path).string()}, {"bytes", ci.bytes}});
   };
   auto evaluate = [&]() {
@@ -262,46 +378,69 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       val_loader->next_batch(inputs, targets);
       sum += model.forward(inputs.data(), targets.data(), B, T);
     }
-    double val = sum / tc.eval_batches;
+    // Each rank evaluated its slice of the same batches: the mean over ranks is the global mean.
+    double val = all_sum_double(*comm, sum / tc.eval_batches) / world;
     emit("eval", {{"step", st.step}, {"val_loss", val}});
-    if (!opt.quiet) std::fprintf(stderr, "step %d | val loss %.4f\n", st.step, val);
+    if (!quiet) std::fprintf(stderr, "step %d | val loss %.4f\n", st.step, val);
   };
   auto sample = [&]() {
+    if (!rank0) return;
     SampleOptions so{tc.sample_tokens, tc.sample_temperature, tc.sample_top_k};
     std::vector<uint32_t> prompt = tokenizer->encode(tc.sample_prompt);
     auto ids = generate(model, prompt, tokenizer->eot_id(), so, sample_rng);
     std::string text = tokenizer->decode(ids);
     emit("sample", {{"step", st.step}, {"prompt", tc.sample_prompt}, {"text", text}});
-    if (!opt.quiet) std::fprintf(stderr, "---- sample at step %d ----\n%s%s\n--------\n", st.step, tc.sample_prompt.c_str(), text.c_str());
+    if (!quiet) std::fprintf(stderr, "---- sample at step %d ----\n%s%s\n--------\n", st.step, tc.sample_prompt.c_str(), text.c_str());
   };
   auto end_run = [&](const std::string& status, const std::string& reason) {
     emit("run_end", {{"status", status}, {"reason", reason}, {"step", st.step}});
-    ev.sync();
+    if (ev) ev->sync();
+  };
+  // One stop decision for all ranks: any rank's request stops every rank at this boundary.
+  auto agreed_stop = [&]() {
+    if (world == 1) return stop_requested();
+    float f = stop_requested() ? 1.0f : 0.0f;
+    comm->all_reduce(&f, 1, dist::ReduceOp::sum);
+    return f > 0;
   };
 
   using clk = std::chrono::steady_clock;
   try {
   while (st.step < tc.steps) {
-    if (stop_requested()) {
+    auto t0 = clk::now();
+    const dist::CommStats c0 = comm->stats();
+    if (agreed_stop()) {
       // A stop before the first step has nothing worth a checkpoint (nor a run to resume).
       if (last_ckpt_step != st.step && st.step > 0) checkpoint();
       end_run("stopped", "stop requested (signal)");
-      if (!opt.quiet) std::fprintf(stderr, "stopped at step %d; resume with --resume\n", st.step);
+      if (!quiet) std::fprintf(stderr, "stopped at step %d; resume with --resume\n", st.step);
       return 0;
     }
-    auto t0 = clk::now();
     model.zero_grad();
     double loss_sum = 0.0;
     for (int m = 0; m < tc.grad_accum; m++) {
+      if (window_log) *window_log << json{{"step", st.step + 1}, {"rank", rank}, {"micro", m}, {"windows", train_loader.peek_window_ids()}}.dump() << "\n";
       train_loader.next_batch(inputs, targets);
       loss_sum += model.forward(inputs.data(), targets.data(), B, T);
       model.backward(loss_scale);
     }
-    double loss = loss_sum / tc.grad_accum;
+    // Every rank's mean loss, averaged in rank order (exact doubles, the same on every rank).
+    double loss = all_sum_double(*comm, loss_sum / tc.grad_accum) / world;
     const int step_no = st.step + 1;
     for (int s : opt.inject_nonfinite_steps)
       if (s == step_no) loss = std::nan("");
-    double norm = clip_grad_norm(*backend, model.grads(), model.num_params(), tc.grad_clip);
+    double norm;
+    if (zero1) {
+      // ZeRO-1: this rank's shard of the summed gradient; the global norm from every shard's.
+      comm->reduce_scatter(model.grads(), N, dist::ReduceOp::sum);
+      float* g = model.grads() + shard_lo;
+      const size_t n = shard_hi - shard_lo;
+      norm = std::sqrt(all_sum_double(*comm, backend->grad_norm_squared(g, n)));
+      if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) backend->scale(g, (float)(tc.grad_clip / (norm + 1e-6)), n);
+    } else {
+      if (world > 1) comm->all_reduce(model.grads(), N, dist::ReduceOp::sum);
+      norm = clip_grad_norm(*backend, model.grads(), N, tc.grad_clip);
+    }
     double lr = lr_at(st.step, tc.lr, tc.min_lr, tc.warmup, tc.steps);
     st.step = step_no;
     st.tokens_seen += tokens_per_step;
@@ -311,25 +450,51 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       emit("warning", {{"step", st.step}, {"code", what},
                        {"message", "step " + std::to_string(st.step) + " skipped: " + (what == "nonfinite_loss" ? "the loss" : "the gradient norm") +
                                        " is not finite (" + std::to_string(nonfinite_streak) + " in a row)"}});
-      if (!opt.quiet) std::fprintf(stderr, "step %d skipped: non-finite %s\n", st.step, what == "nonfinite_loss" ? "loss" : "gradient norm");
+      if (!quiet) std::fprintf(stderr, "step %d skipped: non-finite %s\n", st.step, what == "nonfinite_loss" ? "loss" : "gradient norm");
       if (nonfinite_streak >= 3) {
         std::string kept = last_ckpt_step >= 0 ? " The last good checkpoint (step " + std::to_string(last_ckpt_step) + ") is kept." : "";
         end_run("failed", "3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data." + kept);
-        if (!opt.quiet) std::fprintf(stderr, "run failed: 3 non-finite steps in a row.%s\n", kept.c_str());
+        if (!quiet) std::fprintf(stderr, "run failed: 3 non-finite steps in a row.%s\n", kept.c_str());
         return 1;
       }
       continue;
     }
     nonfinite_streak = 0;
     st.adam_t++;
-    adam.step(model.params(), model.grads(), lr, st.adam_t);
+    if (zero1) {
+      adam.step(model.params() + shard_lo, model.grads() + shard_lo, lr, st.adam_t);
+      comm->all_gather(model.params(), N);
+    } else {
+      adam.step(model.params(), model.grads(), lr, st.adam_t);
+    }
     double step_s = std::chrono::duration<double>(clk::now() - t0).count();
     double tps = tokens_per_step / step_s;
     std::optional<double> mfu;
-    if (peak) mfu = fpt * tps / *peak;
-    emit("step", {{"step", st.step}, {"tokens_seen", st.tokens_seen}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm},
-                  {"step_ms", step_s * 1e3}, {"tokens_per_s", tps}, {"mfu", nullable(mfu)}, {"rss_bytes", current_rss_bytes()}});
-    if (!opt.quiet && (st.step % tc.log_interval == 0 || st.step == tc.steps))
+    if (peak) mfu = fpt * tps / (*peak * world);
+    json fields = {{"step", st.step}, {"tokens_seen", st.tokens_seen}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm},
+                   {"step_ms", step_s * 1e3}, {"tokens_per_s", tps}, {"mfu", nullable(mfu)}, {"rss_bytes", current_rss_bytes()}};
+    if (world > 1) {
+      // Per-rank figures of this step (collectives since its start), gathered to every rank.
+      const dist::CommStats& c1 = comm->stats();
+      const double comm_s = c1.seconds - c0.seconds;
+      const double mine[6] = {(double)tokens_per_step / world / step_s, (double)(c1.bytes_sent - c0.bytes_sent),
+                              (double)(c1.bytes_received - c0.bytes_received), comm_s,
+                              comm_s > 0 ? (c1.bus_bytes - c0.bus_bytes) / comm_s : 0.0, (double)current_rss_bytes()};
+      std::vector<float> all(12 * (size_t)world);
+      std::memcpy(&all[12 * (size_t)rank], mine, sizeof mine);
+      comm->all_gather(all.data(), all.size());
+      json ranks = json::array();
+      for (int r = 0; r < world; r++) {
+        double v[6];
+        std::memcpy(v, &all[12 * (size_t)r], sizeof v);
+        ranks.push_back({{"rank", r}, {"host", comm->hosts()[(size_t)r]}, {"tokens_per_s", v[0]}, {"comm_bytes_sent", (uint64_t)v[1]},
+                         {"comm_bytes_received", (uint64_t)v[2]}, {"comm_ms", v[3] * 1e3}, {"busbw_gb_s", v[4] * 1e-9},
+                         {"rss_bytes", (uint64_t)v[5]}});
+      }
+      fields["ranks"] = std::move(ranks);
+    }
+    emit("step", std::move(fields));
+    if (!quiet && (st.step % tc.log_interval == 0 || st.step == tc.steps))
       std::fprintf(stderr, "step %d/%d | loss %.4f | lr %.2e | norm %.3f | %.0f ms | %.0f tok/s | mfu %s\n", st.step, tc.steps, loss, lr,
                    norm, step_s * 1e3, tps, mfu ? (std::to_string((int)std::lround(*mfu * 1000) / 10.0).substr(0, 4) + "%").c_str() : "n/a");
     const bool last = st.step == tc.steps;

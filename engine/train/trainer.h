@@ -1,4 +1,5 @@
-// The training loop of `traindeck-engine train` (one process, one rank on the CPU backend).
+// The training loop of `traindeck-engine train`: one process, or one rank of a data-parallel run
+// (engine/dist, docs/distributed.md) when TRAINDECK_WORLD_SIZE > 1.
 //
 // Per step: grad_accum micro batches of forward + backward (gradients averaged over the global
 // batch), global-norm clipping, AdamW with the warmup + cosine schedule, then a `step` event.
@@ -6,6 +7,17 @@
 // SIGINT/SIGTERM/SIGHUP stop at the next step boundary with a checkpoint and run_end "stopped"
 // (exit 0); a second signal exits at once. A non-finite loss or gradient norm skips the step
 // with a warning; 3 in a row end the run with run_end "failed" (the last checkpoint is kept).
+//
+// Data parallel (world size n > 1): rank 0 broadcasts the initial (or resumed) parameters and
+// optimizer state, so every rank starts identical; each rank reads its disjoint slice of every
+// global batch (DataLoader rank slices) with loss scale 1 / (global batch tokens); gradients are
+// summed with one all-reduce over the flat gradient buffer (train.zero = 0), or reduce-scattered,
+// clipped with the global norm, updated by AdamW on the rank's shard and all-gathered
+// (train.zero = 1). Rank 0 alone writes events and checkpoints (optimizer shards gathered first),
+// so a run resumes with any world size whose global batch is the same. A stop request on any
+// rank is agreed by an all-reduce at the top of each step: all ranks stop at the same boundary.
+// A failed collective (a dead or frozen rank, train.dist_timeout_s) ends every rank with an
+// error naming the rank and host (run_end "failed" on rank 0).
 #pragma once
 
 #include <functional>
@@ -26,6 +38,7 @@ struct TrainOptions {
   bool quiet = false;              // no progress lines on stderr
   std::vector<int> inject_nonfinite_steps;  // testing: steps (1-based) whose loss is forced to NaN
   int stop_after_step = 0;         // testing: request a stop once this step is done (as a signal would)
+  std::string window_log;          // testing: each rank appends {"step","rank","windows"} lines to <window_log>.<rank>
   std::function<void()> on_event;  // called after each event is written (e.g. live store ingest)
 };
 

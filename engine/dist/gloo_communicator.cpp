@@ -1,0 +1,225 @@
+#include "engine/dist/gloo_communicator.h"
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "engine/common/error.h"
+#include "engine/dist/kv_store.h"
+
+namespace td::dist {
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+bool is_loopback(const std::string& a) { return a == "localhost" || a.rfind("127.", 0) == 0 || a == "::1"; }
+
+class GlooCommunicator : public Communicator {
+ public:
+  GlooCommunicator(const DistEnv& env, const CommOptions& opt)
+      : rank_(env.rank), world_(env.world_size), timeout_(std::chrono::milliseconds((long long)(opt.timeout_s * 1000))) {
+    if (env.rank == 0) server_ = std::make_unique<KvServer>("", env.master_port, env.world_size);
+    store_ = std::make_unique<KvClient>(env.master_addr, env.master_port, env.rank, timeout_);
+    const std::string host = local_host_name();
+    store_->set("host/" + std::to_string(rank_), std::vector<char>(host.begin(), host.end()));
+    store_->hello(host);
+    std::vector<std::string> keys;
+    for (int r = 0; r < world_; r++) keys.push_back("host/" + std::to_string(r));
+    const auto deadline = clk::now() + timeout_;
+    for (;;) {
+      auto miss = store_->missing(keys);
+      if (miss.empty()) break;
+      if (clk::now() > deadline) {
+        std::string ranks;
+        for (const auto& k : miss) ranks += (ranks.empty() ? "" : ", ") + k.substr(5);
+        fail("rendezvous at " + store_->address() + " timed out after " + std::to_string((int)opt.timeout_s) + " s: rank" +
+             (miss.size() > 1 ? "s " : " ") + ranks + " of " + std::to_string(world_) +
+             " never arrived; start every rank with the same TRAINDECK_MASTER_ADDR/PORT and TRAINDECK_WORLD_SIZE, or raise train.dist_timeout_s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (int r = 0; r < world_; r++) {
+      auto v = store_->get("host/" + std::to_string(r));
+      hosts_.emplace_back(v.begin(), v.end());
+    }
+    gloo::transport::tcp::attr attr;
+    std::string ifname = !opt.gloo_ifname.empty() ? opt.gloo_ifname : env.gloo_ifname;
+    if (!ifname.empty()) attr.iface = ifname;
+    else attr.hostname = is_loopback(env.master_addr) ? "127.0.0.1" : host;
+    try {
+      device_ = gloo::transport::tcp::CreateDevice(attr);
+      auto ctx = std::make_shared<gloo::rendezvous::Context>(rank_, world_);
+      ctx->setTimeout(timeout_);
+      gloo::rendezvous::PrefixStore prefixed("gloo", *store_);
+      ctx->connectFullMesh(prefixed, device_);
+      ctx_ = ctx;
+    } catch (const std::exception& e) {
+      fail("Gloo could not connect the ranks" + std::string(ifname.empty() ? "" : " over interface '" + ifname + "'") + ": " + e.what() +
+           "; set TRAINDECK_GLOO_IFNAME (or train.dist_ifname) to an interface every rank can reach");
+    }
+  }
+
+  ~GlooCommunicator() override {
+    if (!failed_) {
+      // Leave together: rank 0's store must outlive the others' last requests.
+      try {
+        barrier();
+      } catch (const std::exception&) {
+      }
+      store_->bye();
+    }
+  }
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+  std::string backend() const override { return "gloo"; }
+
+  void all_reduce(float* data, size_t count, ReduceOp op) override {
+    run("all_reduce", count * sizeof(float), [&] {
+      gloo::AllreduceOptions o(ctx_);
+      o.setOutput(data, count);
+      o.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+      o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::allreduce(o);
+      if (op == ReduceOp::avg) {
+        const float s = 1.0f / (float)world_;
+        for (size_t i = 0; i < count; i++) data[i] *= s;
+      }
+    });
+  }
+
+  // Ring reduce-scatter: at step s (0 .. n-2) rank r sends chunk (r-s-1) mod n to r+1 and adds
+  // chunk (r-s-2) mod n received from r-1; after n-1 steps chunk r holds the sum of all ranks.
+  void reduce_scatter(float* data, size_t count, ReduceOp op) override {
+    run("reduce_scatter", count * sizeof(float), [&] {
+      const int n = world_, r = rank_;
+      size_t max_chunk = 0;
+      for (int c = 0; c < n; c++) {
+        auto [lo, hi] = shard_range(count, c, n);
+        max_chunk = std::max(max_chunk, hi - lo);
+      }
+      scratch_.resize(std::max<size_t>(max_chunk, 1));
+      auto send_buf = ctx_->createUnboundBuffer(data, count * sizeof(float));
+      auto recv_buf = ctx_->createUnboundBuffer(scratch_.data(), scratch_.size() * sizeof(float));
+      const uint64_t slot = (uint64_t)ctx_->nextSlot();
+      const int right = (r + 1) % n, left = (r + n - 1) % n;
+      for (int s = 0; s < n - 1; s++) {
+        auto [slo, shi] = shard_range(count, ((r - s - 1) % n + n) % n, n);
+        auto [rlo, rhi] = shard_range(count, ((r - s - 2) % n + n) % n, n);
+        if (shi > slo) send_buf->send(right, slot, slo * sizeof(float), (shi - slo) * sizeof(float));
+        if (rhi > rlo) recv_buf->recv(left, slot, 0, (rhi - rlo) * sizeof(float));
+        if (rhi > rlo) {
+          wait_recv(*recv_buf);
+          float* dst = data + rlo;
+          for (size_t i = 0; i < rhi - rlo; i++) dst[i] += scratch_[i];
+        }
+        if (shi > slo) wait_send(*send_buf);
+      }
+      if (op == ReduceOp::avg) {
+        auto [lo, hi] = shard_range(count, r, n);
+        const float sc = 1.0f / (float)n;
+        for (size_t i = lo; i < hi; i++) data[i] *= sc;
+      }
+    });
+  }
+
+  // Ring all-gather: at step s rank r sends chunk (r-s) mod n to r+1 and receives chunk
+  // (r-s-1) mod n from r-1 in place.
+  void all_gather(float* data, size_t count) override {
+    run("all_gather", count * sizeof(float), [&] {
+      const int n = world_, r = rank_;
+      auto send_buf = ctx_->createUnboundBuffer(data, count * sizeof(float));
+      auto recv_buf = ctx_->createUnboundBuffer(data, count * sizeof(float));
+      const uint64_t slot = (uint64_t)ctx_->nextSlot();
+      const int right = (r + 1) % n, left = (r + n - 1) % n;
+      for (int s = 0; s < n - 1; s++) {
+        auto [slo, shi] = shard_range(count, ((r - s) % n + n) % n, n);
+        auto [rlo, rhi] = shard_range(count, ((r - s - 1) % n + n) % n, n);
+        if (shi > slo) send_buf->send(right, slot, slo * sizeof(float), (shi - slo) * sizeof(float));
+        if (rhi > rlo) recv_buf->recv(left, slot, rlo * sizeof(float), (rhi - rlo) * sizeof(float));
+        if (rhi > rlo) wait_recv(*recv_buf);
+        if (shi > slo) wait_send(*send_buf);
+      }
+    });
+  }
+
+  void broadcast(void* data, size_t bytes, int root) override {
+    run("broadcast", bytes, [&] {
+      gloo::BroadcastOptions o(ctx_);
+      o.setOutput(static_cast<uint8_t*>(data), bytes);
+      o.setRoot(root);
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::broadcast(o);
+    }, root);
+  }
+
+  void barrier() override {
+    run("barrier", 0, [&] {
+      gloo::BarrierOptions o(ctx_);
+      o.setTag(next_tag());
+      o.setTimeout(timeout_);
+      gloo::barrier(o);
+    });
+  }
+
+ private:
+  uint32_t next_tag() { return tag_++; }
+  void wait_recv(gloo::transport::UnboundBuffer& b) {
+    if (!b.waitRecv(nullptr, timeout_)) throw gloo::IoException("receive aborted");
+  }
+  void wait_send(gloo::transport::UnboundBuffer& b) {
+    if (!b.waitSend(nullptr, timeout_)) throw gloo::IoException("send aborted");
+  }
+
+  // Runs one collective, times and counts it; a Gloo failure becomes a td::Error naming the
+  // rank at fault (from the store's liveness table) when it can be told.
+  template <class F>
+  void run(const char* kind, size_t bytes, F&& f, int root = -1) {
+    if (failed_) fail(std::string(kind) + ": the communicator failed earlier; the run must end");
+    auto t0 = clk::now();
+    try {
+      f();
+    } catch (const std::exception& e) {
+      failed_ = true;
+      const double waited = std::chrono::duration<double>(clk::now() - t0).count();
+      std::string who = diagnose(store_.get(), hosts_, rank_);
+      std::string what = e.what();
+      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+      fail(std::string(kind) + " on rank " + std::to_string(rank_) + " failed after " + std::to_string(waited).substr(0, std::to_string(waited).find('.') + 2) +
+           " s: " + (who.empty() ? "no rank looks dead or frozen (a rank may be slower than train.dist_timeout_s = " +
+                                       std::to_string((int)(timeout_.count() / 1000)) + " s; raise it)"
+                                 : who) +
+           " [gloo: " + what + "]");
+    }
+    if (std::strcmp(kind, "barrier") != 0) account(kind, bytes, std::chrono::duration<double>(clk::now() - t0).count(), root);
+  }
+
+  int rank_, world_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<KvServer> server_;
+  std::unique_ptr<KvClient> store_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::Context> ctx_;
+  std::vector<float> scratch_;
+  uint32_t tag_ = 1;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_gloo_communicator(const DistEnv& env, const CommOptions& opt) {
+  return std::make_unique<GlooCommunicator>(env, opt);
+}
+
+}  // namespace td::dist

@@ -1,0 +1,109 @@
+// The rendezvous: a small TCP key-value store served by rank 0, and its client, which implements
+// Gloo's gloo::rendezvous::Store (set / get / wait with a timeout) so that Gloo's full-mesh
+// connect (and later NCCL's unique id) travels through it.
+//
+// Wire protocol (one TCP connection per client; integers little-endian u32):
+//   request  = op:u8  rank:u32  key_len:u32 key  value_len:u32 value
+//   response = status:u8 (0 ok, 1 missing)  value_len:u32 value
+// ops: SET (key = value), GET (value of key, or status 1), CHECK (key = '\n'-joined keys; ok when
+// all are set, else value = the missing ones), HELLO (registers the connection as `rank`, value =
+// host name), PING (a heartbeat), HEALTH (value = JSON of every rank's liveness), BYE (orderly
+// close). Every request from a registered rank refreshes its heartbeat time.
+//
+// Liveness: each client sends a PING every second from a thread. The server keeps, per rank,
+// the time of its last request and whether its connection closed without BYE (the process died).
+// A rank whose last request is older than a few seconds is frozen (SIGSTOP, a hung node) or cut
+// off. diagnose() turns this into "rank 1 (host h): ..." for the error a failed collective raises.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gloo/rendezvous/store.h>
+
+namespace td::dist {
+
+/// The store's server. Listens on addr:port (addr "" or "0.0.0.0": all interfaces) and serves
+/// on its own thread until destroyed. Throws td::Error when the port cannot be bound.
+class KvServer {
+ public:
+  KvServer(const std::string& addr, int port, int world_size);
+  ~KvServer();
+  KvServer(const KvServer&) = delete;
+  KvServer& operator=(const KvServer&) = delete;
+  int port() const { return port_; }
+
+ private:
+  void serve();
+  struct State;
+  std::unique_ptr<State> st_;
+  int listen_fd_ = -1;
+  int wake_[2] = {-1, -1};  // self-pipe that ends serve()
+  int port_ = 0;
+  std::thread thread_;
+};
+
+/// Liveness of one rank as the server sees it.
+struct RankHealth {
+  int rank = 0;
+  std::string host;       // from HELLO ("" if it never arrived)
+  bool arrived = false;   // sent HELLO
+  bool closed = false;    // its connection ended without BYE: the process is gone
+  double silent_s = 0;    // seconds since its last request (heartbeats every second)
+};
+
+/// A client of KvServer; thread-safe (one request at a time over one connection).
+/// Every call waits at most `timeout` for the server's answer and throws td::Error naming the
+/// store's address when it does not come (rank 0 frozen or gone).
+class KvClient : public gloo::rendezvous::Store {
+ public:
+  /// Connects to addr:port, retrying until `timeout` (rank 0 may start later than this rank).
+  KvClient(const std::string& addr, int port, int rank, std::chrono::milliseconds timeout);
+  ~KvClient() override;
+
+  void set(const std::string& key, const std::vector<char>& data) override;
+  /// Waits (up to the timeout) for key, then returns its value.
+  std::vector<char> get(const std::string& key) override;
+  void wait(const std::vector<std::string>& keys) override;
+  /// Throws td::Error listing the keys still missing when the timeout passes.
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  /// The keys of `keys` not yet set (one round trip).
+  std::vector<std::string> missing(const std::vector<std::string>& keys);
+
+  /// Registers this connection as the client's rank with its host name; starts the heartbeat
+  /// thread (one PING per second).
+  void hello(const std::string& host);
+  /// Every rank's liveness (world_size entries).
+  /// Every rank's liveness (world_size entries); waits at most `answer_within` for the store.
+  std::vector<RankHealth> health(std::chrono::milliseconds answer_within = std::chrono::seconds(5));
+  /// Orderly goodbye: the server will not report this rank as dead.
+  void bye();
+  const std::string& address() const { return where_; }
+
+ private:
+  // One request/response; throws td::Error on a broken connection or after timeout_.
+  uint8_t request(uint8_t op, const std::string& key, const std::string& value, std::string* out,
+                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  int fd_ = -1;
+  int rank_ = 0;
+  std::string where_;  // "addr:port" for messages
+  std::chrono::milliseconds timeout_;
+  std::mutex mu_;
+  std::atomic<bool> stop_{false};
+  std::thread heartbeat_;
+};
+
+/// Names the rank(s) that make a collective fail, from the store's liveness table:
+/// "rank 1 (host h) ended (its connection to the rendezvous store closed)", "rank 1 (host h) is
+/// not responding (no heartbeat for 12.0 s: frozen, stopped or cut off)", or, when the store
+/// itself does not answer, "rank 0 (host h) is not responding (its rendezvous store ...)".
+/// Returns "" when every rank looks alive. Never throws.
+std::string diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank);
+
+}  // namespace td::dist

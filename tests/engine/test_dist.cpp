@@ -1,0 +1,319 @@
+// Data-parallel runs through the traindeck-engine binary (engine/dist, docs/distributed.md):
+// 2 and 4 CPU ranks started by `launch` reproduce the single-process run with the same global
+// batch (losses and final parameters, to fp32 rounding); the ranks' windows are disjoint and
+// cover each global batch; ZeRO-1 equals the all-reduce run; a run resumes with another world
+// size; a missing, killed or frozen rank ends the others with an error naming it; a stop sent to
+// one rank stops all at the same step; step events carry per-rank traffic.
+//
+// Tolerances: the single process sums a micro batch's gradient in one GEMM over B*T rows, the
+// ranks sum partial GEMMs then add across ranks, so the fp32 sums round differently (relative
+// ~1e-7 per gradient element). Losses are compared to 2e-6 relative; parameters after 6 AdamW
+// steps of lr <= 3e-3 to 2e-5 absolute (Adam normalises each element's step, so a rounding
+// difference in a near-zero gradient can change that element's step by a fraction of lr).
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+using json = nlohmann::json;
+using namespace tdtest;
+
+namespace {
+
+QByteArray generated_text(int lines) {
+  QByteArray t;
+  const char* words[] = {"the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "and", "runs", "far"};
+  uint64_t x = 12345;
+  for (int i = 0; i < lines; i++)
+    for (int w = 0; w < 8; w++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      t += words[(x >> 33) % 12];
+      t += w == 7 ? ".\n" : " ";
+    }
+  return t;
+}
+
+std::vector<double> losses(const QString& run) {
+  std::vector<double> out;
+  for (const auto& e : events_of_type(read_events(run + "/events.jsonl"), "step")) {
+    size_t s = e["step"].get<size_t>();
+    if (out.size() < s) out.resize(s, NAN);
+    out[s - 1] = e["loss"].get<double>();
+  }
+  return out;
+}
+
+// All tensors of the newest checkpoint's model.safetensors, by name.
+std::map<std::string, std::vector<float>> final_params(const QString& run) {
+  QDir d(run + "/checkpoints");
+  auto dirs = d.entryList({"step_*"}, QDir::Dirs, QDir::Name);
+  std::map<std::string, std::vector<float>> out;
+  if (dirs.isEmpty()) return out;
+  QFile f(d.filePath(dirs.last()) + "/model.safetensors");
+  if (!f.open(QIODevice::ReadOnly)) return out;
+  QByteArray all = f.readAll();
+  uint64_t hlen = 0;
+  std::memcpy(&hlen, all.constData(), 8);
+  json h = json::parse(all.mid(8, (int)hlen).toStdString());
+  const char* data = all.constData() + 8 + hlen;
+  for (auto it = h.begin(); it != h.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    size_t a = it.value()["data_offsets"][0], b = it.value()["data_offsets"][1];
+    std::vector<float> v((b - a) / 4);
+    std::memcpy(v.data(), data + a, b - a);
+    out[it.key()] = v;
+  }
+  return out;
+}
+
+double max_param_diff(const QString& a, const QString& b) {
+  auto pa = final_params(a), pb = final_params(b);
+  if (pa.empty() || pa.size() != pb.size()) return INFINITY;
+  double m = 0;
+  for (const auto& [k, v] : pa) {
+    const auto& w = pb[k];
+    if (w.size() != v.size()) return INFINITY;
+    for (size_t i = 0; i < v.size(); i++) m = std::max(m, (double)std::fabs(v[i] - w[i]));
+  }
+  return m;
+}
+
+double max_rel_loss_diff(const std::vector<double>& a, const std::vector<double>& b, size_t from = 0) {
+  if (a.size() != b.size() || a.empty()) return INFINITY;
+  double m = 0;
+  for (size_t i = from; i < a.size(); i++) m = std::max(m, std::fabs(a[i] - b[i]) / std::fabs(a[i]));
+  return m;
+}
+
+}  // namespace
+
+class TestDist : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString data_, cfg_, single_;
+
+  QStringList common(const QString& out) const {
+    return {"train", "--config", cfg_, "--out", out, "--no-events-stdout", "--quiet", "--peak-flops", "1e10"};
+  }
+  ProcResult launch(int n, QStringList train_args) {
+    return engine(QStringList{"launch", "--quiet", "--nproc", QString::number(n), "--"} + train_args, 120000);
+  }
+
+  // A rank started by hand, as a remote node would (env like torchrun).
+  QProcess* start_rank(int rank, int world, int port, const QStringList& args) {
+    auto* p = new QProcess(this);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("TRAINDECK_RANK", QString::number(rank));
+    env.insert("TRAINDECK_WORLD_SIZE", QString::number(world));
+    env.insert("TRAINDECK_MASTER_ADDR", "127.0.0.1");
+    env.insert("TRAINDECK_MASTER_PORT", QString::number(port));
+    p->setProcessEnvironment(env);
+    p->start(TD_ENGINE_EXE, args);
+    return p;
+  }
+  // A TCP port free now (bound to port 0, read, released).
+  static int free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    socklen_t len = sizeof sa;
+    ::bind(fd, (sockaddr*)&sa, sizeof sa);
+    getsockname(fd, (sockaddr*)&sa, &len);
+    ::close(fd);
+    return ntohs(sa.sin_port);
+  }
+
+  // Rank 0 and rank 1 by hand with a 3 s collective timeout; signal `sig` goes to `victim` after
+  // the first step event; the other rank must end with an error containing expect_in_error.
+  void failure_case(int victim, int sig, const QString& expect_in_error) {
+    const int port = free_port();
+    QString out = dir_.filePath(QString("fail_%1_%2").arg(victim).arg(sig));
+    QStringList args = {"train", "--config", cfg_, "--set", "train.micro_batch=2", "--set", "train.steps=1000000",
+                        "--set", "train.eval_interval=0", "--set", "train.dist_timeout_s=3", "--out", out, "--peak-flops", "1e10"};
+    QProcess* r0 = start_rank(0, 2, port, args);
+    QProcess* r1 = start_rank(1, 2, port, args);
+    QProcess* ranks[2] = {r0, r1};
+    QByteArray seen = wait_for_stdout(*r0, "\"type\":\"step\"", 60000);
+    QVERIFY2(seen.contains("\"type\":\"step\""), r0->readAllStandardError().constData());
+    ::kill((pid_t)ranks[victim]->processId(), sig);
+    QProcess* survivor = ranks[1 - victim];
+    const bool ended = survivor->waitForFinished(30000);
+    ::kill((pid_t)ranks[victim]->processId(), SIGKILL);
+    ranks[victim]->waitForFinished(5000);
+    if (!ended) {
+      ::kill((pid_t)survivor->processId(), SIGKILL);
+      survivor->waitForFinished(5000);
+    }
+    QVERIFY2(ended, "the surviving rank did not end within 30 s (train.dist_timeout_s = 3)");
+    QCOMPARE(survivor->exitCode(), 1);
+    const QString err = QString::fromUtf8(survivor->readAllStandardError());
+    QVERIFY2(err.contains(expect_in_error), qPrintable(err));
+    if (victim == 1) {
+      auto ends = events_of_type(read_events(out + "/events.jsonl"), "run_end");
+      QVERIFY(!ends.empty());
+      QCOMPARE(ends.back()["status"].get<std::string>(), std::string("failed"));
+      QVERIFY2(ends.back()["reason"].get<std::string>().find("rank 1 (host ") != std::string::npos, ends.back().dump().c_str());
+    }
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    write_file(dir_.filePath("corpus.txt"), generated_text(3000));
+    data_ = dir_.filePath("ds");
+    auto r = engine({"prepare", "--input", dir_.filePath("corpus.txt"), "--out", data_, "--tokenizer", "byte", "--quiet"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    // Global batch: 4 sequences x 2 micro batches; one thread per rank.
+    json cfg = {{"model", {{"vocab_size", 257}, {"seq_len", 32}, {"n_layer", 2}, {"n_head", 2}, {"d_model", 32}}},
+                {"train", {{"threads", 1}, {"steps", 6}, {"lr", 3e-3}, {"warmup", 2}, {"min_lr", 3e-4}, {"micro_batch", 4}, {"grad_accum", 2},
+                           {"eval_interval", 3}, {"eval_batches", 2}, {"sample_interval", 0}, {"checkpoint_interval", 0}}},
+                {"data", {{"path", data_.toStdString()}}}};
+    cfg_ = dir_.filePath("cfg.json");
+    std::ofstream(cfg_.toStdString()) << cfg.dump(2);
+    single_ = dir_.filePath("single");
+    auto s = engine(common(single_) + QStringList{"--debug-window-log", dir_.filePath("win_single")});
+    QVERIFY2(s.exit_code == 0, qPrintable(s.err));
+  }
+
+  void ranks_reproduce_the_single_process_run_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("zero");
+    QTest::newRow("2 ranks, all-reduce") << 2 << 0;
+    QTest::newRow("4 ranks, all-reduce") << 4 << 0;
+    QTest::newRow("2 ranks, ZeRO-1") << 2 << 1;
+    QTest::newRow("4 ranks, ZeRO-1") << 4 << 1;
+  }
+  void ranks_reproduce_the_single_process_run() {
+    QFETCH(int, n);
+    QFETCH(int, zero);
+    QString out = dir_.filePath(QString("dp_%1_%2").arg(n).arg(zero));
+    auto r = launch(n, common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(4 / n), "--set", QString("train.zero=%1").arg(zero),
+                                                  "--debug-window-log", out + ".win"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    auto ls = losses(single_), ld = losses(out);
+    QCOMPARE(ld.size(), size_t(6));
+    const double dl = max_rel_loss_diff(ls, ld), dp = max_param_diff(single_, out);
+    qInfo("%d ranks, zero %d: max relative loss difference %.3g, max parameter difference %.3g", n, zero, dl, dp);
+    QVERIFY2(dl < 2e-6, qPrintable(QString::number(dl)));
+    QVERIFY2(dp < 2e-5, qPrintable(QString::number(dp)));
+    // ZeRO-1 equals the all-reduce run of the same world size.
+    if (zero == 1) {
+      QString ar = dir_.filePath(QString("dp_%1_0").arg(n));
+      const double dz = max_param_diff(ar, out), dzl = max_rel_loss_diff(losses(ar), ld);
+      qInfo("ZeRO-1 vs all-reduce: max relative loss difference %.3g, max parameter difference %.3g", dzl, dz);
+      QVERIFY2(dz < 2e-5 && dzl < 2e-6, qPrintable(QString("%1 %2").arg(dz).arg(dzl)));
+    }
+    // Windows: per step, the ranks' sets are disjoint and their union is the single run's.
+    auto read_windows = [](const QString& path, std::map<int, std::vector<uint64_t>>& by_step) {
+      std::ifstream in(path.toStdString());
+      std::string line;
+      while (std::getline(in, line)) {
+        json j = json::parse(line);
+        for (auto w : j["windows"]) by_step[j["step"].get<int>()].push_back(w.get<uint64_t>());
+      }
+    };
+    std::map<int, std::vector<uint64_t>> single, ranks;
+    read_windows(dir_.filePath("win_single.0"), single);
+    for (int k = 0; k < n; k++) read_windows(out + ".win." + QString::number(k), ranks);
+    QCOMPARE(single.size(), size_t(6));
+    for (auto& [step, ids] : ranks) {
+      std::set<uint64_t> u(ids.begin(), ids.end());
+      QVERIFY2(u.size() == ids.size(), qPrintable(QString("step %1: ranks read a window twice").arg(step)));
+      QVERIFY(u == std::set<uint64_t>(single[step].begin(), single[step].end()));
+    }
+    // Per-rank figures: all-reduce traffic is 2(n-1)/n of the buffer each way (ring), plus the
+    // stop flag (4 bytes, all-reduce) and the loss (8n bytes, all-gather) of the step.
+    auto steps = events_of_type(read_events(out + "/events.jsonl"), "step");
+    const double N = events_of_type(read_events(out + "/events.jsonl"), "run_start")[0]["n_params"].get<double>();
+    const auto& ranks_ev = steps.back()["ranks"];
+    QCOMPARE((int)ranks_ev.size(), n);
+    for (int k = 0; k < n; k++) {
+      QCOMPARE(ranks_ev[k]["rank"].get<int>(), k);
+      QVERIFY(!ranks_ev[k]["host"].get<std::string>().empty());
+      QVERIFY(ranks_ev[k]["busbw_gb_s"].get<double>() > 0);
+      if (zero == 0) {
+        auto expect = (uint64_t)(2.0 * (n - 1) / n * 4 * N) + (uint64_t)(2.0 * (n - 1) / n * 4) + (uint64_t)((n - 1.0) / n * 8 * n);
+        QCOMPARE(ranks_ev[k]["comm_bytes_sent"].get<uint64_t>(), expect);
+      }
+    }
+  }
+
+  void resume_with_another_world_size_data() {
+    QTest::addColumn<int>("first");
+    QTest::addColumn<int>("then");
+    QTest::newRow("2 -> 1") << 2 << 1;
+    QTest::newRow("1 -> 2") << 1 << 2;
+  }
+  void resume_with_another_world_size() {
+    QFETCH(int, first);
+    QFETCH(int, then);
+    QString out = dir_.filePath(QString("resume_%1_%2").arg(first).arg(then));
+    auto with = [&](int n, QStringList extra) {
+      QStringList a = common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(4 / n), "--set", "train.zero=1"} + extra;
+      return n == 1 ? engine(a) : launch(n, a);
+    };
+    auto r1 = with(first, {"--debug-stop-after", "3"});
+    QVERIFY2(r1.exit_code == 0, qPrintable(r1.err));
+    QVERIFY(QFileInfo::exists(out + "/checkpoints/step_00000003/optimizer.safetensors"));
+    auto r2 = with(then, {"--resume"});
+    QVERIFY2(r2.exit_code == 0, qPrintable(r2.err));
+    const double dl = max_rel_loss_diff(losses(single_), losses(out)), dp = max_param_diff(single_, out);
+    qInfo("resume %d -> %d ranks: max relative loss difference %.3g, max parameter difference %.3g", first, then, dl, dp);
+    QVERIFY2(dl < 2e-6 && dp < 2e-5, qPrintable(QString("%1 %2").arg(dl).arg(dp)));
+  }
+
+  void rendezvous_names_the_missing_ranks() {
+    QProcess* r0 = start_rank(0, 3, free_port(), common(dir_.filePath("lonely")) + QStringList{"--set", "train.dist_timeout_s=2"});
+    QVERIFY(r0->waitForFinished(30000));
+    QCOMPARE(r0->exitCode(), 1);
+    QString err = QString::fromUtf8(r0->readAllStandardError());
+    QVERIFY2(err.contains("ranks 1, 2 of 3 never arrived"), qPrintable(err));
+  }
+
+  void killed_rank_is_named() { failure_case(1, SIGKILL, "rank 1 (host "); }
+  void frozen_rank_is_named() { failure_case(1, SIGSTOP, "is not responding: no heartbeat"); }
+  void killed_rank0_is_named() { failure_case(0, SIGKILL, "rank 0 (host "); }
+
+  void stop_sent_to_one_rank_stops_all() {
+    QString out = dir_.filePath("stop");
+    QProcess p;
+    p.start(TD_ENGINE_EXE, QStringList{"launch", "--nproc", "2", "--", "train", "--config", cfg_, "--set", "train.micro_batch=2", "--set",
+                                       "train.steps=1000000", "--set", "train.eval_interval=0", "--out", out, "--peak-flops", "1e10"});
+    QByteArray seen = wait_for_stdout(p, "\"type\":\"step\"", 60000);
+    QVERIFY(seen.contains("\"type\":\"step\""));
+    QString err = QString::fromUtf8(p.readAllStandardError());
+    QRegularExpressionMatch m = QRegularExpression("rank 1 pid (\\d+)").match(err);
+    QVERIFY2(m.hasMatch(), qPrintable(err));
+    ::kill((pid_t)m.captured(1).toInt(), SIGTERM);
+    const bool ended = p.waitForFinished(60000);
+    if (!ended) ::kill((pid_t)p.processId(), SIGKILL);
+    QVERIFY(ended);
+    QCOMPARE(p.exitCode(), 0);
+    auto ev = read_events(out + "/events.jsonl");
+    auto end = events_of_type(ev, "run_end").back();
+    QCOMPARE(end["status"].get<std::string>(), std::string("stopped"));
+    const int step = end["step"].get<int>();
+    QVERIFY(step >= 1);
+    QVERIFY(QFileInfo::exists(out + QString("/checkpoints/step_%1").arg(step, 8, 10, QChar('0'))));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDist)
+#include "test_dist.moc"
