@@ -371,7 +371,8 @@ void KvClient::bye() {
   }
 }
 
-std::string diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank) {
+namespace {
+std::string diagnose_once(KvClient* store, const std::vector<std::string>& hosts, int self_rank) {
   auto host_of = [&](int r) { return r < (int)hosts.size() && !hosts[(size_t)r].empty() ? hosts[(size_t)r] : std::string("?"); };
   if (!store) return "";
   std::vector<RankHealth> hs;
@@ -394,6 +395,18 @@ std::string diagnose(KvClient* store, const std::vector<std::string>& hosts, int
     if (!what.empty()) out += (out.empty() ? "" : "; ") + what;
   }
   return out;
+}
+}  // namespace
+
+std::string diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank) {
+  // The store may learn of a closed connection a moment after Gloo did, and a frozen rank turns
+  // silent only after three missed heartbeats: ask again for a few seconds before giving up.
+  const auto deadline = clk::now() + std::chrono::seconds(4);
+  for (;;) {
+    std::string who = diagnose_once(store, hosts, self_rank);
+    if (!who.empty() || clk::now() > deadline) return who;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 }  // namespace td::dist

@@ -103,7 +103,8 @@ class KvClient : public gloo::rendezvous::Store {
 /// "rank 1 (host h) ended (its connection to the rendezvous store closed)", "rank 1 (host h) is
 /// not responding (no heartbeat for 12.0 s: frozen, stopped or cut off)", or, when the store
 /// itself does not answer, "rank 0 (host h) is not responding (its rendezvous store ...)".
-/// Returns "" when every rank looks alive. Never throws.
+/// Asks again for up to 4 s while every rank looks alive (the store may see a closed connection
+/// a moment after Gloo did); then returns "". Never throws.
 std::string diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank);
 
 }  // namespace td::dist

@@ -126,6 +126,7 @@ class TestDist : public QObject {
     env.insert("TRAINDECK_MASTER_PORT", QString::number(port));
     p->setProcessEnvironment(env);
     p->start(TD_ENGINE_EXE, args);
+    p->waitForStarted(10000);
     return p;
   }
   // A TCP port free now (bound to port 0, read, released).
@@ -296,6 +297,7 @@ class TestDist : public QObject {
     QProcess p;
     p.start(TD_ENGINE_EXE, QStringList{"launch", "--nproc", "2", "--", "train", "--config", cfg_, "--set", "train.micro_batch=2", "--set",
                                        "train.steps=1000000", "--set", "train.eval_interval=0", "--out", out, "--peak-flops", "1e10"});
+    QVERIFY(p.waitForStarted(10000));
     QByteArray seen = wait_for_stdout(p, "\"type\":\"step\"", 60000);
     QVERIFY(seen.contains("\"type\":\"step\""));
     QString err = QString::fromUtf8(p.readAllStandardError());
