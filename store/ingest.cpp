@@ -50,8 +50,8 @@ struct TypeFields {
 };
 const TypeFields kTypeFields[] = {
     {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "cpu", "blas_kernel", "threads",
-                   "world_size", "engine_version", "peak_flops", "resumed_from_step", "out_dir", "pid"}},
-    {"step", {"step", "tokens_seen", "loss", "lr", "grad_norm", "step_ms", "tokens_per_s", "mfu", "rss_bytes"}},
+                   "world_size", "engine_version", "peak_flops", "resumed_from_step", "out_dir", "pid", "hosts"}},
+    {"step", {"step", "tokens_seen", "loss", "lr", "grad_norm", "step_ms", "tokens_per_s", "mfu", "rss_bytes", "ranks"}},
     {"eval", {"step", "val_loss"}},
     {"sample", {"step", "prompt", "text"}},
     {"checkpoint", {"step", "path", "bytes"}},
@@ -419,6 +419,19 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
       if (!v || !v->is_number()) continue;  // null (e.g. mfu with an unknown peak): no row
       if (step_ids_[k] < 0) step_ids_[k] = metric_id(kStepFields[k]);
       put_metric(b, run, step_ids_[k], rank, step, attempt, t, v->get<double>());
+    }
+    // A data-parallel step's per-rank figures (docs/events.md): metrics of each rank.
+    if (const json* rs = field(j, "ranks"); rs && rs->is_array()) {
+      static const std::pair<const char*, const char*> kRankFields[] = {
+          {"tokens_per_s", "rank_tokens_per_s"}, {"comm_bytes_sent", "comm_bytes_sent"}, {"comm_bytes_received", "comm_bytes_received"},
+          {"comm_ms", "comm_ms"}, {"busbw_gb_s", "busbw_gb_s"}, {"rss_bytes", "rank_rss_bytes"}};
+      for (const json& e : *rs) {
+        const json* r = e.is_object() ? field(e, "rank") : nullptr;
+        if (!is_int(r) || r->get<int64_t>() < 0) continue;
+        for (const auto& [key, name] : kRankFields)
+          if (const json* v = field(e, key); v && v->is_number())
+            put_metric(b, run, metric_id(name), static_cast<int>(r->get<int64_t>()), step, attempt, t, v->get<double>());
+      }
     }
     track(run, step);
   } else if (ty == "eval") {

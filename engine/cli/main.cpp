@@ -23,6 +23,7 @@
 #include "engine/common/error.h"
 #include "engine/config.h"
 #include "engine/data/prepare.h"
+#include "engine/dist/env.h"
 #include "engine/dist/launch.h"
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
@@ -252,7 +253,8 @@ int main(int argc, char** argv) {
       topt.events_to_stdout = !no_stdout;
       td::install_stop_handlers();
       std::unique_ptr<td::cli::DbSink> sink;
-      if (!db_path.empty()) {
+      // The store records the run from rank 0's events file; the other ranks write none.
+      if (!db_path.empty() && td::dist::read_dist_env().rank == 0) {
         std::string run_id = topt.run_id;
         if (topt.resume) {
           auto latest = td::latest_checkpoint(topt.out_dir + "/checkpoints");
