@@ -265,6 +265,27 @@ class SshdFixture {
 
   std::string log() const { return read_text(dir / "sshd.log"); }
 
+  /// SIGKILLs the sshd processes serving this server's connections (children of its listener),
+  /// as a dropped network link would end them; the listener keeps accepting. Returns how many.
+  int kill_connections() const {
+    const long listener = std::atol(read_text(dir / ("sshd.pid." + std::to_string(port))).c_str());
+    int killed = 0;
+    if (listener <= 0) return 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string stat = read_text(e.path() / "stat");
+      const size_t close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream in(stat.substr(close + 2));
+      char state;
+      long ppid = 0;
+      in >> state >> ppid;
+      if (ppid == listener && ::kill(pid_t(std::atol(name.c_str())), SIGKILL) == 0) ++killed;
+    }
+    return killed;
+  }
+
   void stop() {
     stop_sshd();
     if (agent_pid_ > 0) {

@@ -27,30 +27,6 @@ using td::remote::testing::SshdFixture;
 using td::remote::testing::user_session;
 namespace fs = std::filesystem;
 
-namespace {
-
-// SIGKILLs the sshd processes serving connections of `sshd` (children of its listener).
-int kill_connections(const SshdFixture& sshd) {
-  const long listener = std::atol(read_text(sshd.dir / ("sshd.pid." + std::to_string(sshd.port))).c_str());
-  int killed = 0;
-  if (listener <= 0) return 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_text(e.path() / "stat");
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream in(stat.substr(close + 2));
-    char state;
-    long ppid = 0;
-    in >> state >> ppid;
-    if (ppid == listener && ::kill(pid_t(std::atol(name.c_str())), SIGKILL) == 0) ++killed;
-  }
-  return killed;
-}
-
-}  // namespace
-
 class TestJump : public QObject {
   Q_OBJECT
   SshdFixture a_, b_;
@@ -207,7 +183,7 @@ class TestJump : public QObject {
   void dropped_jump_connection_fails_cleanly() {
     Session s = via_a_to_b();
     QCOMPARE(s.exec({"echo", "up"}).out, std::string("up\n"));
-    QVERIFY(kill_connections(a_) >= 1);  // the jump host's side of the link dies
+    QVERIFY(a_.kill_connections() >= 1);  // the jump host's side of the link dies
     const auto t0 = std::chrono::steady_clock::now();
     const std::string err = error_message([&] { s.exec({"echo", "after"}); });
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

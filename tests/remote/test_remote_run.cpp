@@ -75,25 +75,6 @@ class TestRemoteRun : public QObject {
   // SIGKILLs the sshd processes serving connections (children of the listening sshd, found
   // through its PidFile): every open connection drops as if the node's sshd side died. The
   // engine is not among them (setsid, reparented when its launching shell exited).
-  int kill_sshd_connections() {
-    const std::string pid_text = read_text(sshd_.dir / ("sshd.pid." + std::to_string(sshd_.port)));
-    const long listener = std::atol(pid_text.c_str());
-    int killed = 0;
-    if (listener <= 0) return 0;
-    for (const auto& e : fs::directory_iterator("/proc")) {
-      const std::string name = e.path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      const std::string stat = read_text(e.path() / "stat");
-      const size_t close = stat.rfind(')');
-      if (close == std::string::npos) continue;
-      std::istringstream in(stat.substr(close + 2));
-      char state;
-      long ppid = 0;
-      in >> state >> ppid;
-      if (ppid == listener && ::kill(pid_t(std::atol(name.c_str())), SIGKILL) == 0) ++killed;
-    }
-    return killed;
-  }
 
   int64_t steps_in_store(const std::string& id) { return int64_t(store_->metric_series(id, "loss").size()); }
 
@@ -149,7 +130,7 @@ class TestRemoteRun : public QObject {
     QCOMPARE(f->reconnects(), 1);
     qInfo("connection dropped at step %lld (local side) and %lld (node side) of %d",
           static_cast<long long>(before), static_cast<long long>(steps_in_store("drop-run")), steps);
-    QVERIFY(kill_sshd_connections() >= 1);  // the node's side of the link goes
+    QVERIFY(sshd_.kill_connections() >= 1);  // the node's side of the link goes
     st = poll_until(*f, [](const FollowState&) { return false; }, 60000);
     QVERIFY(st.finished);
     QCOMPARE(st.status, std::string("completed"));
