@@ -36,6 +36,66 @@
         <source>%1 d %2 h</source>
         <translation>%1 T %2 h</translation>
     </message>
+    <message>
+        <location filename="../gui/cluster/node_access.cpp" line="+32"/>
+        <source>%1: cancelled</source>
+        <translation>%1: abgebrochen</translation>
+    </message>
+    <message>
+        <location filename="../gui/runs/remote_run_job.cpp" line="+93"/>
+        <source>preparing the engine bundle</source>
+        <translation>Engine-Paket wird vorbereitet</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>connecting to %1</source>
+        <translation>Verbindung zu %1 wird hergestellt</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>uploading the engine and the dataset</source>
+        <translation>Engine und Datensatz werden hochgeladen</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>resuming the engine on the node</source>
+        <translation>Engine wird auf dem Knoten fortgesetzt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>starting the engine on the node</source>
+        <translation>Engine wird auf dem Knoten gestartet</translation>
+    </message>
+    <message>
+        <location line="+33"/>
+        <source>deploy cancelled</source>
+        <translation>Bereitstellung abgebrochen</translation>
+    </message>
+    <message>
+        <location line="+66"/>
+        <source>connecting</source>
+        <translation>Verbindung wird hergestellt</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>stopping</source>
+        <translation>wird angehalten</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>connected</source>
+        <translation>verbunden</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>ended</source>
+        <translation>beendet</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>reconnecting (attempt %1): %2</source>
+        <translation>erneuter Verbindungsaufbau (Versuch %1): %2</translation>
+    </message>
 </context>
 <context>
     <name>td::gui::AboutDialog</name>
@@ -129,6 +189,249 @@
         <location line="+2"/>
         <source>%1: steps %2-%3 (%4 values): min %5 at step %6, max %7 at step %8, mean %9</source>
         <translation>%1: Schritte %2-%3 (%4 Werte): Min. %5 bei Schritt %6, Max. %7 bei Schritt %8, Mittel %9</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ClusterDesigner</name>
+    <message>
+        <location filename="../gui/cluster/cluster_designer.cpp" line="+89"/>
+        <source>Test cancelled.</source>
+        <translation>Test abgebrochen.</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Clusters</source>
+        <translation>Cluster</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>New cluster</source>
+        <translation>Neuer Cluster</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Delete…</source>
+        <translation>Löschen…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Remove this cluster from the store (runs made on it stay)</source>
+        <translation>Diesen Cluster aus der Datenbank entfernen (die darauf ausgeführten Läufe bleiben erhalten)</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>&lt;b&gt;This machine&lt;/b&gt;&lt;br&gt;Runs train on this computer, on its GPUs where the engine has CUDA, else on its CPU. There is nothing to configure.&lt;br&gt;&lt;br&gt;To train on servers over SSH, press &lt;i&gt;New cluster&lt;/i&gt;.</source>
+        <translation>&lt;b&gt;Dieser Rechner&lt;/b&gt;&lt;br&gt;Läufe trainieren auf diesem Computer, auf seinen GPUs, wenn die Engine CUDA unterstützt, sonst auf seiner CPU. Hier gibt es nichts einzustellen.&lt;br&gt;&lt;br&gt;Um über SSH auf Servern zu trainieren, drücken Sie &lt;i&gt;Neuer Cluster&lt;/i&gt;.</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>a name for this cluster, e.g. lab</source>
+        <translation>ein Name für diesen Cluster, z. B. labor</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Name:</source>
+        <translation>Name:</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Add node</source>
+        <translation>Knoten hinzufügen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Duplicate</source>
+        <translation>Duplizieren</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Remove</source>
+        <translation>Entfernen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Key file…</source>
+        <translation>Schlüsseldatei…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Choose the private key of the selected node (its auth becomes &quot;key file&quot;)</source>
+        <translation>Den privaten Schlüssel des ausgewählten Knotens wählen (seine Anmeldung wird auf „Schlüsseldatei“ gestellt)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Test connection</source>
+        <translation>Verbindung testen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Connect to the selected node, check its host key and report what it offers</source>
+        <translation>Mit dem ausgewählten Knoten verbinden, seinen Hostschlüssel prüfen und melden, was er bietet</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Test all</source>
+        <translation>Alle testen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Cancel tests</source>
+        <translation>Tests abbrechen</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Select a node and press Test connection: its OS, CPUs, memory, free disk in the work directory, glibc and GPUs appear here.</source>
+        <translation>Wählen Sie einen Knoten und drücken Sie „Verbindung testen“: Sein Betriebssystem, seine CPUs, sein Speicher, der freie Plattenplatz im Arbeitsverzeichnis, glibc und seine GPUs erscheinen hier.</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>Revert</source>
+        <translation>Zurücksetzen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Save</source>
+        <translation>Speichern</translation>
+    </message>
+    <message>
+        <location line="+66"/>
+        <source>Train on this computer (not editable)</source>
+        <translation>Auf diesem Computer trainieren (nicht bearbeitbar)</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+5"/>
+        <source>%n node(s)</source>
+        <translation>
+            <numerusform>%n Knoten</numerusform>
+            <numerusform>%n Knoten</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Some saved clusters cannot be read: %1</source>
+        <translation>Einige gespeicherte Cluster können nicht gelesen werden: %1</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Unsaved changes</source>
+        <translation>Ungespeicherte Änderungen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The cluster &quot;%1&quot; has unsaved changes.</source>
+        <translation>Der Cluster „%1“ hat ungespeicherte Änderungen.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Save them before you switch?</source>
+        <translation>Vor dem Wechseln speichern?</translation>
+    </message>
+    <message>
+        <location line="+43"/>
+        <source>New cluster: name it, fill in its nodes, then Save.</source>
+        <translation>Neuer Cluster: Geben Sie ihm einen Namen, tragen Sie seine Knoten ein und drücken Sie dann „Speichern“.</translation>
+    </message>
+    <message>
+        <location line="+61"/>
+        <source>the cluster has no node: add one (a cluster without nodes is this machine)</source>
+        <translation>der Cluster hat keinen Knoten: Fügen Sie einen hinzu (ein Cluster ohne Knoten ist dieser Rechner)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>a cluster called &quot;%1&quot; exists already: choose another name</source>
+        <translation>ein Cluster namens „%1“ existiert bereits: Wählen Sie einen anderen Namen</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Save this cluster in the store (never any password or passphrase)</source>
+        <translation>Diesen Cluster in der Datenbank speichern (niemals Passwörter oder Passphrasen)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fix the problems listed above first</source>
+        <translation>Beheben Sie zuerst die oben aufgeführten Probleme</translation>
+    </message>
+    <message>
+        <location line="+25"/>
+        <source>Private key file</source>
+        <translation>Private Schlüsseldatei</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Private keys (id_* *.pem *.key);;All files (*)</source>
+        <translation>Private Schlüssel (id_* *.pem *.key);;Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <location line="+20"/>
+        <source>Not saved: %1</source>
+        <translation>Nicht gespeichert: %1</translation>
+    </message>
+    <message>
+        <location line="-5"/>
+        <source>Saved %1.</source>
+        <translation>%1 gespeichert.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Saving…</source>
+        <translation>Wird gespeichert…</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Reverted to the saved %1.</source>
+        <translation>Auf den gespeicherten Stand von %1 zurückgesetzt.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Delete cluster</source>
+        <translation>Cluster löschen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Remove the cluster &quot;%1&quot; from this store?
+
+Runs made on it stay; nothing on its nodes is touched.</source>
+        <translation>Den Cluster „%1“ aus dieser Datenbank entfernen?
+
+Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts verändert.</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Deleted %1.</source>
+        <translation>%1 gelöscht.</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Connecting to %1…</source>
+        <translation>Verbindung zu %1 wird hergestellt…</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>%1: connected
+%2</source>
+        <translation>%1: verbunden
+%2</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1: FAILED
+%2</source>
+        <translation>%1: FEHLGESCHLAGEN
+%2</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ClusterList</name>
+    <message>
+        <location filename="../gui/cluster/cluster_list.cpp" line="+19"/>
+        <source>This machine</source>
+        <translation>Dieser Rechner</translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source>%1: %2</source>
+        <translation>%1: %2</translation>
     </message>
 </context>
 <context>
@@ -312,6 +615,14 @@
         <location filename="../gui/compare/config_diff_model.cpp" line="+70"/>
         <source>%1 is not in this run&apos;s config</source>
         <translation>%1 ist nicht in der Konfiguration dieses Laufs</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ConnectionTester</name>
+    <message>
+        <location filename="../gui/cluster/connection_tester.cpp" line="+34"/>
+        <source>No node access is configured (internal error).</source>
+        <translation>Es ist kein Knotenzugriff eingerichtet (interner Fehler).</translation>
     </message>
 </context>
 <context>
@@ -976,55 +1287,86 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
 </context>
 <context>
+    <name>td::gui::HostKeyDialog</name>
+    <message>
+        <location filename="../gui/cluster/prompt_dialogs.cpp" line="+19"/>
+        <source>Unknown host key</source>
+        <translation>Unbekannter Hostschlüssel</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>TrainDeck has not connected to &lt;b&gt;%1&lt;/b&gt; before: its host key is not in %2.&lt;br&gt;Compare the fingerprint below with the node&apos;s &lt;tt&gt;ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub&lt;/tt&gt; before you accept it.</source>
+        <translation>TrainDeck war noch nie mit &lt;b&gt;%1&lt;/b&gt; verbunden: Sein Hostschlüssel steht nicht in %2.&lt;br&gt;Vergleichen Sie den Fingerabdruck unten mit der Ausgabe von &lt;tt&gt;ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub&lt;/tt&gt; auf dem Knoten, bevor Sie ihn akzeptieren.</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Key type:</source>
+        <translation>Schlüsseltyp:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fingerprint:</source>
+        <translation>Fingerabdruck:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Saved as:</source>
+        <translation>Gespeichert als:</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Accept and connect</source>
+        <translation>Akzeptieren und verbinden</translation>
+    </message>
+</context>
+<context>
     <name>td::gui::MainWindow</name>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+80"/>
+        <location filename="../gui/app/main_window.cpp" line="+97"/>
         <source>Cannot open the store %1: %2 Use File &gt; Open store or New store.</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2 Verwenden Sie Datei &gt; Datenbank öffnen oder Neue Datenbank.</translation>
     </message>
     <message>
-        <location line="+19"/>
-        <location line="+358"/>
+        <location line="+24"/>
+        <location line="+460"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <location line="-356"/>
-        <location line="+357"/>
         <source>Train this model on this machine (Ctrl+R)</source>
-        <translation>Dieses Modell auf diesem Rechner trainieren (Strg+R)</translation>
+        <translation type="vanished">Dieses Modell auf diesem Rechner trainieren (Strg+R)</translation>
     </message>
     <message>
-        <location line="-341"/>
-        <location line="+335"/>
+        <location line="-427"/>
+        <location line="+421"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-334"/>
-        <location line="+335"/>
+        <location line="-420"/>
+        <location line="+421"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-334"/>
-        <location line="+335"/>
+        <location line="-420"/>
+        <location line="+421"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-334"/>
-        <location line="+335"/>
+        <location line="-420"/>
+        <location line="+421"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-308"/>
+        <location line="-393"/>
         <source>Dataset %1 is ready; the designer uses it now.</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt.</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+45"/>
         <source>Run %1 started.</source>
         <translation>Lauf %1 gestartet.</translation>
     </message>
@@ -1034,12 +1376,45 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Wieder mit Lauf %1 verbunden, er trainiert noch.</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="-23"/>
+        <location line="+32"/>
         <source>Run %1 ended: %2.</source>
         <translation>Lauf %1 beendet: %2.</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="-119"/>
+        <location line="+459"/>
+        <source>Train this model where &quot;Train on&quot; says (Ctrl+R)</source>
+        <translation>Dieses Modell dort trainieren, wo „Trainieren auf“ angibt (Strg+R)</translation>
+    </message>
+    <message>
+        <location line="-455"/>
+        <source>Train on:</source>
+        <translation>Trainieren auf:</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>This machine, or a node of a cluster saved on the Clusters page (deployed over SSH)</source>
+        <translation>Dieser Rechner oder ein Knoten eines auf der Seite „Cluster“ gespeicherten Clusters (Bereitstellung über SSH)</translation>
+    </message>
+    <message>
+        <location line="+28"/>
+        <location line="+421"/>
+        <source>Clusters</source>
+        <translation>Cluster</translation>
+    </message>
+    <message>
+        <location line="-376"/>
+        <source>Run %1 is training on %2.</source>
+        <translation>Lauf %1 trainiert auf %2.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Re-attached to run %1 on %2.</source>
+        <translation>Wieder mit Lauf %1 auf %2 verbunden.</translation>
+    </message>
+    <message>
+        <location line="+42"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -1065,12 +1440,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+3"/>
-        <location line="+14"/>
+        <location line="+24"/>
         <source>&amp;Run</source>
         <translation>&amp;Lauf</translation>
     </message>
     <message>
-        <location line="-13"/>
+        <location line="-23"/>
         <source>&amp;Start run</source>
         <translation>Lauf &amp;starten</translation>
     </message>
@@ -1086,6 +1461,21 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+2"/>
+        <source>Stop &amp;timeout on nodes…</source>
+        <translation>&amp;Zeitlimit beim Anhalten auf Knoten…</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Stop timeout</source>
+        <translation>Zeitlimit beim Anhalten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Seconds a remote run gets to finish its step and write its checkpoint after Stop, before it is killed:</source>
+        <translation>Sekunden, die ein entfernter Lauf nach „Anhalten“ hat, um seinen Schritt zu beenden und seinen Checkpoint zu schreiben, bevor er zwangsweise beendet wird:</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>&amp;Compare selected runs</source>
         <translation>Ausgewählte Läufe &amp;vergleichen</translation>
     </message>
@@ -1108,6 +1498,11 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <location line="+0"/>
         <source>&amp;Compare</source>
         <translation>&amp;Vergleich</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>C&amp;lusters</source>
+        <translation>&amp;Cluster</translation>
     </message>
     <message>
         <location line="+5"/>
@@ -1145,13 +1540,13 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Über &amp;Qt</translation>
     </message>
     <message>
-        <location line="+12"/>
-        <location line="+191"/>
+        <location line="+14"/>
+        <location line="+246"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-149"/>
+        <location line="-204"/>
         <source>Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to prepare), then press Start run (Ctrl+R).</source>
         <translation>Willkommen: Bereiten Sie auf der Seite „Daten“ einen Korpus vor (der fortunes-Korpus liegt bereit) und drücken Sie dann „Lauf starten“ (Strg+R).</translation>
     </message>
@@ -1171,12 +1566,42 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der Entwurf hat ungültige Felder (rot markiert): Korrigieren Sie sie zuerst.</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+21"/>
+        <source>The cluster %1 has changed; choose where to train again.</source>
+        <translation>Der Cluster %1 hat sich geändert; wählen Sie erneut, wo trainiert werden soll.</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Deploying run %1 to %2…</source>
+        <translation>Lauf %1 wird auf %2 bereitgestellt…</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>1 GPU</source>
+        <translation>1 GPU</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 GPUs</source>
+        <translation>%1 GPUs</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Stopping run %1 on its node at the end of its step (checkpoint first)…</source>
+        <translation>Lauf %1 wird auf seinem Knoten am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>Stopping run %1 at the end of its step (checkpoint first)…</source>
         <translation>Lauf %1 wird am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+26"/>
         <source>Runs are training</source>
         <translation>Läufe trainieren noch</translation>
     </message>
@@ -1199,7 +1624,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Läufe anhalten</translation>
     </message>
     <message>
-        <location line="+62"/>
+        <location line="+63"/>
         <source>New store</source>
         <translation>Neue Datenbank</translation>
     </message>
@@ -1439,6 +1864,162 @@ Standard: %3</translation>
     </message>
 </context>
 <context>
+    <name>td::gui::NodeAccess</name>
+    <message>
+        <location filename="../gui/cluster/node_access.cpp" line="+95"/>
+        <source>%1: no password was given, so TrainDeck did not log in. Connect again and enter it.</source>
+        <translation>%1: Es wurde kein Passwort angegeben, daher hat sich TrainDeck nicht angemeldet. Verbinden Sie sich erneut und geben Sie es ein.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1: no passphrase was given for the key %2, so TrainDeck did not log in. Connect again and enter it.</source>
+        <translation>%1: Für den Schlüssel %2 wurde keine Passphrase angegeben, daher hat sich TrainDeck nicht angemeldet. Verbinden Sie sich erneut und geben Sie sie ein.</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>WARNING: the host key of %1 has CHANGED (it is now %2 %3, unlike the entry in %4). Someone may be intercepting the connection (a man-in-the-middle attack), or the node was reinstalled. TrainDeck refuses to connect. When you know the new key is right, remove the old entry with `ssh-keygen -R &apos;%5&apos; -f %4` and connect again.</source>
+        <translation>WARNUNG: Der Hostschlüssel von %1 hat sich GEÄNDERT (er ist jetzt %2 %3, anders als der Eintrag in %4). Möglicherweise fängt jemand die Verbindung ab (ein Man-in-the-Middle-Angriff), oder der Knoten wurde neu installiert. TrainDeck verweigert die Verbindung. Wenn Sie sicher sind, dass der neue Schlüssel stimmt, entfernen Sie den alten Eintrag mit `ssh-keygen -R &apos;%5&apos; -f %4` und verbinden Sie sich erneut.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>%1: the host key (%2 %3) was not accepted, so TrainDeck did not connect. Compare it with the node&apos;s `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub`, then connect again and accept it.</source>
+        <translation>%1: Der Hostschlüssel (%2 %3) wurde nicht akzeptiert, daher hat sich TrainDeck nicht verbunden. Vergleichen Sie ihn mit der Ausgabe von `ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` auf dem Knoten, verbinden Sie sich dann erneut und akzeptieren Sie ihn.</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>NodeAccess::open was called on the GUI thread; call it from a worker thread (internal error)</source>
+        <translation>NodeAccess::open wurde im GUI-Thread aufgerufen; rufen Sie es aus einem Worker-Thread auf (interner Fehler)</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::NodeTableModel</name>
+    <message>
+        <location filename="../gui/cluster/node_table_model.cpp" line="+38"/>
+        <source> via %1</source>
+        <translation> über %1</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>ssh-agent</source>
+        <translation>ssh-agent</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>key file</source>
+        <translation>Schlüsseldatei</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>password</source>
+        <translation>Passwort</translation>
+    </message>
+    <message>
+        <location line="+59"/>
+        <source>%1 copy</source>
+        <translation>%1 Kopie</translation>
+    </message>
+    <message>
+        <location line="+57"/>
+        <source>testing…</source>
+        <translation>wird getestet…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>connected</source>
+        <translation>verbunden</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>failed</source>
+        <translation>fehlgeschlagen</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Empty: the Port of ~/.ssh/config, else 22</source>
+        <translation>Leer: der Port aus ~/.ssh/config, sonst 22</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: the User of ~/.ssh/config, else your local user name</source>
+        <translation>Leer: der User aus ~/.ssh/config, sonst Ihr lokaler Benutzername</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Key authentication: the private key; empty: the IdentityFile of ~/.ssh/config</source>
+        <translation>Anmeldung per Schlüssel: der private Schlüssel; leer: die IdentityFile aus ~/.ssh/config</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPUs to use on the node; 0: train on its CPU</source>
+        <translation>Zu verwendende GPUs auf dem Knoten; 0: auf seiner CPU trainieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Folder on the node for the engine, data and runs (relative: under the home folder)</source>
+        <translation>Ordner auf dem Knoten für Engine, Daten und Läufe (relativ: unterhalb des Home-Ordners)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Jump host(s) &quot;[user@]host[:port]&quot;, comma-separated; empty: the ProxyJump of ~/.ssh/config</source>
+        <translation>Jump-Host(s) „[user@]host[:port]“, durch Kommas getrennt; leer: der ProxyJump aus ~/.ssh/config</translation>
+    </message>
+    <message>
+        <location line="+52"/>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Host</source>
+        <translation>Host</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Port</source>
+        <translation>Port</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>User</source>
+        <translation>Benutzer</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Auth</source>
+        <translation>Anmeldung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Key file</source>
+        <translation>Schlüsseldatei</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPUs</source>
+        <translation>GPUs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Work directory</source>
+        <translation>Arbeitsverzeichnis</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Jump host</source>
+        <translation>Jump-Host</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>As resolved</source>
+        <translation>Aufgelöst</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Test</source>
+        <translation>Test</translation>
+    </message>
+</context>
+<context>
     <name>td::gui::Planner</name>
     <message>
         <location filename="../gui/plan/planner.cpp" line="+256"/>
@@ -1515,6 +2096,102 @@ Standard: %3</translation>
     </message>
 </context>
 <context>
+    <name>td::gui::RemoteRunController</name>
+    <message>
+        <location filename="../gui/runs/remote_run_controller.cpp" line="+74"/>
+        <location line="+121"/>
+        <location line="+109"/>
+        <source>No store is open.</source>
+        <translation>Keine Datenbank geöffnet.</translation>
+    </message>
+    <message>
+        <location line="-226"/>
+        <location line="+121"/>
+        <location line="+109"/>
+        <source>No way to connect to nodes is set up (no connector).</source>
+        <translation>Es ist keine Möglichkeit eingerichtet, sich mit Knoten zu verbinden (kein Connector).</translation>
+    </message>
+    <message>
+        <location line="-226"/>
+        <source>The node has no host: set it in the cluster designer.</source>
+        <translation>Der Knoten hat keinen Host: Tragen Sie ihn auf der Seite „Cluster“ ein.</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>The training engine (traindeck-engine) was not found. Build it (cmake --build build) or set TRAINDECK_ENGINE to its path.</source>
+        <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie (cmake --build build) oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
+    </message>
+    <message>
+        <location line="+68"/>
+        <location line="+4"/>
+        <source>Run %1 on %2: %3</source>
+        <translation>Lauf %1 auf %2: %3</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Run %1 is not followed here.</source>
+        <translation>Lauf %1 wird hier nicht verfolgt.</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <location line="+15"/>
+        <source>Run %1 is still running.</source>
+        <translation>Lauf %1 läuft noch.</translation>
+    </message>
+    <message>
+        <location line="-3"/>
+        <source>Run %1 is not in this store.</source>
+        <translation>Lauf %1 ist nicht in dieser Datenbank.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run %1 ran on this machine, not on a node.</source>
+        <translation>Lauf %1 lief auf diesem Rechner, nicht auf einem Knoten.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run %1 has completed: start a new run to train further.</source>
+        <translation>Lauf %1 ist abgeschlossen: Starten Sie einen neuen Lauf, um weiter zu trainieren.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The training engine (traindeck-engine) was not found. Build it or set TRAINDECK_ENGINE to its path.</source>
+        <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <location line="+43"/>
+        <location line="+55"/>
+        <source>Run %1: its stored node is unreadable: %2</source>
+        <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
+    </message>
+    <message>
+        <location line="-19"/>
+        <source>A checkpoint of run %1 is being downloaded already.</source>
+        <translation>Ein Checkpoint von Lauf %1 wird bereits heruntergeladen.</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Run %1 did not run on a node: its checkpoints are on this machine.</source>
+        <translation>Lauf %1 lief nicht auf einem Knoten: Seine Checkpoints liegen auf diesem Rechner.</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Checkpoint of run %1: %2</source>
+        <translation>Checkpoint von Lauf %1: %2</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>the run folder %1 on %2 holds no complete checkpoint</source>
+        <translation>der Laufordner %1 auf %2 enthält keinen vollständigen Checkpoint</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>download cancelled</source>
+        <translation>Download abgebrochen</translation>
+    </message>
+</context>
+<context>
     <name>td::gui::RunController</name>
     <message>
         <location filename="../gui/runs/run_controller.cpp" line="+34"/>
@@ -1574,14 +2251,19 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+12"/>
-        <location line="+9"/>
+        <location line="+17"/>
         <source>Run %1 is still running.</source>
         <translation>Lauf %1 läuft noch.</translation>
     </message>
     <message>
-        <location line="-2"/>
+        <location line="-4"/>
         <source>Run %1 is not in this store.</source>
         <translation>Lauf %1 ist nicht in dieser Datenbank.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Run %1 ran on an SSH node; it resumes there (Run page, Resume).</source>
+        <translation>Lauf %1 lief auf einem SSH-Knoten; er wird dort fortgesetzt (Seite „Lauf“, „Fortsetzen“).</translation>
     </message>
     <message>
         <location line="+4"/>
@@ -1597,13 +2279,18 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunView</name>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+47"/>
-        <location line="+105"/>
+        <location filename="../gui/app/run_view.cpp" line="+50"/>
+        <location line="+242"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
     <message>
-        <location line="-52"/>
+        <location line="-169"/>
+        <source>Download the newest checkpoint into</source>
+        <translation>Neuesten Checkpoint herunterladen nach</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>Stop</source>
         <translation>Anhalten</translation>
     </message>
@@ -1619,12 +2306,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+82"/>
+        <location line="+197"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-81"/>
+        <location line="-196"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -1639,7 +2326,53 @@ Standard: %3</translation>
         <translation>Protokoll</translation>
     </message>
     <message>
-        <location line="+65"/>
+        <location line="+1"/>
+        <source>Cancel</source>
+        <translation>Abbrechen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Download checkpoint</source>
+        <translation>Checkpoint herunterladen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the run&apos;s newest checkpoint from its node to a folder on this machine</source>
+        <translation>Den neuesten Checkpoint des Laufs von seinem Knoten in einen Ordner auf diesem Rechner kopieren</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>downloading the checkpoint</source>
+        <translation>Checkpoint wird heruntergeladen</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>checkpoint saved in %1</source>
+        <translation>Checkpoint in %1 gespeichert</translation>
+    </message>
+    <message>
+        <location line="+51"/>
+        <source>connecting to %1</source>
+        <translation>Verbindung zu %1 wird hergestellt</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>%1 of %2 MB</source>
+        <translation>%1 von %2 MB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+8"/>
+        <source>Node %1</source>
+        <translation>Knoten %1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>not followed</source>
+        <translation>nicht verfolgt</translation>
+    </message>
+    <message>
+        <location line="+85"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
@@ -1672,6 +2405,49 @@ Standard: %3</translation>
         <location line="+23"/>
         <source>(no engine log at %1: runs started outside TrainDeck log to their own terminal)</source>
         <translation>(kein Engine-Protokoll unter %1: Außerhalb von TrainDeck gestartete Läufe protokollieren in ihr eigenes Terminal)</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::SecretDialog</name>
+    <message>
+        <location filename="../gui/cluster/prompt_dialogs.cpp" line="+12"/>
+        <source>Password</source>
+        <translation>Passwort</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Key passphrase</source>
+        <translation>Schlüssel-Passphrase</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Password of %1:</source>
+        <translation>Passwort für %1:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Passphrase of the key %1 (for %2):</source>
+        <translation>Passphrase des Schlüssels %1 (für %2):</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The node refused the previous password; type it again.</source>
+        <translation>Der Knoten hat das vorige Passwort abgelehnt; geben Sie es erneut ein.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The previous passphrase did not work; type it again.</source>
+        <translation>Die vorige Passphrase hat nicht funktioniert; geben Sie sie erneut ein.</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Remember in the system keyring</source>
+        <translation>Im Schlüsselbund des Systems speichern</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>No system keyring is running: you will be asked again next time.</source>
+        <translation>Es läuft kein Schlüsselbund des Systems: Sie werden beim nächsten Mal erneut gefragt.</translation>
     </message>
 </context>
 <context>
