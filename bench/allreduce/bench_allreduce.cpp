@@ -2,7 +2,7 @@
 // a bare Gloo loop in the same run, then a 2-rank training run's scaling efficiency against 1 rank
 // with the same per-rank batch (README.md beside this file explains every figure).
 //
-//   bench_allreduce [--engine PATH] [--sizes 1,4,16,64,256] [--steps 30] [--no-train] [--no-gloo]
+//   bench_allreduce [--engine PATH] [--sizes 1,4,16,64,256] [--steps 60] [--no-train] [--no-gloo]
 //
 // Part 1. The program starts itself twice (ranks 0 and 1, TRAINDECK_* environment as
 // `traindeck-engine launch` sets it). Each rank builds the engine's GlooCommunicator (rendezvous
@@ -25,6 +25,7 @@
 // fail it.
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,11 +78,11 @@ double median(std::vector<double> v) {
 
 // Timed calls per size: enough for a stable median, the whole part 1 well under a minute.
 int iterations_for(double bytes) {
-  if (bytes <= 1.5 * kMiB) return 40;
-  if (bytes <= 6 * kMiB) return 30;
-  if (bytes <= 24 * kMiB) return 16;
-  if (bytes <= 96 * kMiB) return 9;
-  return 5;
+  if (bytes <= 1.5 * kMiB) return 80;
+  if (bytes <= 6 * kMiB) return 60;
+  if (bytes <= 24 * kMiB) return 30;
+  if (bytes <= 96 * kMiB) return 15;
+  return 7;
 }
 
 std::string self_exe() { return fs::read_symlink("/proc/self/exe").string(); }
@@ -118,8 +119,10 @@ pid_t spawn(const std::vector<std::string>& args, const std::map<std::string, st
 }
 
 // Waits for every pid, at most timeout_s in all (then SIGKILLs the rest). Returns the exit
-// statuses (128 + S for a signal S, 124 for a timeout).
-std::vector<int> wait_all(const std::vector<pid_t>& pids, double timeout_s) {
+// statuses (128 + S for a signal S, 124 for a timeout); cpu_s (if given) gets each child's user +
+// system CPU seconds, its waited-for descendants included (wait4's rusage: launch's ranks count).
+std::vector<int> wait_all(const std::vector<pid_t>& pids, double timeout_s, std::vector<double>* cpu_s = nullptr) {
+  if (cpu_s) cpu_s->assign(pids.size(), 0);
   std::vector<int> rc(pids.size(), -1);
   const auto deadline = clk::now() + std::chrono::duration<double>(timeout_s);
   size_t left = pids.size();
@@ -127,8 +130,11 @@ std::vector<int> wait_all(const std::vector<pid_t>& pids, double timeout_s) {
     for (size_t i = 0; i < pids.size(); i++) {
       if (rc[i] != -1) continue;
       int st = 0;
-      if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+      rusage ru{};
+      if (wait4(pids[i], &st, WNOHANG, &ru) == pids[i]) {
         rc[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (cpu_s)
+          (*cpu_s)[i] = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
         left--;
       }
     }
@@ -232,7 +238,7 @@ int worker(const std::string& dir, const std::vector<double>& sizes_mib) {
     auto bare_call = [&] { bare_all_reduce(buf.data(), count); };
     check("engine", engine_call);
     check("bare", bare_call);
-    // Small values: repeated sums double them each call, far from overflow in 50 calls.
+    // Small values: repeated sums double them each call, far from overflow in 100 calls.
     std::fill(buf.begin(), buf.end(), 1e-6f);
     comm->barrier();
     engine_call();  // one more warm-up each
@@ -442,8 +448,11 @@ bool part2(const std::string& tmp, const std::string& engine, int steps) {
   const std::vector<std::string> no_dist = {"TRAINDECK_RANK", "TRAINDECK_WORLD_SIZE", "TRAINDECK_LOCAL_RANK",
                                             "TRAINDECK_LOCAL_WORLD_SIZE", "TRAINDECK_MASTER_ADDR",
                                             "TRAINDECK_MASTER_PORT", "TRAINDECK_GLOO_IFNAME"};
+  double cpu_s = 0;  // of the last run
   auto run = [&](const std::vector<std::string>& args, const std::string& name) {
-    auto rc = wait_all({spawn(args, {{"OMP_NUM_THREADS", "1"}}, no_dist, dir + "/" + name + ".out", dir + "/" + name + ".err")}, 300);
+    std::vector<double> cpu;
+    auto rc = wait_all({spawn(args, {{"OMP_NUM_THREADS", "1"}}, no_dist, dir + "/" + name + ".out", dir + "/" + name + ".err")}, 300, &cpu);
+    cpu_s = cpu[0];
     if (rc[0] != 0)
       std::printf("%s ended with status %d:\n%s\n", name.c_str(), rc[0], tail_of(dir + "/" + name + ".err").c_str());
     return rc[0] == 0;
@@ -475,21 +484,29 @@ bool part2(const std::string& tmp, const std::string& engine, int steps) {
   const auto t0 = clk::now();
   if (!run(one, "train1")) return false;
   const auto t1 = clk::now();
+  const double cpu1 = cpu_s;
   if (!run(two, "train2")) return false;
   const auto t2 = clk::now();
+  const double cpu2 = cpu_s;
   const int warm = std::min(5, steps / 3);
   const RunFigures a = read_run(dir + "/run1/events.jsonl", warm), b = read_run(dir + "/run2/events.jsonl", warm);
   if (!a.ok || !b.ok) {
     std::printf("cannot read the runs: %s %s\n", a.error.c_str(), b.error.c_str());
     return false;
   }
-  std::printf("%-10s %12s %10s %18s %12s\n", "", "tokens/s", "step ms", "tokens/step", "wall s");
-  std::printf("%-10s %12.0f %10.1f %18d %12.1f\n", "1 rank", a.tokens_per_s, a.step_ms, micro_batch * seq_len,
-              std::chrono::duration<double>(t1 - t0).count());
-  std::printf("%-10s %12.0f %10.1f %18d %12.1f\n", "2 ranks", b.tokens_per_s, b.step_ms, 2 * micro_batch * seq_len,
-              std::chrono::duration<double>(t2 - t1).count());
+  // Tokens per CPU second over the whole process (start-up included): a figure that other jobs on
+  // a shared machine disturb far less than wall-clock tokens/s.
+  const double tok1 = (double)steps * micro_batch * seq_len, tok2 = 2 * tok1;
+  std::printf("%-10s %12s %10s %12s %10s %10s %14s\n", "", "tokens/s", "step ms", "tokens/step", "wall s", "CPU s",
+              "tokens/CPU s");
+  std::printf("%-10s %12.0f %10.1f %12d %10.1f %10.1f %14.0f\n", "1 rank", a.tokens_per_s, a.step_ms, micro_batch * seq_len,
+              std::chrono::duration<double>(t1 - t0).count(), cpu1, tok1 / cpu1);
+  std::printf("%-10s %12.0f %10.1f %12d %10.1f %10.1f %14.0f\n", "2 ranks", b.tokens_per_s, b.step_ms,
+              2 * micro_batch * seq_len, std::chrono::duration<double>(t2 - t1).count(), cpu2, tok2 / cpu2);
   std::printf("scaling efficiency = tokens/s(2 ranks) / (2 x tokens/s(1 rank)) = %.3f\n",
               b.tokens_per_s / (2 * a.tokens_per_s));
+  std::printf("CPU efficiency     = tokens per CPU s (2 ranks) / tokens per CPU s (1 rank) = %.3f\n",
+              (tok2 / cpu2) / (tok1 / cpu1));
   std::printf("%-8s %12s %10s %12s %14s %12s\n", "rank", "tokens/s", "comm ms", "comm/step", "sent MB/step", "busbw GB/s");
   for (size_t r = 0; r < b.rank_tps.size(); r++)
     std::printf("%-8zu %12.0f %10.2f %11.1f%% %14.3f %12.3f\n", r, b.rank_tps[r], b.rank_comm_ms[r],
@@ -504,7 +521,7 @@ bool part2(const std::string& tmp, const std::string& engine, int steps) {
 
 int main(int argc, char** argv) {
   std::string engine = TD_ENGINE_EXE, worker_dir, sizes_arg = "1,4,16,64,256";
-  int steps = 30;
+  int steps = 60;
   bool train = true, gloo = true;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
@@ -548,7 +565,11 @@ int main(int argc, char** argv) {
   }
   const std::string tmp = tmpl;
   const unsigned cores = std::thread::hardware_concurrency();
-  std::printf("bench_allreduce: %u cores on this machine (shared: other jobs can slow either side)\n", cores);
+  double load[1] = {0};
+  getloadavg(load, 1);
+  std::printf("bench_allreduce: %u cores on this machine, load average %.2f before the start (other jobs slow\n"
+              "both sides alike in part 1, where the calls are interleaved; in part 2 they hit the 2-rank run harder)\n",
+              cores, load[0]);
   bool ok = true;
   if (gloo) ok = part1(tmp, sizes) && ok;
   if (train) ok = part2(tmp, engine, steps) && ok;
