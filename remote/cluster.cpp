@@ -85,6 +85,14 @@ std::vector<std::string> split_hops(const std::string& s) {
   return out;
 }
 
+// "~" and "~/..." of a LOCAL path (a key file) with $HOME, as OpenSSH's ssh -i does.
+std::string expand_home(const std::string& p) {
+  if (p.empty() || p[0] != '~' || (p.size() > 1 && p[1] != '/')) return p;
+  const char* home = std::getenv("HOME");
+  if (!home || !*home) return p;
+  return std::string(home) + p.substr(1);
+}
+
 bool file_exists(const std::string& p) {
   std::error_code ec;
   return std::filesystem::is_regular_file(p, ec);
@@ -164,6 +172,12 @@ std::vector<std::string> validate(const ClusterSpec& c) {
     if (!trim(n.host).empty() && !names.insert(n.display_name()).second)
       problems.push_back(who + ": another node is already called '" + n.display_name() + "'");
     if (trim(n.work_dir).empty()) problems.push_back(who + ": the work directory is empty");
+    else if (n.work_dir[0] == '~')
+      problems.push_back(who + ": the work directory '" + n.work_dir +
+                         "' starts with ~, which is not expanded on the node (SFTP and the quoted commands take it "
+                         "literally): write it relative to the remote home ('" +
+                         (n.work_dir.size() > 2 && n.work_dir[1] == '/' ? n.work_dir.substr(2) : std::string("traindeck")) +
+                         "') or as an absolute path");
   }
   return problems;
 }
@@ -188,7 +202,7 @@ Auth node_auth(const NodeSpec& n, const ResolvedNode& r, const NodeSecrets& secr
     case AuthMethod::Agent: return Auth::agent();
     case AuthMethod::Password: return Auth::pass(secrets.password);
     case AuthMethod::KeyFile: {
-      std::string key = n.key_file;
+      std::string key = expand_home(n.key_file);
       if (key.empty())
         for (const std::string& f : r.identity_files)
           if (file_exists(f)) { key = f; break; }

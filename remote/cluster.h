@@ -39,9 +39,9 @@ struct NodeSpec {
   int port = 0;           ///< 0: the config's Port, else 22
   std::string user;       ///< empty: the config's User, else the local user
   AuthMethod auth = AuthMethod::Agent;
-  std::string key_file;   ///< KeyFile: private key; empty: the config's first IdentityFile
+  std::string key_file;   ///< KeyFile: private key on this machine ("~/" = $HOME); empty: the config's first IdentityFile
   int gpus = 0;           ///< GPUs to use on the node; 0: train on its CPU
-  std::string work_dir = "traindeck";  ///< on the node; relative paths are under the remote home
+  std::string work_dir = "traindeck";  ///< on the node; relative paths are under the remote home ("~" is refused by validate())
   std::string jump;       ///< "[user@]host[:port]" or an alias (comma-separated hops); empty: the config's ProxyJump
 
   /// The name shown in lists: name, else host.

@@ -82,6 +82,16 @@ QString RemoteRunController::startRun(const QString& cluster, const td::remote::
     set_error(error, tr("The node has no host: set it in the cluster designer."));
     return {};
   }
+  {
+    td::remote::ClusterSpec one;  // the node's own checks (port, GPUs, work directory)
+    one.name = cluster.isEmpty() ? std::string("cluster") : cluster.toStdString();
+    one.nodes.push_back(node);
+    if (const auto problems = td::remote::validate(one); !problems.empty()) {
+      set_error(error, tr("The node %1 cannot be used: %2. Fix it on the Clusters page.")
+                           .arg(QString::fromStdString(node.display_name()), QString::fromStdString(problems.front())));
+      return {};
+    }
+  }
   if (const QString problem = RunController::datasetProblem(config); !problem.isEmpty()) {
     set_error(error, problem);
     return {};

@@ -141,6 +141,37 @@ class TestCluster : public QObject {
     r.identity_files.clear();
     QVERIFY_THROWS_EXCEPTION(td::Error, node_auth(n, r, {}));
   }
+
+  // A person types paths as in a shell: "~/.ssh/id_ed25519" (the example of cluster.h) is the
+  // key under $HOME, as `ssh -i` reads it; a work directory "~/td" would be taken literally on
+  // the node (a folder named "~"), so validate() refuses it with the relative form to use.
+  void tilde_paths() {
+    QTemporaryDir home;
+    const QByteArray old_home = qgetenv("HOME");
+    qputenv("HOME", home.path().toUtf8());
+    NodeSpec n;
+    n.host = "h";
+    n.auth = AuthMethod::KeyFile;
+    n.key_file = "~/.ssh/id_ed25519";
+    ResolvedNode r;
+    QCOMPARE(node_auth(n, r, {}).key_file, home.path().toStdString() + "/.ssh/id_ed25519");
+    n.key_file = "~other/key";  // another user's home is not guessed
+    QCOMPARE(node_auth(n, r, {}).key_file, std::string("~other/key"));
+    qputenv("HOME", old_home);
+
+    ClusterSpec c;
+    c.name = "lab";
+    n.work_dir = "~/td runs";
+    c.nodes = {n};
+    auto p = validate(c);
+    QCOMPARE(int(p.size()), 1);
+    QVERIFY2(p[0].find("node 1: the work directory '~/td runs' starts with ~") == 0, p[0].c_str());
+    QVERIFY2(p[0].find("('td runs')") != std::string::npos, p[0].c_str());
+    c.nodes[0].work_dir = "td runs";
+    QVERIFY(validate(c).empty());
+    c.nodes[0].work_dir = "/scratch/~x";  // a ~ inside a path is an ordinary character
+    QVERIFY(validate(c).empty());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCluster)

@@ -1,0 +1,199 @@
+// RemoteRunController where a new user goes off the happy path, against a real OpenSSH sshd on
+// 127.0.0.1 (tests/remote/sshd_fixture.h): a node that does not listen, a work directory typed
+// as "~/...", a work directory and a dataset folder full of shell metacharacters, a run that
+// finished on its node while no workbench was following it, and a checkpoint downloaded twice.
+// Every check reads the store, the node's files or the signals; nothing is timed.
+#include <QtTest>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "../gui_test_util.h"
+#include "../../remote/sshd_fixture.h"
+#include "engine/common/error.h"
+#include "gui/core/store_client.h"
+#include "gui/runs/remote_run_controller.h"
+#include "remote/cluster.h"
+#include "remote/sftp.h"
+#include "store/store.h"
+
+using namespace td::gui;
+using td::remote::testing::read_text;
+using td::remote::testing::run_cmd;
+using td::remote::testing::SshdFixture;
+namespace fs = std::filesystem;
+
+class TestRemoteRunEdges : public QObject {
+  Q_OBJECT
+  SshdFixture sshd_;
+  QTemporaryDir dir_;
+  QString data_, db_;
+  td::remote::NodeSpec node_;
+
+  RemoteRunController::Connector connector() {
+    return [this](const td::remote::NodeSpec& n) {
+      const auto r = td::remote::resolve_node(n, sshd_.dir / "no_ssh_config");
+      td::remote::OpenOptions o;
+      o.known_hosts = sshd_.known_hosts;
+      o.timeout_ms = 5000;
+      o.accept_unknown_host = [](const td::remote::HostKeyInfo&, const std::string&) { return true; };
+      return td::remote::open_node(r, td::remote::node_auth(n, r, {}), o);
+    };
+  }
+
+  QString errors(const QSignalSpy& spy) {
+    QStringList l;
+    for (const auto& a : spy) l << a.at(0).toString();
+    return l.join(" | ");
+  }
+
+  std::unique_ptr<td::store::Store> store() { return std::make_unique<td::store::Store>(db_.toStdString()); }
+
+  // Whether an engine of run `id` still runs on the node (this machine).
+  static bool engine_running(const QString& id) {
+    return run_cmd({"pgrep", "-f", "traindeck-engine.*" + id.toStdString()}) == 0;
+  }
+
+ private slots:
+  void initTestCase() {
+    if (!sshd_.start(/*with_password_user=*/false)) QSKIP(sshd_.skip_reason.c_str());
+    QVERIFY(dir_.isValid());
+    qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
+    qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
+    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
+    QVERIFY(!data_.isEmpty());
+    db_ = dir_.filePath("store.db");
+    node_.name = "edge-node";
+    node_.host = "127.0.0.1";
+    node_.port = sshd_.port;
+    node_.user = sshd_.user;
+    node_.auth = td::remote::AuthMethod::KeyFile;
+    node_.key_file = sshd_.user_key;
+    node_.work_dir = (sshd_.dir / "work").string();
+  }
+
+  void cleanupTestCase() {
+    if (!sshd_.dir.empty()) run_cmd({"pkill", "-KILL", "-f", "traindeck-engine.*" + sshd_.dir.string()});
+  }
+
+  // A port where nothing listens: the start fails on the worker with the node named; the store
+  // gets no run.
+  void node_not_listening_fails_clearly() {
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QSignalSpy failed(&c, &RemoteRunController::startFailed), errs(&c, &RemoteRunController::error);
+    td::remote::NodeSpec n = node_;
+    n.port = td::remote::testing::free_port();
+    QString err;
+    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(data_, 10), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    QVERIFY(failed.wait(30000) || !failed.isEmpty());
+    const QString message = failed.first().at(1).toString();
+    QVERIFY2(message.contains(QStringLiteral("127.0.0.1:%1").arg(n.port)), qPrintable(message));
+    QVERIFY2(message.contains("refused", Qt::CaseInsensitive), qPrintable(message));
+    QCOMPARE(errs.count(), 1);
+    QVERIFY(!c.isActive(id));
+    QVERIFY(!store()->find_run(id.toStdString()));
+  }
+
+  // "~/runs" as a work directory would be a folder named "~" under the remote home (nothing
+  // expands it): refused before anything starts, with the relative form to write instead.
+  void tilde_work_dir_is_refused() {
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    td::remote::NodeSpec n = node_;
+    n.work_dir = "~/td-runs";
+    QString err;
+    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(data_, 10), &err);
+    QVERIFY(id.isEmpty());
+    QVERIFY2(err.contains("starts with ~") && err.contains("'td-runs'"), qPrintable(err));
+    QVERIFY(c.activeRuns().isEmpty());
+  }
+
+  // Shell metacharacters in the node's work directory and in the local dataset's folder reach
+  // the node as plain names: the run completes there and no injected command ran.
+  void metacharacters_in_work_dir_and_dataset() {
+    // A folder name cannot hold '/': its injection would touch a file in the remote home.
+    const std::string marker = (sshd_.dir / "INJECTED").string();
+    const std::string home_marker = "td-injected-" + std::to_string(getpid());
+    const fs::path home = qEnvironmentVariable("HOME").toStdString();
+    const QString odd_data =
+        dir_.filePath(QStringLiteral("data 'q\" ; $(touch %1) `touch %1`").arg(QString::fromStdString(home_marker)));
+    QVERIFY(run_cmd({"cp", "-r", data_.toStdString(), odd_data.toStdString()}) == 0);
+    td::remote::NodeSpec n = node_;
+    n.work_dir = (sshd_.dir / ("w 'x\" ; $(touch " + marker + ") & |")).string();
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error);
+    QString err;
+    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(odd_data, 30), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    const QString status = tdguitest::wait_ended(ended, id, 60000);
+    QVERIFY2(status == "completed", qPrintable(status + " " + errors(errs)));
+    QVERIFY(!fs::exists(marker));
+    QVERIFY(!fs::exists(home / home_marker));
+    const auto rows = tdguitest::loss_rows(db_, id);
+    QCOMPARE(rows.count, int64_t(30));
+    QVERIFY(fs::exists(n.work_dir + "/runs/" + id.toStdString() + "/events.jsonl"));
+  }
+
+  // The engine finished on the node while no workbench followed it: the next start re-attaches,
+  // backfills every event and ends the run 'completed' (not failed), each step once.
+  void reattach_after_the_run_finished_unfollowed() {
+    const int steps = 3000;
+    QString id;
+    {
+      StoreClient client(db_);
+      RemoteRunController c(&client, connector());
+      QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
+      QString err;
+      id = c.startRun("lab", node_, "edges", tdguitest::tiny_config(data_, steps), &err);
+      QVERIFY2(!id.isEmpty(), qPrintable(err));
+      QVERIFY2(tdguitest::wait_step(ingested, id, 2) >= 2, qPrintable(errors(errs)));
+      c.detachAll();
+    }
+    QCOMPARE(store()->get_run(id.toStdString()).status, std::string("running"));
+    for (int i = 0; i < 600 && engine_running(id); ++i) QTest::qWait(100);
+    QVERIFY2(!engine_running(id), "the engine did not finish on the node within 60 s");
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded),
+        errs(&c, &RemoteRunController::error);
+    const QString status = tdguitest::wait_ended(ended, id, 60000);
+    QVERIFY2(status == "completed", qPrintable(status + " " + errors(errs)));
+    QCOMPARE(attached.count(), 1);
+    const auto rows = tdguitest::loss_rows(db_, id);
+    QCOMPARE(rows.count, int64_t(steps));
+    QCOMPARE(rows.last, int64_t(steps));
+  }
+
+  // Download checkpoint twice into the same folder: both succeed, the second moves nothing new
+  // and the files equal the node's.
+  void download_checkpoint_twice() {
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error),
+        downloaded(&c, &RemoteRunController::checkpointDownloaded);
+    QString err;
+    const QString id = c.startRun("lab", node_, "edges", tdguitest::tiny_config(data_, 40, 20), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QStringLiteral("completed"));
+    const QString into = dir_.filePath("downloads twice");
+    for (int round = 0; round < 2; ++round) {
+      downloaded.clear();
+      QVERIFY2(c.downloadCheckpoint(id, into, &err), qPrintable(err));
+      QVERIFY(downloaded.wait(30000) || !downloaded.isEmpty());
+      QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+      const std::string local = downloaded.first().at(1).toString().toStdString();
+      const std::string remote = node_.work_dir + "/runs/" + id.toStdString() + "/checkpoints/step_00000040";
+      QCOMPARE(fs::path(local).filename().string(), std::string("step_00000040"));
+      for (const char* f : {"model.safetensors", "trainer.json"})
+        QCOMPARE(td::remote::sha256_file(local + "/" + f), td::remote::sha256_file(remote + "/" + f));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRemoteRunEdges)
+#include "test_remote_run_edges.moc"
