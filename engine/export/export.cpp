@@ -215,6 +215,36 @@ bool dir_is_empty(const fs::path& p) {
   return fs::is_empty(p, ec) && !ec;
 }
 
+// True when `inner` is `outer` or lies inside it (both resolved through symlinks as far as they
+// exist, so "runs/../runs/x" and a symlinked parent count too).
+bool within(const fs::path& inner, const fs::path& outer) {
+  std::error_code ec;
+  const fs::path i = fs::weakly_canonical(fs::absolute(inner), ec);
+  if (ec) return false;
+  const fs::path o = fs::weakly_canonical(fs::absolute(outer), ec);
+  if (ec) return false;
+  auto ii = i.begin();
+  for (auto oi = o.begin(); oi != o.end(); ++oi, ++ii) {
+    if (oi->empty()) continue;  // a trailing separator
+    if (ii == i.end() || *ii != *oi) return false;
+  }
+  return true;
+}
+
+// Why --force must not replace `out` ("" when it may): replacing deletes the folder, so it must
+// not hold the checkpoint being exported, its run or dataset, the working directory or $HOME.
+std::string force_problem(const fs::path& out, const std::string& ckpt, const std::string& data_dir) {
+  if (out == out.root_path()) return "it is the root of the file system";
+  if (within(ckpt, out)) return "it holds the checkpoint being exported (" + ckpt + ")";
+  if (!data_dir.empty() && within(data_dir, out)) return "it holds the model's dataset (" + data_dir + ")";
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec && within(cwd, out)) return "it holds the current directory (" + cwd.string() + ")";
+  if (const char* home = getenv("HOME"); home && *home && within(home, out))
+    return std::string("it holds the home directory (") + home + ")";
+  return {};
+}
+
 }  // namespace
 
 ExportResult export_model(const ExportOptions& opt) {
@@ -267,6 +297,10 @@ ExportResult export_model(const ExportOptions& opt) {
   if (exists && !fs::is_directory(out)) fail("--out '" + out.string() + "' exists and is not a directory; choose another --out");
   if (exists && !dir_is_empty(out) && !opt.force)
     fail("--out '" + out.string() + "' exists and is not empty; choose another --out, or add --force to replace it");
+  if (exists && !dir_is_empty(out))
+    if (const std::string why = force_problem(out, ckpt, data_dir); !why.empty())
+      fail("--out '" + out.string() + "' exists and --force would delete it, but " + why +
+           "; choose a new folder for the export");
   fs::create_directories(out.parent_path());
   std::string tmpl = out.string() + ".tmp-XXXXXX";
   if (!mkdtemp(tmpl.data())) fail_errno("cannot create a temporary directory beside", out.string());

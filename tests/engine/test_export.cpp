@@ -406,6 +406,19 @@ class TestExport : public QObject {
     QVERIFY(!fs::exists(out + "/keep.txt"));
     QVERIFY(fs::exists(out + "/model.safetensors"));
     QCOMPARE(QDir(qs(root_)).entryList({"occupied.*"}, QDir::AllEntries | QDir::Hidden), QStringList());
+    // --force never deletes the run being exported, its dataset or a folder holding them.
+    const auto before = latest_checkpoint(root_ + "/tied/checkpoints");
+    QVERIFY(before.has_value());
+    for (const std::string& victim : {root_ + "/tied", root_ + "/tied/", data_, root_}) {
+      r = tdtest::engine({"export", "--run", qs(root_ + "/tied"), "--out", qs(victim), "--force"});
+      QCOMPARE(r.exit_code, 1);
+      QVERIFY2(r.err.contains("--force would delete it"), qPrintable(r.err));
+    }
+    QVERIFY(r.err.contains("holds the checkpoint being exported"));
+    r = tdtest::engine({"export", "--run", qs(root_ + "/tied"), "--out", qs(data_), "--force"});
+    QVERIFY2(r.err.contains("holds the model's dataset"), qPrintable(r.err));
+    QCOMPARE(latest_checkpoint(root_ + "/tied/checkpoints"), before);
+    QVERIFY(fs::exists(data_ + "/manifest.json"));
     // A dataset that moved: the error says to pass --data.
     fs::rename(data_, data_ + "-moved");
     r = tdtest::engine({"export", "--run", qs(root_ + "/tied"), "--out", qs(root_ + "/y")});
