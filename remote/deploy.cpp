@@ -197,6 +197,18 @@ void check_node(Session& s, const BundleManifest& m, const std::string& remote_b
   check_engine_runs(s, remote_bundle_dir, r);
 }
 
+std::string remote_dataset_name(const fs::path& dataset_dir) {
+  const fs::path abs = fs::absolute(dataset_dir).lexically_normal();
+  std::string name = abs.filename().empty() ? abs.parent_path().filename().string() : abs.filename().string();
+  // The manifest names every shard with its CRC and every source with its size and mtime: two
+  // datasets with the same folder name (data/ of two corpora, or one folder prepared again)
+  // get folders of their own, so a run on the node never reads another dataset's tokens.
+  const fs::path manifest = abs / "manifest.json";
+  std::error_code ec;
+  if (fs::is_regular_file(manifest, ec)) name += "-" + sha256_file(manifest).substr(0, 12);
+  return name;
+}
+
 DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& dataset_dir, const std::string& config_json,
                     const std::string& remote_work_dir, const std::string& run_id, const DeployProgress& progress,
                     const std::atomic<bool>* cancel, const DeployOptions& options) {
@@ -212,10 +224,7 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
   DeployResult r;
   const std::string remote_bundle = join(remote_work_dir, "engine/" + m.hash);
   r.engine = join(remote_bundle, "bin/traindeck-engine");
-  const std::string name = fs::absolute(dataset_dir).lexically_normal().filename().string().empty()
-                               ? fs::absolute(dataset_dir).lexically_normal().parent_path().filename().string()
-                               : fs::absolute(dataset_dir).lexically_normal().filename().string();
-  r.dataset_dir = join(remote_work_dir, "datasets/" + name);
+  r.dataset_dir = join(remote_work_dir, "datasets/" + remote_dataset_name(dataset_dir));
   r.run_dir = join(remote_work_dir, "runs/" + run_id);
   r.config_path = join(r.run_dir, "config.json");
 

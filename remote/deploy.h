@@ -3,7 +3,7 @@
 //
 // Node layout under the work directory `work` (absolute, or relative to the remote home):
 //   <work>/engine/<bundle hash>/{bin,lib,manifest.json}   one folder per bundle version
-//   <work>/datasets/<dataset folder name>/...             the prepared dataset's files
+//   <work>/datasets/<name>-<manifest hash>/...            the prepared dataset's files (remote_dataset_name)
 //   <work>/runs/<run_id>/config.json                      data.path = the remote dataset folder
 //   <work>/runs/<run_id>/{events.jsonl,engine.log,...}    written by the engine
 //   <work>/cuda/<soname>/<soname>                         a CUDA library the node lacked (uploaded once)
@@ -49,9 +49,15 @@ struct DeployOptions {
 /// 11.x >= 450.80.02. Empty for a major not in the table.
 std::string minimum_nvidia_driver(int cuda_major);
 
+/// The folder name of a local prepared dataset under <work>/datasets/ on a node: its folder name,
+/// then "-" and the first 12 hex digits of the sha256 of its manifest.json ("tiny data-3f2a9c01b2d4"),
+/// so datasets that share a folder name never overwrite each other there; the folder name alone
+/// when there is no manifest.json. Errors: td::Error when the manifest cannot be read.
+std::string remote_dataset_name(const std::filesystem::path& dataset_dir);
+
 struct DeployResult {
   std::string engine;        ///< remote path of the bundle's launcher: <work>/engine/<hash>/bin/traindeck-engine
-  std::string dataset_dir;   ///< remote dataset folder: <work>/datasets/<name>
+  std::string dataset_dir;   ///< remote dataset folder: <work>/datasets/<remote_dataset_name()>
   std::string run_dir;       ///< <work>/runs/<run_id>
   std::string config_path;   ///< <run_dir>/config.json
   uint64_t bytes_sent = 0;   ///< payload bytes uploaded by this call (0 when everything was there)

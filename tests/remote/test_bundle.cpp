@@ -139,7 +139,7 @@ class TestBundle : public QObject {
                             [&](uint64_t done, uint64_t total) { seen.emplace_back(done, total); });
     const BundleManifest m = read_bundle_manifest(bundle_);
     QCOMPARE(d.engine, work + "/engine/" + m.hash + "/bin/traindeck-engine");
-    QCOMPARE(d.dataset_dir, work + "/datasets/tiny data");
+    QCOMPARE(d.dataset_dir, work + "/datasets/tiny data-" + sha256sum(dataset_ / "manifest.json").substr(0, 12));
     QCOMPARE(d.run_dir, work + "/runs/run one");
     uint64_t expect = 0;
     for (const BundleFile& f : m.files) {
@@ -170,6 +170,23 @@ class TestBundle : public QObject {
     QCOMPARE(d2.files_sent, 0);
     QVERIFY(d2.files_skipped >= int(m.files.size()) + 1);
     QVERIFY(fs::exists(work + "/runs/run two/config.json"));
+
+    // Another corpus prepared into a folder of the same name ("tiny data") gets its own folder on
+    // the node: run one's dataset stays byte for byte what run one trained on.
+    const fs::path other = sshd_.dir / "local2" / "tiny data";
+    fs::create_directories(other.parent_path());
+    std::ofstream(sshd_.dir / "corpus2.txt") << std::string(3000, 'z') << "\nanother corpus\n";
+    QCOMPARE(run_cmd({TD_ENGINE_EXE, "prepare", "--input", (sshd_.dir / "corpus2.txt").string(), "--out", other.string(),
+                      "--tokenizer", "byte", "--quiet"}), 0);
+    const std::string before = sha256sum(d.dataset_dir + "/manifest.json");
+    DeployResult d3 = deploy(*s_, bundle_, other, cfg.dump(), work, "run three");
+    QVERIFY(d3.dataset_dir != d.dataset_dir);
+    QCOMPARE(d3.dataset_dir, work + "/datasets/tiny data-" + sha256sum(other / "manifest.json").substr(0, 12));
+    QCOMPARE(sha256sum(d3.dataset_dir + "/manifest.json"), sha256sum(other / "manifest.json"));
+    QCOMPARE(sha256sum(d.dataset_dir + "/manifest.json"), before);
+    QCOMPARE(before, sha256sum(dataset_ / "manifest.json"));
+    QCOMPARE(nlohmann::json::parse(read_text(work + "/runs/run one/config.json"))["data"]["path"].get<std::string>(),
+             d.dataset_dir);
   }
 
   void mismatches_are_clear_errors() {
