@@ -24,7 +24,8 @@ using td::remote::Session;
 
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("td::gui::NodeAccess", text); }
+// lupdate files a free tr() in this namespace under the context "td::gui": look it up there.
+QString tr(const char* text) { return QCoreApplication::translate("td::gui", text); }
 
 [[noreturn]] void fail(const QString& message) { throw td::Error(message.toStdString()); }
 

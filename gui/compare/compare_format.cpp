@@ -29,7 +29,7 @@ QString count(double n) {
 QString percent(double fraction) { return QString::number(fraction * 100.0, 'f', 1) + QLatin1Char('%'); }
 
 QString duration(double seconds) {
-  auto tr = [](const char* s) { return QCoreApplication::translate("td::gui::CompareFormat", s); };
+  auto tr = [](const char* s) { return QCoreApplication::translate("td::gui::compare_format", s); };
   if (seconds < 60) return tr("%1 s").arg(QString::number(seconds, 'f', 1));
   const auto s = static_cast<long long>(std::llround(seconds));
   if (s < 3600) return tr("%1 min %2 s").arg(s / 60).arg(s % 60);

@@ -43,7 +43,7 @@ QString formatBytes(uint64_t bytes) {
 
 QString formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("?");
-  auto tr = [](const char* s) { return QCoreApplication::translate("td::gui::format", s); };
+  auto tr = [](const char* s) { return QCoreApplication::translate("td::gui", s); };
   const uint64_t s = (uint64_t)std::llround(seconds);
   if (s < 60) return tr("%1 s").arg(s);
   if (s < 3600) return tr("%1 min %2 s").arg(s / 60).arg(s % 60);

@@ -31,7 +31,8 @@ constexpr uint64_t kLogChunk = 256 * 1024;  // bytes of engine.log fetched per p
 constexpr int kBackoffInitialMs = 500;      // first wait after a failed reconnect, doubled each time
 constexpr int kBackoffMaxMs = 30000;
 
-QString tr(const char* text) { return QCoreApplication::translate("td::gui::RemoteRunController", text); }
+// lupdate files a free tr() in this namespace under the context "td::gui": look it up there.
+QString tr(const char* text) { return QCoreApplication::translate("td::gui", text); }
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
