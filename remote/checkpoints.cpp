@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <regex>
+#include <fstream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
 #include "remote/sftp.h"
@@ -86,6 +89,22 @@ CheckpointDownload download_checkpoint(Session& s, const std::string& remote_run
   CheckpointDownload res;
   res.local_path = local_dir / name;
   const bool in_place = fs::is_directory(res.local_path);
+  if (in_place && fs::is_regular_file(res.local_path / "trainer.json")) {
+    // The folder holds a checkpoint already: updating it in place is right for the same run
+    // (a second download), but would silently replace another run's checkpoint of that step.
+    const auto run_of = [](const std::string& text) {
+      const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+      return j.is_object() && j.contains("run_id") && j["run_id"].is_string() ? j["run_id"].get<std::string>()
+                                                                             : std::string();
+    };
+    std::ifstream in(res.local_path / "trainer.json", std::ios::binary);
+    const std::string local_run = run_of(std::string(std::istreambuf_iterator<char>(in), {}));
+    const ExecResult remote = s.exec({"cat", "--", join(remote_run_dir, "checkpoints/" + name + "/trainer.json")});
+    const std::string remote_run = remote.exit_status == 0 ? run_of(remote.out) : std::string();
+    if (!local_run.empty() && !remote_run.empty() && local_run != remote_run)
+      throw td::Error(res.local_path.string() + " holds " + name + " of run " + local_run + ", not of run " +
+                      remote_run + ": download into another folder (or move that checkpoint away first)");
+  }
   const fs::path target = in_place ? res.local_path : local_dir / (name + ".tmp");
   fs::create_directories(target);
   const uint64_t total = it->size_bytes;

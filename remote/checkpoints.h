@@ -45,7 +45,8 @@ struct CheckpointDownload {
 /// folder without ".tmp" is complete; an existing <local_dir>/<name>/ is updated in place.
 /// progress(done_bytes, total_bytes) over the checkpoint's files, on the calling thread.
 /// Errors: td::Error for a name that is not step_ + 8 digits, a checkpoint not on the node
-/// (naming those that are), or a transfer error.
+/// (naming those that are), an existing <local_dir>/<name>/ whose trainer.json names another
+/// run (never overwritten), or a transfer error.
 CheckpointDownload download_checkpoint(Session& s, const std::string& remote_run_dir, const std::string& name,
                                        const std::filesystem::path& local_dir,
                                        const std::function<void(uint64_t done_bytes, uint64_t total_bytes)>& progress = {},

@@ -192,6 +192,24 @@ class TestRemoteRunEdges : public QObject {
       for (const char* f : {"model.safetensors", "trainer.json"})
         QCOMPARE(td::remote::sha256_file(local + "/" + f), td::remote::sha256_file(remote + "/" + f));
     }
+
+    // Another run of the same config has a step_00000040 too: downloading it into the same
+    // folder is refused, naming both runs, and the first run's copy stays as it was.
+    const std::string kept = into.toStdString() + "/step_00000040/model.safetensors";
+    const std::string before = td::remote::sha256_file(kept);
+    const QString other = c.startRun("lab", node_, "edges", tdguitest::tiny_config(data_, 40, 20), &err);
+    QVERIFY2(!other.isEmpty(), qPrintable(err));
+    QCOMPARE(tdguitest::wait_ended(ended, other, 60000), QStringLiteral("completed"));
+    downloaded.clear();
+    QVERIFY2(c.downloadCheckpoint(other, into, &err), qPrintable(err));
+    QVERIFY(errs.wait(30000) || !errs.isEmpty());
+    QVERIFY(downloaded.isEmpty());
+    const QString message = errs.first().at(0).toString();
+    QVERIFY2(message.contains("of run " + id) && message.contains("not of run " + other) &&
+                 message.contains("another folder"),
+             qPrintable(message));
+    QCOMPARE(td::remote::sha256_file(kept), before);
+    QVERIFY(!c.isDownloading(other));
   }
 };
 
