@@ -48,6 +48,14 @@ appstreamcli validate --no-net "$root/usr/share/metainfo/io.github.traindeck.Tra
   fail "appstreamcli rejects the metainfo"
 desktop-file-validate "$root/usr/share/applications/io.github.traindeck.TrainDeck.desktop" ||
   fail "desktop-file-validate rejects the desktop entry"
+# A file manager passes a file to Exec's %f/%F/%u/%U and offers the app for the MimeType files:
+# both only when traindeck takes a file argument (its --help lists "Arguments:").
+desktop="$root/usr/share/applications/io.github.traindeck.TrainDeck.desktop"
+gui_help=$(QT_QPA_PLATFORM=offscreen "$root/usr/bin/traindeck" --help)
+if ! grep -q '^Arguments:' <<<"$gui_help"; then
+  grep -Eq '^Exec=.*%[fFuU]' "$desktop" && fail "the desktop entry's Exec passes a file, but traindeck takes no file argument"
+  grep -q '^MimeType=' "$desktop" && fail "the desktop entry claims MimeType files, but traindeck takes no file argument"
+fi
 for f in usr/bin/traindeck usr/bin/traindeck-engine usr/share/icons/hicolor/scalable/apps/traindeck.svg \
          usr/share/man/man1/traindeck-engine.1.gz usr/share/man/man1/traindeck.1.gz usr/share/doc/traindeck/copyright; do
   [ -e "$root/$f" ] || fail "the package lacks /$f"
