@@ -265,6 +265,12 @@ void authenticate_hop(Session& s, const std::vector<std::string>& identity_files
 }  // namespace
 
 Session open_node(const ResolvedNode& r, const Auth& auth, const OpenOptions& opts) {
+  Session s = connect_node(r, opts);
+  s.authenticate(auth);
+  return s;
+}
+
+Session connect_node(const ResolvedNode& r, const OpenOptions& opts) {
   auto with_opts = [&](ConnectOptions c) {
     c.timeout_ms = opts.timeout_ms;
     if (!opts.known_hosts.empty()) c.known_hosts = opts.known_hosts;
@@ -282,7 +288,6 @@ Session open_node(const ResolvedNode& r, const Auth& auth, const OpenOptions& op
   const ConnectOptions c = with_opts(r.target);
   Session s = via ? Session::connect_via(std::move(via), c) : Session::connect(c);
   check_host_key(s, opts);
-  s.authenticate(auth);
   return s;
 }
 

@@ -110,4 +110,9 @@ struct OpenOptions {
 /// Errors: td::Error from the failing step, naming the host and what to do.
 Session open_node(const ResolvedNode& r, const Auth& auth, const OpenOptions& opts = {});
 
+/// open_node() without the target's authentication: the hops are connected and logged in, every
+/// host key (target too) is checked, and the target's Session waits for authenticate() (so a
+/// caller can retry it with another secret on the same connection). Errors: as open_node().
+Session connect_node(const ResolvedNode& r, const OpenOptions& opts = {});
+
 }  // namespace td::remote

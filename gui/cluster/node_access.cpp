@@ -181,38 +181,26 @@ struct NodeAccess::Core {
       return ns;
     };
 
-    if (!r.jumps.empty()) {  // open_node walks the hops; one try, kept secrets are not re-asked
-      td::remote::OpenOptions o;
-      o.timeout_ms = timeout;
-      o.known_hosts = known;
-      o.accept_unknown_host = [this, cancel](const HostKeyInfo& hk, const std::string& w) {
-        return askHostKey(hk, QString::fromStdString(w), cancel);
-      };
-      Secret sec = kind.isEmpty() ? Secret{} : obtain(node, where, kind, key_file, false, cancel);
-      td::remote::NodeSecrets ns = secretsFor(sec);
-      td::remote::Auth auth = td::remote::node_auth(node, r, ns);
-      wipe(ns.password);
-      wipe(ns.passphrase);
-      try {
-        Session s = td::remote::open_node(r, auth, o);
-        if (sec.remember) secrets->remember(where, kind, QString::fromStdString(sec.value));
-        wipe(auth.password);
-        wipe(auth.passphrase);
-        wipe(sec.value);
-        return s;
-      } catch (...) {
-        wipe(auth.password);
-        wipe(auth.passphrase);
-        wipe(sec.value);
-        throw;
+    // The connection: through the jump hops (connect_node: each hop logged in with its own
+    // keys, every host key through the same policy) or direct; then the target's login below,
+    // where a refused kept secret is forgotten and asked for once more on the same connection.
+    Session s = [&] {
+      if (!r.jumps.empty()) {
+        td::remote::OpenOptions o;
+        o.timeout_ms = timeout;
+        o.known_hosts = known;
+        o.accept_unknown_host = [this, cancel](const HostKeyInfo& hk, const std::string& w) {
+          return askHostKey(hk, QString::fromStdString(w), cancel);
+        };
+        return td::remote::connect_node(r, o);
       }
-    }
-
-    td::remote::ConnectOptions c = r.target;
-    c.timeout_ms = timeout;
-    if (!known.empty()) c.known_hosts = known;
-    Session s = Session::connect(c);
-    checkHostKey(s, cancel);
+      td::remote::ConnectOptions c = r.target;
+      c.timeout_ms = timeout;
+      if (!known.empty()) c.known_hosts = known;
+      Session direct = Session::connect(c);
+      checkHostKey(direct, cancel);
+      return direct;
+    }();
     checkCancel(cancel, where);
     for (int attempt = 0;; ++attempt) {
       Secret sec = kind.isEmpty() ? Secret{} : obtain(node, where, kind, key_file, attempt > 0, cancel);

@@ -285,6 +285,44 @@ class TestNodeAccess : public QObject {
     }
   }
 
+  // The same through a jump host (ProxyJump alias in ~/.ssh/config; here the fixture's sshd is
+  // both the hop and the target): a kept passphrase the target refuses is forgotten and asked for
+  // once more (it used to fail at every connection, leaving no way to replace it from the GUI).
+  void keptWrongSecretThroughJumpHost() {
+    knowHost();
+    auto backend = std::make_unique<MemorySecretBackend>();
+    MemorySecretBackend* mem = backend.get();
+    auto secrets = std::make_shared<SecretStore>(std::move(backend));
+    FakePrompter p;
+    p.remember = true;
+    NodeAccess a(secrets, &p);
+    configure(a);
+    const QString cfg = tmp_.filePath("jump_ssh_config");
+    std::ofstream(cfg.toStdString()) << "Host tdjump\n  HostName 127.0.0.1\n  Port " << sshd_.port << "\n  User "
+                                     << sshd_.user << "\n  IdentityFile " << sshd_.user_key << "\n";
+    a.setSshConfigPath(cfg);
+    NodeSpec node = keyNode(sshd_.user_key_pass);
+    node.jump = "tdjump";
+    QCOMPARE(int(a.resolve(node).jumps.size()), 1);
+    const QString where = QString("%1@127.0.0.1:%2").arg(QString::fromStdString(node.user)).arg(sshd_.port);
+    const QString key = SecretStore::key(where, "passphrase");
+    QVERIFY(mem->write(key, "wrong passphrase"));
+    p.secret = QString::fromStdString(sshd_.passphrase);
+    QString err = onWorker([&] {
+      td::remote::Session s = a.open(node);
+      const auto r = s.exec({"sh", "-c", "echo $SSH_CONNECTION"});
+      if (r.exit_status != 0 || r.out.find("127.0.0.1") == std::string::npos) throw td::Error("no shell: " + r.out);
+    });
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    QCOMPARE(p.secretRequests.size(), size_t(1));
+    QVERIFY(p.secretRequests[0].retry);
+    QCOMPARE(p.secretRequests[0].where, where);
+    QCOMPARE(mem->read(key), std::optional<QString>(QString::fromStdString(sshd_.passphrase)));
+    err = onWorker([&] { a.open(node); });  // the kept one now: nobody asked
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    QCOMPARE(p.secretRequests.size(), size_t(1));
+  }
+
   void cancelledSecretPromptIsAnError() {
     knowHost();
     FakePrompter p;  // secret nullopt: the person pressed Cancel
