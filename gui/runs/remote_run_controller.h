@@ -4,7 +4,8 @@
 // Threading rule: a GUI-thread object; every call returns at once. Each run has a RemoteTask
 // (gui/runs/remote_task.h): a thread of its own that builds the engine bundle (once per engine
 // build, cached under the runs root), deploys bundle, dataset and config to the node
-// (remote/deploy.h), launches the engine detached there, records the run in the store
+// (remote/deploy.h; one deploy at a time per node work directory, a second one waits with the
+// phase "waiting for another deploy to <node>"), launches the engine detached there, records the run in the store
 // (Store::note_launch with the node's name as host, Store::note_remote_run with the node's JSON
 // — never a secret — its run folder and pid) and then follows it with td::remote::RemoteFollower
 // every ~0.5 s with a td::store::Store connection of its own. A checkpoint download is a task of

@@ -7,9 +7,12 @@
 #include <QFileInfo>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -64,6 +67,55 @@ std::string read_text(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
+// One deploy at a time per node work directory in this process. Two runs started together on a
+// node (a sweep) upload the same bundle and dataset files: both wrote the same "<file>.part" at
+// once and one deploy failed (or the other renamed a half-written file). The second deploy waits
+// (cancellable) and then finds everything there: it sends nothing.
+class NodeDeployLock {
+ public:
+  NodeDeployLock(std::string key, const std::function<bool()>& cancelled, const std::function<void()>& waiting)
+      : key_(std::move(key)) {
+    std::unique_lock<std::mutex> lock(mu());
+    bool told = false;
+    while (busy().count(key_)) {
+      if (cancelled()) throw td::Error("deploy cancelled");
+      if (!told) {
+        told = true;
+        lock.unlock();
+        waiting();
+        lock.lock();
+        continue;
+      }
+      cv().wait_for(lock, std::chrono::milliseconds(100));
+    }
+    busy().insert(key_);
+  }
+  ~NodeDeployLock() {
+    {
+      std::lock_guard<std::mutex> lock(mu());
+      busy().erase(key_);
+    }
+    cv().notify_all();
+  }
+  NodeDeployLock(const NodeDeployLock&) = delete;
+  NodeDeployLock& operator=(const NodeDeployLock&) = delete;
+
+ private:
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static std::condition_variable& cv() {
+    static std::condition_variable c;
+    return c;
+  }
+  static std::set<std::string>& busy() {
+    static std::set<std::string> b;
+    return b;
+  }
+  std::string key_;
+};
+
 // Deploys (bundle, dataset, config) and launches; returns (run folder on the node, pid).
 std::pair<std::string, int64_t> deploy_and_launch(const RemoteRunSpec& spec, const RemoteConnector& connect,
                                                   RemoteRunControl& control, RemoteTask::Shared& shared,
@@ -101,6 +153,9 @@ std::pair<std::string, int64_t> deploy_and_launch(const RemoteRunSpec& spec, con
   fold();
   if (cancelled()) throw td::Error("deploy cancelled");
 
+  const NodeDeployLock one_deploy(
+      s.where() + "|" + spec.node.work_dir, cancelled,
+      [&] { phase(tr("waiting for another deploy to %1").arg(QString::fromStdString(spec.node.display_name()))); });
   const QString uploading = tr("uploading the engine and the dataset");
   phase(uploading);
   auto last = Clock::now() - std::chrono::seconds(1);

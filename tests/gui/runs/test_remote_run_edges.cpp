@@ -169,6 +169,26 @@ class TestRemoteRunEdges : public QObject {
     QCOMPARE(rows.last, int64_t(steps));
   }
 
+  // Two runs started at once on a fresh node (a small sweep): both deploy the same bundle and
+  // dataset into the same folders at the same time; both must complete.
+  void two_runs_started_together_on_a_fresh_node() {
+    td::remote::NodeSpec n = node_;
+    n.work_dir = (sshd_.dir / "fresh sweep").string();
+    StoreClient client(db_);
+    RemoteRunController c(&client, connector());
+    QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error);
+    QString err;
+    const QString a = c.startRun("lab", n, "edges", tdguitest::tiny_config(data_, 20), &err);
+    QVERIFY2(!a.isEmpty(), qPrintable(err));
+    const QString b = c.startRun("lab", n, "edges", tdguitest::tiny_config(data_, 20), &err);
+    QVERIFY2(!b.isEmpty(), qPrintable(err));
+    for (const QString& id : {a, b}) {
+      const QString status = tdguitest::wait_ended(ended, id, 60000);
+      QVERIFY2(status == "completed", qPrintable(id + ": " + status + " " + errors(errs)));
+    }
+    QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+  }
+
   // Download checkpoint twice into the same folder: both succeed, the second moves nothing new
   // and the files equal the node's.
   void download_checkpoint_twice() {
