@@ -124,7 +124,9 @@ std::string remote_sha256(Session& s, const std::string& path, std::optional<uin
   std::string out = r.out;
   if (!out.empty() && out[0] == '\\') out.erase(0, 1);  // sha256sum escapes odd names this way
   if (r.exit_status != 0 || out.size() < 64)
-    throw Error(s.where() + ": cannot hash '" + path + "' on the node (needs sha256sum from coreutils): " + r.err);
+    throw Error(s.where() + ": cannot hash '" + path + "' on the node" +
+                (r.exit_status == 127 ? std::string(" (it needs sha256sum from coreutils)") : std::string()) + ": " +
+                r.err);
   return out.substr(0, 64);
 }
 

@@ -192,6 +192,16 @@ class TestSftp : public QObject {
       err = e.what();
     }
     QVERIFY2(err.find("not a file") != std::string::npos, err.c_str());
+    // A missing file is not a missing sha256sum: the error says what sha256sum said, no install hint.
+    err.clear();
+    try {
+      remote_sha256(*s_, (sshd_.dir / "gone.part").string());
+    } catch (const td::Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("gone.part") != std::string::npos && err.find("No such file") != std::string::npos &&
+                 err.find("coreutils") == std::string::npos,
+             err.c_str());
   }
 };
 
