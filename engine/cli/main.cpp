@@ -31,6 +31,7 @@
 #include "engine/model/gpt.h"
 #include "engine/ops/blas_kernel.h"
 #include "engine/ops/cpu_ops.h"
+#include "engine/plan/cluster.h"
 #include "engine/plan/plan.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/train/sampler.h"
@@ -210,6 +211,22 @@ int main(int argc, char** argv) {
   plan->add_option("--set", sets, "Override a field (repeatable)");
   plan->add_option("--world-size", world, "Ranks")->check(CLI::Range(1, 1 << 20));
   plan->add_flag("--json", plan_json, "JSON output");
+  // The infrastructure planner (engine/plan/cluster.h, docs/planner.md): any of these options
+  // adds the cluster section (memory per ZeRO stage, time, bandwidths, devices needed, cost).
+  td::ClusterOptions copt;
+  std::string plan_precision, plan_devices = td::user_devices_path();
+  double plan_price = -1;
+  auto* o_dev = plan->add_option("--device", copt.device, "Device type from the catalogue (H100, A100-80GB, cpu, ...)");
+  auto* o_tok = plan->add_option("--tokens", copt.tokens, "Token budget (default: train.steps x tokens per step)")
+                    ->check(CLI::PositiveNumber);
+  auto* o_mfu = plan->add_option("--mfu", copt.mfu, "Model FLOPs utilisation assumed (default 0.4)")->check(CLI::Range(1e-6, 1.0));
+  auto* o_dl = plan->add_option("--deadline-hours", copt.deadline_hours, "Deadline for the devices-needed table")
+                   ->check(CLI::NonNegativeNumber);
+  auto* o_zero = plan->add_option("--zero", copt.zero, "ZeRO stage 0..3 (the engine trains 0 and 1)")->check(CLI::Range(0, 3));
+  auto* o_prec = plan->add_option("--precision", plan_precision, "fp32 or mixed (default: mixed where the device has bf16/fp16)")
+                     ->check(CLI::IsMember({"fp32", "mixed"}));
+  auto* o_price = plan->add_option("--price", plan_price, "Price per device-hour (overrides the catalogue)")->check(CLI::NonNegativeNumber);
+  plan->add_option("--devices", plan_devices, "User device catalogue (default ~/.config/traindeck/devices.json)");
 
   // calibrate
   int cal_threads = 0;
@@ -301,8 +318,22 @@ int main(int argc, char** argv) {
     if (*plan) {
       td::RunConfig cfg = load_config(config_path, sets);
       td::Plan p = td::make_plan(cfg, world);
-      if (plan_json) std::printf("%s\n", td::plan_json(p).dump(2).c_str());
-      else std::printf("%s", td::plan_table(p).c_str());
+      bool cluster = *o_dev || *o_tok || *o_mfu || *o_dl || *o_zero || *o_prec || *o_price;
+      std::optional<td::ClusterPlan> cp;
+      if (cluster) {
+        copt.world_size = world;
+        if (!plan_precision.empty()) copt.precision = plan_precision == "fp32" ? td::Precision::fp32 : td::Precision::mixed;
+        if (plan_price >= 0) copt.price_per_hour = plan_price;
+        cp = td::make_cluster_plan(cfg, td::load_device_catalogue(plan_devices), copt);
+      }
+      if (plan_json) {
+        auto j = td::plan_json(p);
+        if (cp) j["cluster"] = td::cluster_json(*cp);
+        std::printf("%s\n", j.dump(2).c_str());
+      } else {
+        std::printf("%s", td::plan_table(p).c_str());
+        if (cp) std::printf("%s", td::cluster_table(*cp).c_str());
+      }
       return 0;
     }
     if (*cal) {

@@ -1,0 +1,242 @@
+#include "engine/plan/cluster.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "engine/common/error.h"
+#include "engine/model/gpt.h"
+
+namespace td {
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+ZeroMemory zero_memory(uint64_t n_params, uint64_t activation_floats, Precision p, int stage, int world_size) {
+  if (stage < 0 || stage > 3) throw Error("ZeRO stage " + std::to_string(stage) + " is out of range: use 0, 1, 2 or 3");
+  if (world_size < 1) throw Error("world size must be at least 1");
+  const bool mixed = p == Precision::mixed;
+  const uint64_t n = (uint64_t)world_size;
+  uint64_t params = (mixed ? 2 : 4) * n_params;
+  uint64_t grads = (mixed ? 2 : 4) * n_params;
+  uint64_t optim = (mixed ? 12 : 8) * n_params;
+  ZeroMemory z;
+  z.stage = stage;
+  z.optimizer_bytes = stage >= 1 ? ceil_div(optim, n) : optim;
+  z.grads_bytes = stage >= 2 ? ceil_div(grads, n) : grads;
+  z.params_bytes = stage >= 3 ? ceil_div(params, n) : params;
+  z.activations_bytes = (mixed ? 2 : 4) * activation_floats;
+  z.total_bytes = z.params_bytes + z.grads_bytes + z.optimizer_bytes + z.activations_bytes;
+  return z;
+}
+
+double collective_bytes_per_step(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum) {
+  if (world_size <= 1) return 0;
+  const double s = double(n_params) * (p == Precision::mixed ? 2 : 4);  // G = P
+  const double f = double(world_size - 1) / world_size;
+  switch (stage) {
+    case 0: return 2 * f * s;
+    case 1: return f * (s + s);
+    case 2: return f * (grad_accum * s + s);
+    case 3: return f * grad_accum * (2 * s + s);
+    default: throw Error("ZeRO stage " + std::to_string(stage) + " is out of range: use 0, 1, 2 or 3");
+  }
+}
+
+// The fewest devices whose memory holds stage `stage`; 0 when no count does.
+static int devices_to_fit(uint64_t n_params, uint64_t act_floats, Precision p, int stage, uint64_t memory) {
+  if (zero_memory(n_params, act_floats, p, stage, 1).total_bytes <= memory) return 1;
+  if (stage == 0) return 0;
+  // total(n) = fixed + sharded / n: solve, then step over the ceil rounding.
+  ZeroMemory one = zero_memory(n_params, act_floats, p, stage, 1);
+  uint64_t sharded = one.optimizer_bytes + (stage >= 2 ? one.grads_bytes : 0) + (stage >= 3 ? one.params_bytes : 0);
+  uint64_t fixed = one.total_bytes - sharded;
+  if (fixed >= memory) return 0;
+  double n0 = std::ceil(double(sharded) / double(memory - fixed));
+  if (n0 > 1e9) return 0;
+  int n = std::max(1, (int)n0 - 1);
+  while (zero_memory(n_params, act_floats, p, stage, n).total_bytes > memory) ++n;
+  return n;
+}
+
+ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, const ClusterOptions& o) {
+  if (o.zero < 0 || o.zero > 3) throw Error("--zero " + std::to_string(o.zero) + " is out of range: use 0, 1, 2 or 3");
+  if (!(o.mfu > 0 && o.mfu <= 1)) throw Error("--mfu must be in (0, 1] (e.g. 0.4 for 40%)");
+  if (!(o.tokens >= 0)) throw Error("--tokens must be a non-negative token count (e.g. 1e9)");
+  if (!(o.deadline_hours >= 0)) throw Error("--deadline-hours must be non-negative (0: no deadline)");
+  if (o.world_size < 1) throw Error("--world-size must be at least 1");
+  ClusterPlan p;
+  p.device = cat.find(o.device);
+  p.options = o;
+  p.precision = o.precision.value_or(p.device.default_precision());
+  p.options.precision = p.precision;
+  p.peak_flops = p.device.peak(p.precision);
+  if (o.precision && !p.peak_flops && !p.device.this_machine)
+    throw Error("device '" + p.device.name + "' has no " + precision_name(p.precision) +
+                " peak in the catalogue: use --precision " +
+                (p.precision == Precision::mixed ? "fp32" : "mixed") + " or add the peak to " + user_devices_path());
+  p.model = make_plan(c, o.world_size);
+  const ModelConfig& m = c.model;
+  const uint64_t psi = p.model.n_params;
+  const uint64_t act = gpt_activation_floats(m, c.train.micro_batch, m.seq_len);
+  for (int s = 0; s < 4; ++s) p.memory[s] = zero_memory(psi, act, p.precision, s, o.world_size);
+  p.fits = p.memory[o.zero].total_bytes <= p.device.memory_bytes;
+  p.tokens = o.tokens > 0 ? o.tokens : double(c.train.steps) * double(p.model.tokens_per_step);
+  p.total_flops = p.tokens * p.model.flops_per_token;
+  p.token_bytes = m.vocab_size <= 65536 ? 2 : 4;
+  const double tokens_per_device_step = double(c.train.micro_batch) * c.train.grad_accum * m.seq_len;
+  p.collective_bytes_per_step = collective_bytes_per_step(psi, p.precision, o.zero, o.world_size, c.train.grad_accum);
+  p.price_per_hour = o.price_per_hour ? o.price_per_hour : p.device.price_per_hour;
+  if (p.peak_flops) {
+    const double rate = *p.peak_flops * o.mfu;  // achieved FLOP/s per device
+    p.tokens_per_s = o.world_size * rate / p.model.flops_per_token;
+    p.train_seconds = p.total_flops / (o.world_size * rate);
+    p.step_seconds = tokens_per_device_step * p.model.flops_per_token / rate;
+    p.network_bytes_per_s = p.collective_bytes_per_step / p.step_seconds;
+    p.storage_bytes_per_s = p.tokens_per_s * p.token_bytes;
+    if (p.price_per_hour) p.cost = o.world_size * p.train_seconds / 3600 * *p.price_per_hour;
+  }
+  for (const Device& d : cat.devices) {
+    DeviceNeed need;
+    need.device = d.name;
+    need.precision = o.precision ? *o.precision : d.default_precision();
+    need.peak_flops = d.peak(need.precision);
+    for (int s = 0; s < 4; ++s) need.n_fit[s] = devices_to_fit(psi, act, need.precision, s, d.memory_bytes);
+    if (need.peak_flops && o.deadline_hours > 0)
+      need.n_deadline = std::max(1, (int)std::ceil(p.total_flops / (*need.peak_flops * o.mfu * o.deadline_hours * 3600)));
+    int fit = need.n_fit[o.zero];
+    need.n_needed = fit == 0 ? 0 : std::max(fit, need.n_deadline);
+    if (need.peak_flops && need.n_needed > 0) {
+      need.device_hours = p.total_flops / (*need.peak_flops * o.mfu) / 3600;
+      need.hours = need.device_hours / need.n_needed;
+      auto price = d.name == p.device.name && o.price_per_hour ? o.price_per_hour : d.price_per_hour;
+      if (price) need.cost = need.device_hours * *price;
+    }
+    p.needs.push_back(need);
+  }
+  return p;
+}
+
+static std::string gib(double b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", b / double(1ull << 30));
+  return buf;
+}
+
+static std::string si(double v, const char* unit) {
+  const char* pre[] = {"", "k", "M", "G", "T", "P", "E"};
+  int i = 0;
+  while (std::fabs(v) >= 1000 && i < 6) v /= 1000, ++i;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, pre[i], unit);
+  return buf;
+}
+
+static std::string duration(double s) {
+  char buf[48];
+  if (s < 1) std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  else if (s < 120) std::snprintf(buf, sizeof buf, "%.1f s", s);
+  else if (s < 7200) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  else if (s < 2 * 86400) std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  else std::snprintf(buf, sizeof buf, "%.1f days", s / 86400);
+  return buf;
+}
+
+std::string cluster_table(const ClusterPlan& p) {
+  std::ostringstream o;
+  char buf[256];
+  const auto& op = p.options;
+  std::snprintf(buf, sizeof buf, "\ncluster: %d x %s (%s, %s memory), %s, ZeRO-%d%s\n", op.world_size, p.device.name.c_str(),
+                p.device.description.c_str(), gib((double)p.device.memory_bytes).c_str(), precision_name(p.precision),
+                op.zero, op.zero >= 2 ? " (stages 2-3: planning estimates; the engine trains 0 and 1)" : "");
+  o << buf;
+  if (p.device.planning_only) o << "  (planning only: the engine does not run on " << p.device.name << ")\n";
+  o << "memory per device by ZeRO stage (Rajbhandari et al. 2020):\n";
+  std::snprintf(buf, sizeof buf, "  %-6s %12s %12s %12s %12s %12s\n", "stage", "params", "grads", "optimizer", "activations", "total");
+  o << buf;
+  for (const auto& z : p.memory) {
+    std::snprintf(buf, sizeof buf, "  %-6d %12s %12s %12s %12s %12s%s\n", z.stage, gib((double)z.params_bytes).c_str(),
+                  gib((double)z.grads_bytes).c_str(), gib((double)z.optimizer_bytes).c_str(),
+                  gib((double)z.activations_bytes).c_str(), gib((double)z.total_bytes).c_str(),
+                  z.total_bytes <= p.device.memory_bytes ? "" : "  does not fit");
+    o << buf;
+  }
+  std::snprintf(buf, sizeof buf, "%-34s %s tokens, %s\n", "budget", si(p.tokens, "").c_str(), si(p.total_flops, "FLOP").c_str());
+  o << buf;
+  if (!p.peak_flops) {
+    o << "time: unknown: " << p.device.name << " has no " << precision_name(p.precision) << " peak"
+      << (p.device.this_machine ? " (run traindeck-engine calibrate)" : "") << "\n";
+  } else {
+    std::snprintf(buf, sizeof buf, "%-34s %s at MFU %.0f%% of %s\n", "throughput (all devices)", si(p.tokens_per_s, "tokens/s").c_str(),
+                  op.mfu * 100, si(*p.peak_flops, "FLOP/s").c_str());
+    o << buf;
+    std::snprintf(buf, sizeof buf, "%-34s %s\n", "time to train the budget", duration(p.train_seconds).c_str());
+    o << buf;
+    std::snprintf(buf, sizeof buf, "%-34s %s\n", "compute time per step", duration(p.step_seconds).c_str());
+    o << buf;
+    std::snprintf(buf, sizeof buf, "%-34s %s per device\n", "collective bytes per step", si(p.collective_bytes_per_step, "B").c_str());
+    o << buf;
+    std::snprintf(buf, sizeof buf, "%-34s %s per device\n", "bus bandwidth to hide them", si(p.network_bytes_per_s, "B/s").c_str());
+    o << buf;
+    std::snprintf(buf, sizeof buf, "%-34s %s (%d bytes per token)\n", "storage read bandwidth", si(p.storage_bytes_per_s, "B/s").c_str(),
+                  p.token_bytes);
+    o << buf;
+    if (p.cost) std::snprintf(buf, sizeof buf, "%-34s %.2f (%.2f per device-hour)\n", "cost", *p.cost, *p.price_per_hour);
+    else std::snprintf(buf, sizeof buf, "%-34s unknown (give --price per device-hour)\n", "cost");
+    o << buf;
+  }
+  o << "devices needed per type (fit: fewest devices holding ZeRO-0/1/2/3; deadline: "
+    << (op.deadline_hours > 0 ? si(op.deadline_hours, "h") : std::string("none")) << "):\n";
+  std::snprintf(buf, sizeof buf, "  %-11s %-6s %5s %5s %5s %5s %9s %7s %12s %12s %10s\n", "device", "prec", "fit0", "fit1", "fit2",
+                "fit3", "deadline", "needed", "time", "device-h", "cost");
+  o << buf;
+  for (const auto& n : p.needs) {
+    auto cnt = [](int v) { return v == 0 ? std::string("-") : std::to_string(v); };
+    char dh[32] = "-", cost[32] = "-";
+    if (n.device_hours > 0) std::snprintf(dh, sizeof dh, "%.1f", n.device_hours);
+    if (n.cost) std::snprintf(cost, sizeof cost, "%.2f", *n.cost);
+    std::snprintf(buf, sizeof buf, "  %-11s %-6s %5s %5s %5s %5s %9s %7s %12s %12s %10s\n", n.device.c_str(), precision_name(n.precision),
+                  cnt(n.n_fit[0]).c_str(), cnt(n.n_fit[1]).c_str(), cnt(n.n_fit[2]).c_str(), cnt(n.n_fit[3]).c_str(),
+                  cnt(n.n_deadline).c_str(), cnt(n.n_needed).c_str(), n.hours > 0 ? duration(n.hours * 3600).c_str() : "-", dh, cost);
+    o << buf;
+  }
+  return o.str();
+}
+
+static nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json cluster_json(const ClusterPlan& p) {
+  nlohmann::json mem = nlohmann::json::array();
+  for (const auto& z : p.memory)
+    mem.push_back({{"stage", z.stage}, {"params_bytes", z.params_bytes}, {"grads_bytes", z.grads_bytes},
+                   {"optimizer_bytes", z.optimizer_bytes}, {"activations_bytes", z.activations_bytes},
+                   {"total_bytes", z.total_bytes}, {"fits", z.total_bytes <= p.device.memory_bytes}});
+  nlohmann::json needs = nlohmann::json::array();
+  for (const auto& n : p.needs)
+    needs.push_back({{"device", n.device}, {"precision", precision_name(n.precision)}, {"peak_flops", opt(n.peak_flops)},
+                     {"n_fit", n.n_fit}, {"n_deadline", n.n_deadline}, {"n_needed", n.n_needed}, {"hours", n.hours},
+                     {"device_hours", n.device_hours}, {"cost", opt(n.cost)}});
+  return {{"device", p.device.name},
+          {"device_memory_bytes", p.device.memory_bytes},
+          {"world_size", p.options.world_size},
+          {"zero", p.options.zero},
+          {"precision", precision_name(p.precision)},
+          {"mfu", p.options.mfu},
+          {"deadline_hours", p.options.deadline_hours},
+          {"memory_per_device", mem},
+          {"fits", p.fits},
+          {"tokens", p.tokens},
+          {"total_flops", p.total_flops},
+          {"peak_flops", opt(p.peak_flops)},
+          {"tokens_per_s", p.tokens_per_s},
+          {"train_seconds", p.train_seconds},
+          {"step_seconds", p.step_seconds},
+          {"collective_bytes_per_step", p.collective_bytes_per_step},
+          {"network_bytes_per_s", p.network_bytes_per_s},
+          {"token_bytes", p.token_bytes},
+          {"storage_bytes_per_s", p.storage_bytes_per_s},
+          {"price_per_hour", opt(p.price_per_hour)},
+          {"cost", opt(p.cost)},
+          {"devices_needed", needs}};
+}
+
+}  // namespace td

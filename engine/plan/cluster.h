@@ -1,0 +1,105 @@
+// The infrastructure planner: a model + a device type + a world size + a token budget ->
+// memory per device for ZeRO stages 0-3, time at a chosen MFU, collective bytes and the
+// network bandwidth that hides them behind compute, storage read bandwidth, the devices of each
+// catalogue type needed to fit and to meet a deadline, and the cost (docs/planner.md has every
+// formula with its source). Pure arithmetic on plain values; thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/config.h"
+#include "engine/plan/devices.h"
+#include "engine/plan/plan.h"
+
+namespace td {
+
+/// Model-state and activation bytes on one device (the largest shard), ZeRO paper accounting
+/// (Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter
+/// Models", sections 3.1 and 5.1) for Ψ parameters and n data-parallel devices:
+///   mixed: params 2Ψ (bf16/fp16), grads 2Ψ, optimizer 12Ψ (fp32 master 4Ψ + AdamW m 4Ψ + v 4Ψ)
+///   fp32:  params 4Ψ, grads 4Ψ, optimizer 8Ψ (m, v; the weights are the master copy)
+/// Stage 1 shards the optimizer states over n, stage 2 also the gradients, stage 3 also the
+/// parameters (each shard is ceil(bytes / n)). Activations are the engine's estimate
+/// (gpt_activation_floats at micro_batch) at 4 bytes (fp32) or 2 bytes (mixed), not sharded.
+struct ZeroMemory {
+  int stage = 0;
+  uint64_t params_bytes = 0;
+  uint64_t grads_bytes = 0;
+  uint64_t optimizer_bytes = 0;
+  uint64_t activations_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+ZeroMemory zero_memory(uint64_t n_params, uint64_t activation_floats, Precision p, int stage, int world_size);
+
+/// Bytes one device sends (= receives) per optimizer step for data parallelism with ZeRO stage
+/// `stage` over n devices, ring algorithms (nccl-tests' bus bandwidth convention: a ring
+/// all-reduce of S bytes moves 2 (n-1)/n S per rank, reduce-scatter and all-gather (n-1)/n S):
+///   stage 0: all-reduce of the gradients once per step           2 (n-1)/n G
+///   stage 1: reduce-scatter of G + all-gather of the parameters P   (n-1)/n (G + P)
+///   stage 2: reduce-scatter of G at each of the a micro-batches     (n-1)/n (a G + P)
+///   stage 3: per micro-batch all-gather P (forward), all-gather P (backward), reduce-scatter G
+///                                                                   (n-1)/n a (2 P + G)
+/// with G, P = Ψ x 2 bytes (mixed) or Ψ x 4 bytes (fp32), a = train.grad_accum. 0 for n = 1.
+double collective_bytes_per_step(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum);
+
+/// What the user asks the planner.
+struct ClusterOptions {
+  std::string device = "cpu";        // a catalogue name
+  int world_size = 1;                 // data-parallel devices
+  int zero = 0;                       // ZeRO stage 0..3 (the engine trains 0 and 1)
+  std::optional<Precision> precision; // default: the device's (mixed where it has bf16/fp16)
+  double tokens = 0;                  // token budget; 0: train.steps x tokens per step
+  double mfu = 0.4;                   // model FLOPs utilisation assumed, (0, 1]
+  double deadline_hours = 0;          // 0: no deadline
+  std::optional<double> price_per_hour;  // overrides the catalogue's price of `device`
+};
+
+/// Devices of one catalogue type needed for the budget (the "devices needed" table).
+struct DeviceNeed {
+  std::string device;
+  Precision precision = Precision::fp32;  // the options' precision, else the device's default
+  std::optional<double> peak_flops;       // at `precision`; empty: no time estimate
+  std::array<int, 4> n_fit{};             // fewest devices whose memory holds ZeRO stage s; 0: never
+  int n_deadline = 0;                     // fewest devices that finish by the deadline; 0: no deadline/peak
+  int n_needed = 0;                       // max(n_fit[zero], n_deadline); 0: impossible
+  double hours = 0;                       // wall-clock hours on n_needed devices (0: unknown)
+  double device_hours = 0;                // n_needed x hours = total FLOPs / (peak x MFU) / 3600
+  std::optional<double> cost;             // device_hours x price per hour, when a price is known
+};
+
+struct ClusterPlan {
+  Plan model;                 // make_plan(config, world_size)
+  Device device;              // the chosen device
+  ClusterOptions options;     // as given, precision resolved
+  Precision precision = Precision::fp32;
+  std::array<ZeroMemory, 4> memory{};  // per device at world_size, stages 0..3
+  bool fits = false;          // memory[zero].total_bytes <= device.memory_bytes
+  double tokens = 0;          // the budget used
+  double total_flops = 0;     // tokens x FLOPs per token
+  std::optional<double> peak_flops;  // the device's at `precision`
+  double tokens_per_s = 0;    // all devices: n x peak x MFU / FLOPs per token (0: no peak)
+  double train_seconds = 0;   // total_flops / (n x peak x MFU)
+  double step_seconds = 0;    // compute time of one optimizer step (tokens per device per step)
+  double collective_bytes_per_step = 0;   // per device, at the chosen stage
+  double network_bytes_per_s = 0;         // bus bandwidth that hides it: bytes / step_seconds
+  int token_bytes = 2;                    // on-disk token width: 2 when vocab <= 65536, else 4
+  double storage_bytes_per_s = 0;         // tokens_per_s x token_bytes (all devices)
+  std::optional<double> price_per_hour;
+  std::optional<double> cost;             // n x train_seconds / 3600 x price
+  std::vector<DeviceNeed> needs;          // every catalogue device, catalogue order
+};
+
+/// Plans `c` on the catalogue's `o.device`. Throws td::Error for an unknown device (listing the
+/// known ones), a ZeRO stage outside 0..3, an MFU outside (0, 1], a negative budget/deadline, or
+/// an explicit precision the device has no peak for.
+ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, const ClusterOptions& o);
+std::string cluster_table(const ClusterPlan& p);
+nlohmann::json cluster_json(const ClusterPlan& p);
+
+}  // namespace td
