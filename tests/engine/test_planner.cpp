@@ -1,0 +1,320 @@
+// The infrastructure planner (engine/plan/cluster.h, devices.h; docs/planner.md): ZeRO 0-3
+// memory, time, collective bytes, bandwidths, devices needed and cost for GPT-2 124M, each
+// against a value computed by hand in the comments; the device catalogue with a user override;
+// errors; and the `plan` subcommand's options.
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+#include "engine/common/error.h"
+#include "engine/config.h"
+#include "engine/metrics/calibrate.h"
+#include "engine/metrics/sysinfo.h"
+#include "engine/model/gpt.h"
+#include "engine/plan/cluster.h"
+#include "test_util.h"
+
+using nlohmann::json;
+using namespace tdtest;
+
+namespace {
+
+// GPT-2 small: V = 50257, T = 1024, L = 12, C = 768, F = 4C, tied embeddings.
+// Ψ = V C + T C + L (12 C^2 + 13 C) + 2 C = 38597376 + 786432 + 12 * 7087872 + 1536 = 124439808.
+// FLOPs per token = 6 (Ψ - T C) + 12 L C T = 6 * 123653376 + 113246208 = 855166464.
+constexpr uint64_t kPsi = 124439808;
+constexpr double kFlopsPerToken = 855166464.0;
+
+json gpt2_124m(int micro_batch, int grad_accum) {
+  return {{"model", {{"vocab_size", 50257}, {"seq_len", 1024}, {"n_layer", 12}, {"n_head", 12}, {"d_model", 768},
+                     {"d_ff", 0}, {"tie_embeddings", true}}},
+          {"train", {{"micro_batch", micro_batch}, {"grad_accum", grad_accum}, {"steps", 100}}},
+          {"data", {{"path", QDir::tempPath().toStdString()}}}};
+}
+
+bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::fabs(b); }
+
+}  // namespace
+
+class TestPlanner : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+  void write(const QString& path, const QByteArray& data) {
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(data);
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    // No user catalogue or calibration of this machine leaks in.
+    qputenv("XDG_CONFIG_HOME", dir_.filePath("config").toUtf8());
+    qputenv("XDG_CACHE_HOME", dir_.filePath("cache").toUtf8());
+  }
+
+  void zero_stages_bytes_per_device_by_hand() {
+    td::RunConfig c = td::parse_config(gpt2_124m(16, 1));
+    QCOMPARE(uint64_t(td::gpt_num_params(c.model)), kPsi);
+    QCOMPARE(td::flops_per_token(c.model), kFlopsPerToken);
+    // Mixed precision, n = 8 (Rajbhandari et al. 2020): params 2Ψ = 248879616, grads 2Ψ,
+    // optimizer 12Ψ = 1493277696; shards /8: 2Ψ/8 = 31109952, 12Ψ/8 = 186659712.
+    //   stage 0: 2Ψ + 2Ψ + 12Ψ        = 1991036928
+    //   stage 1: 2Ψ + 2Ψ + 12Ψ/8      = 684418944
+    //   stage 2: 2Ψ + 2Ψ/8 + 12Ψ/8    = 466649280
+    //   stage 3: (2Ψ + 2Ψ + 12Ψ) / 8  = 248879616
+    const uint64_t mixed[4] = {1991036928, 684418944, 466649280, 248879616};
+    // fp32 (the CPU engine), n = 8: 4Ψ + 4Ψ + 8Ψ = 16Ψ; stage 1: 8Ψ + Ψ = 1119958272;
+    // stage 2: 4Ψ + Ψ/2 + Ψ = 684418944; stage 3: 2Ψ = 248879616.
+    const uint64_t fp32[4] = {1991036928, 1119958272, 684418944, 248879616};
+    const uint64_t act = td::gpt_activation_floats(c.model, 16, 1024);
+    for (int s = 0; s < 4; ++s) {
+      auto m = td::zero_memory(kPsi, act, td::Precision::mixed, s, 8);
+      QCOMPARE(m.params_bytes + m.grads_bytes + m.optimizer_bytes, mixed[s]);
+      QCOMPARE(m.activations_bytes, 2 * act);  // bf16 activations
+      QCOMPARE(m.total_bytes, mixed[s] + 2 * act);
+      auto f = td::zero_memory(kPsi, act, td::Precision::fp32, s, 8);
+      QCOMPARE(f.params_bytes + f.grads_bytes + f.optimizer_bytes, fp32[s]);
+      QCOMPARE(f.activations_bytes, 4 * act);
+    }
+    // World size 1: every stage is the unsharded 16Ψ.
+    QCOMPARE(td::zero_memory(kPsi, 0, td::Precision::mixed, 3, 1).total_bytes, 16 * kPsi);
+    // The CPU engine's existing plan agrees with the fp32 stage 0 accounting.
+    td::Plan p = td::make_plan(c, 1);
+    QCOMPARE(p.weights_bytes + p.grads_bytes + p.optimizer_bytes, fp32[0]);
+  }
+
+  void collective_bytes_by_hand() {
+    // Ring all-reduce of the bf16 gradients, n = 8: 2 (7/8) 2Ψ = 3.5Ψ = 435539328 bytes.
+    QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::mixed, 0, 8, 1), 435539328.0);
+    // ZeRO-1: reduce-scatter 2Ψ + all-gather 2Ψ, (7/8) 4Ψ = the same 3.5Ψ.
+    QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::mixed, 1, 8, 1), 435539328.0);
+    // ZeRO-2 with 4 micro-batches: (7/8)(4 * 2Ψ + 2Ψ) = 8.75Ψ = 1088848320.
+    QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::mixed, 2, 8, 4), 1088848320.0);
+    // ZeRO-3: (7/8)(2Ψ + 2Ψ + 2Ψ) = 5.25Ψ = 653308992 (1.5x data parallel, as the paper says).
+    QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::mixed, 3, 8, 1), 653308992.0);
+    // fp32 all-reduce, n = 2: 2 (1/2) 4Ψ = 4Ψ; one device sends nothing.
+    QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::fp32, 0, 2, 1), 4.0 * kPsi);
+    QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::fp32, 0, 1, 1), 0.0);
+  }
+
+  void time_bandwidth_devices_and_cost_on_8_h100() {
+    td::RunConfig c = td::parse_config(gpt2_124m(16, 1));
+    td::DeviceCatalogue cat = td::load_device_catalogue();
+    QVERIFY(!cat.user_loaded);
+    td::ClusterOptions o;
+    o.device = "h100";  // case-insensitive
+    o.world_size = 8;
+    o.tokens = 1e9;
+    o.mfu = 0.4;
+    o.deadline_hours = 0.1;
+    o.price_per_hour = 2.5;
+    td::ClusterPlan p = td::make_cluster_plan(c, cat, o);
+    QCOMPARE(p.device.name, std::string("H100"));
+    QCOMPARE(p.device.memory_bytes, uint64_t(80) << 30);
+    QVERIFY(p.precision == td::Precision::mixed);
+    QCOMPARE(*p.peak_flops, 989e12);
+    // 1e9 tokens x 855166464 FLOP / (8 x 989e12 x 0.4 FLOP/s) = 8.55166464e17 / 3.1648e15 = 270.2119 s.
+    QVERIFY2(near(p.train_seconds, 270.2118503538928), qPrintable(QString::number(p.train_seconds, 'g', 12)));
+    QVERIFY(near(p.total_flops, 8.55166464e17));
+    // Cluster throughput 3.1648e15 / 855166464 = 3700800 tokens/s; x 2 bytes (vocab <= 65536) = 7.4016 MB/s.
+    QCOMPARE(p.token_bytes, 2);
+    QVERIFY(near(p.tokens_per_s, 3.1648e15 / kFlopsPerToken));
+    QVERIFY(near(p.storage_bytes_per_s, 7401599.883131058));
+    // One step = 16 x 1024 tokens per device: 16384 x 855166464 / 3.956e14 = 0.0354172 s; the
+    // all-reduce's 435539328 bytes in that time need 12.297 GB/s of bus bandwidth per device.
+    QVERIFY(near(p.step_seconds, 0.03541720764958544));
+    QCOMPARE(p.collective_bytes_per_step, 435539328.0);
+    QVERIFY(near(p.network_bytes_per_s, 12297393185.515516));
+    // Cost: 8 devices x 270.21 s = 0.60047 device-hours x 2.5 = 1.50118.
+    QVERIFY(near(*p.cost, 1.5011769464105158));
+    QVERIFY(p.fits);
+    // Devices needed by 0.1 h: H100 2161.69 device-seconds / 360 s -> ceil(6.005) = 7;
+    // V100 (fp16 125 TF): 8.55166464e17 / 5e13 = 17103.3 s / 360 -> ceil(47.5) = 48;
+    // TPU v5e (197 TF): 8.55166464e17 / 7.88e13 = 10852.4 s / 360 -> ceil(30.1) = 31.
+    auto need = [&](const std::string& name) {
+      for (const auto& n : p.needs)
+        if (n.device == name) return n;
+      return td::DeviceNeed{};
+    };
+    QCOMPARE(need("H100").n_deadline, 7);
+    QCOMPARE(need("H100").n_needed, 7);
+    QCOMPARE(need("H100").n_fit[0], 1);
+    QVERIFY(near(need("H100").device_hours, 0.6004707785642063));
+    QVERIFY(near(*need("H100").cost, 1.5011769464105158));  // --price applies to the chosen device
+    QVERIFY(!need("H200").cost);                             // no catalogue price
+    QCOMPARE(need("V100-16GB").n_deadline, 48);
+    QVERIFY(need("V100-16GB").precision == td::Precision::mixed);
+    QCOMPARE(need("TPUv5e").n_deadline, 31);
+    QCOMPARE(int(p.needs.size()), int(cat.devices.size()));
+  }
+
+  void devices_to_fit_in_a_user_device() {
+    // A 1.5 GiB device (1610612736 bytes) from the user's catalogue; micro_batch 1 so that the
+    // bf16 activations A = 2 x gpt_activation_floats(1, 1024) stay below it.
+    write(dir_.filePath("config/traindeck/devices.json"),
+          R"({"devices": [{"name": "Small", "memory_gib": 1.5, "peak_tflops": {"bf16": 100}}]})");
+    td::DeviceCatalogue cat = td::load_device_catalogue();
+    QFile::remove(dir_.filePath("config/traindeck/devices.json"));
+    QVERIFY(cat.user_loaded);
+    td::RunConfig c = td::parse_config(gpt2_124m(1, 1));
+    const double A = 2.0 * td::gpt_activation_floats(c.model, 1, 1024);
+    const double M = 1610612736.0;
+    // Stage 0: 16Ψ + A > M for any n -> 0 ("never"). Stage s: fixed + sharded / n <= M, so
+    // n = ceil(sharded / (M - fixed)):
+    //   stage 1: fixed 4Ψ + A, sharded 12Ψ; stage 2: fixed 2Ψ + A, sharded 14Ψ; stage 3: fixed A, 16Ψ.
+    // (With the engine's A = 768352256 bytes: ceil(4.33) = 5, ceil(2.94) = 3, ceil(2.36) = 3.)
+    const double psi = kPsi;
+    QVERIFY(16 * psi + A > M);
+    const int expect[4] = {0, (int)std::ceil(12 * psi / (M - 4 * psi - A)), (int)std::ceil(14 * psi / (M - 2 * psi - A)),
+                           (int)std::ceil(16 * psi / (M - A))};
+    td::ClusterOptions o;
+    o.device = "Small";
+    o.world_size = 8;
+    o.zero = 1;
+    o.tokens = 1e9;
+    o.deadline_hours = 1;
+    td::ClusterPlan p = td::make_cluster_plan(c, cat, o);
+    const td::DeviceNeed& n = p.needs.back();
+    QCOMPARE(n.device, std::string("Small"));
+    for (int s = 0; s < 4; ++s) QCOMPARE(n.n_fit[s], expect[s]);
+    // Deadline 1 h at 40% of 100 TF: 8.55166464e17 / 4e13 = 21379.2 s -> ceil(5.94) = 6 > fit 5.
+    QCOMPARE(n.n_deadline, 6);
+    QCOMPARE(n.n_needed, std::max(expect[1], 6));
+    // At 8 devices ZeRO-1 fits (4Ψ + 12Ψ/8 + A = 684418944 + A) and ZeRO-0 does not.
+    QVERIFY(p.fits);
+    QCOMPARE(p.memory[1].total_bytes, uint64_t(684418944) + uint64_t(A));
+    QVERIFY(p.memory[0].total_bytes > p.device.memory_bytes);
+  }
+
+  void user_catalogue_overrides_and_extends() {
+    const QString path = dir_.filePath("user_devices.json");
+    write(path, R"({"devices": [
+      {"name": "h100", "price_per_hour": 2.5, "peak_tflops": {"fp32": 60}},
+      {"name": "MyGPU", "kind": "gpu", "memory_gib": 24, "peak_tflops": {"bf16": 165}, "memory_bandwidth_gbps": 1008}]})");
+    td::DeviceCatalogue base = td::load_device_catalogue("");
+    td::DeviceCatalogue cat = td::load_device_catalogue(path.toStdString());
+    QVERIFY(cat.user_loaded);
+    QCOMPARE(cat.devices.size(), base.devices.size() + 1);
+    const td::Device& h = cat.find("H100");
+    QCOMPARE(h.name, std::string("H100"));           // the built-in spelling is kept
+    QCOMPARE(*h.price_per_hour, 2.5);                 // overridden
+    QCOMPARE(*h.peak_fp32, 60e12);                    // overridden precision
+    QCOMPARE(*h.peak_bf16, 989e12);                   // the others kept
+    QCOMPARE(h.memory_bytes, uint64_t(80) << 30);     // kept
+    QCOMPARE(*h.memory_bytes_per_s, 3350e9);
+    const td::Device& g = cat.devices.back();
+    QCOMPARE(g.name, std::string("MyGPU"));
+    QCOMPARE(g.memory_bytes, uint64_t(24) << 30);
+    QCOMPARE(*g.peak_bf16, 165e12);
+    QVERIFY(!g.peak_fp32);
+    // The catalogue price gives the cost: 0.60047 device-hours on H100 x 2.5.
+    td::ClusterOptions o;
+    o.device = "H100";
+    o.world_size = 8;
+    o.tokens = 1e9;
+    td::ClusterPlan p = td::make_cluster_plan(td::parse_config(gpt2_124m(16, 1)), cat, o);
+    QVERIFY(near(*p.cost, 1.5011769464105158));
+    // The datasheet figures of the built-ins (docs/planner.md).
+    QCOMPARE(*base.find("A100-40GB").peak_bf16, 312e12);
+    QCOMPARE(*base.find("H200").peak_bf16, 989e12);
+    QCOMPARE(base.find("H200").memory_bytes, uint64_t(141) << 30);
+    QCOMPARE(*base.find("V100-32GB").peak_fp16, 125e12);
+    QVERIFY(!base.find("V100-32GB").peak_bf16);
+    QCOMPARE(*base.find("TPUv4").peak_bf16, 275e12);
+    QCOMPARE(*base.find("TPUv5e").peak_bf16, 197e12);
+    QVERIFY(base.find("TPUv5e").planning_only);
+  }
+
+  void this_machines_cpu_from_meminfo_and_calibration() {
+    // The calibration cache (XDG_CACHE_HOME is the test's) gives the fp32 peak at all cores.
+    QVERIFY(!td::load_device_catalogue("").find("cpu").peak_fp32);
+    td::store_peak_flops(td::cpu_cores(), 1.25e11);
+    const td::Device& cpu = td::load_device_catalogue("").find("cpu");
+    QCOMPARE(*cpu.peak_fp32, 1.25e11);
+    QVERIFY(cpu.default_precision() == td::Precision::fp32);
+    QVERIFY(cpu.this_machine);
+    // MemTotal from /proc/meminfo, read here independently.
+    QFile f("/proc/meminfo");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    uint64_t kb = 0;
+    for (const QByteArray& line : f.readAll().split('\n'))
+      if (line.startsWith("MemTotal:")) kb = line.mid(9).trimmed().split(' ').first().toULongLong();
+    QVERIFY(kb > 0);
+    QCOMPARE(cpu.memory_bytes, kb * 1024);
+  }
+
+  void errors_name_what_to_do() {
+    td::DeviceCatalogue cat = td::load_device_catalogue("");
+    td::RunConfig c = td::parse_config(gpt2_124m(16, 1));
+    td::ClusterOptions o;
+    o.device = "H300";
+    try {
+      td::make_cluster_plan(c, cat, o);
+      QFAIL("an unknown device was accepted");
+    } catch (const td::Error& e) {
+      QString m = e.what();
+      QVERIFY2(m.contains("unknown device 'H300'") && m.contains("V100-16GB, V100-32GB, A100-40GB, A100-80GB, H100, H200, "
+                                                                 "TPUv4, TPUv5e, cpu"), qPrintable(m));
+    }
+    o.device = "TPUv4";
+    o.precision = td::Precision::fp32;
+    QVERIFY_THROWS_EXCEPTION(td::Error, td::make_cluster_plan(c, cat, o));  // no fp32 peak
+    o.precision.reset();
+    o.zero = 4;
+    QVERIFY_THROWS_EXCEPTION(td::Error, td::make_cluster_plan(c, cat, o));
+    const QString bad = dir_.filePath("bad.json");
+    write(bad, R"({"devices": [{"name": "X", "memory_gib": -1}]})");
+    try {
+      td::load_device_catalogue(bad.toStdString());
+      QFAIL("a negative memory was accepted");
+    } catch (const td::Error& e) {
+      QVERIFY2(QString(e.what()).contains("device 'X'.memory_gib"), e.what());
+    }
+    write(bad, "{ not json");
+    try {
+      td::load_device_catalogue(bad.toStdString());
+      QFAIL("broken JSON was accepted");
+    } catch (const td::Error& e) {
+      QVERIFY2(QString(e.what()).contains("is not valid JSON"), e.what());
+    }
+  }
+
+  void plan_subcommand_options() {
+    const QString cfg = dir_.filePath("gpt2.json");
+    write(cfg, QByteArray::fromStdString(gpt2_124m(16, 1).dump()));
+    // Without the new options: the existing plan, no cluster section.
+    auto r = engine({"plan", "--config", cfg, "--json"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    json j = json::parse(r.out.toStdString());
+    QCOMPARE(j["n_params"].get<uint64_t>(), kPsi);
+    QVERIFY(!j.contains("cluster"));
+    r = engine({"plan", "--config", cfg, "--json", "--world-size", "8", "--device", "H100", "--tokens", "1e9", "--mfu", "0.4",
+                "--zero", "1", "--deadline-hours", "0.1", "--price", "2.5"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    j = json::parse(r.out.toStdString());
+    QCOMPARE(j["tokens_per_step"].get<uint64_t>(), uint64_t(8 * 16 * 1024));
+    const json& cl = j["cluster"];
+    QVERIFY(near(cl["train_seconds"].get<double>(), 270.2118503538928));
+    QCOMPARE(cl["memory_per_device"][1]["params_bytes"].get<uint64_t>() + cl["memory_per_device"][1]["grads_bytes"].get<uint64_t>() +
+                 cl["memory_per_device"][1]["optimizer_bytes"].get<uint64_t>(),
+             uint64_t(684418944));
+    QCOMPARE(cl["collective_bytes_per_step"].get<double>(), 435539328.0);
+    QVERIFY(near(cl["cost"].get<double>(), 1.5011769464105158));
+    // The table names the stages and the unknown device error lists the catalogue.
+    r = engine({"plan", "--config", cfg, "--device", "A100-80GB", "--zero", "3"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("memory per device by ZeRO stage") && r.out.contains("devices needed per type"), qPrintable(r.out));
+    r = engine({"plan", "--config", cfg, "--device", "H300"});
+    QVERIFY(r.exit_code != 0);
+    QVERIFY2(r.err.contains("unknown device 'H300': known devices are V100-16GB"), qPrintable(r.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestPlanner)
+#include "test_planner.moc"
