@@ -98,7 +98,9 @@ steps=$(grep -c '"type":"step"' "$tmp/run/events.jsonl")
 [ "$steps" -eq 6 ] || fail "expected 6 step events, got $steps"
 # The engine trains on OpenBLAS's OpenMP build whichever build the system's alternative is
 # (it re-executes itself with that build first when needed: engine/ops/blas_kernel.cpp).
-loaded=$(LD_DEBUG=libs "$engine" --version 2>&1)
-grep -q 'calling init: .*openblas-openmp/libopenblas' <<<"$loaded" ||
+# The last OpenBLAS initialised (after the re-exec, if there was one), resolved through the
+# alternatives' symlinks, must be the OpenMP build.
+loaded=$(LD_DEBUG=libs "$engine" --version 2>&1 | sed -n 's/.*calling init: \(.*libopenblas[^ ]*\).*/\1/p' | tail -n 1)
+[ -n "$loaded" ] && readlink -f "$loaded" | grep -q '/openblas-openmp/' ||
   fail "the installed engine did not load OpenBLAS's OpenMP build"
 echo "PASS: $(basename "$deb") builds, lints, validates, installs and trains"
