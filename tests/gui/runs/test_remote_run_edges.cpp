@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "../gui_test_util.h"
-#include "../../remote/sshd_fixture.h"
+#include "remote_node_fixture.h"
 #include "engine/common/error.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_run_controller.h"
@@ -27,19 +27,11 @@ namespace fs = std::filesystem;
 
 class TestRemoteRunEdges : public QObject {
   Q_OBJECT
-  SshdFixture sshd_;
-  QTemporaryDir dir_;
-  QString data_, db_;
-  td::remote::NodeSpec node_;
+  tdguitest::RemoteNode fx_;  // sshd as the node, the dataset, the store path, the NodeSpec
 
   RemoteRunController::Connector connector() {
     return [this](const td::remote::NodeSpec& n) {
-      const auto r = td::remote::resolve_node(n, sshd_.dir / "no_ssh_config");
-      td::remote::OpenOptions o;
-      o.known_hosts = sshd_.known_hosts;
-      o.timeout_ms = 5000;
-      o.accept_unknown_host = [](const td::remote::HostKeyInfo&, const std::string&) { return true; };
-      return td::remote::open_node(r, td::remote::node_auth(n, r, {}), o);
+      return fx_.open(n, 5000);
     };
   }
 
@@ -49,7 +41,7 @@ class TestRemoteRunEdges : public QObject {
     return l.join(" | ");
   }
 
-  std::unique_ptr<td::store::Store> store() { return std::make_unique<td::store::Store>(db_.toStdString()); }
+  std::unique_ptr<td::store::Store> store() { return std::make_unique<td::store::Store>(fx_.db.toStdString()); }
 
   // Whether an engine of run `id` still runs on the node (this machine).
   static bool engine_running(const QString& id) {
@@ -58,36 +50,26 @@ class TestRemoteRunEdges : public QObject {
 
  private slots:
   void initTestCase() {
-    if (!sshd_.start(/*with_password_user=*/false)) QSKIP(sshd_.skip_reason.c_str());
-    QVERIFY(dir_.isValid());
-    qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
-    qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
-    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
-    QVERIFY(!data_.isEmpty());
-    db_ = dir_.filePath("store.db");
-    node_.name = "edge-node";
-    node_.host = "127.0.0.1";
-    node_.port = sshd_.port;
-    node_.user = sshd_.user;
-    node_.auth = td::remote::AuthMethod::KeyFile;
-    node_.key_file = sshd_.user_key;
-    node_.work_dir = (sshd_.dir / "work").string();
+    if (!fx_.start("edge-node", "work")) {
+      if (!fx_.sshd.skip_reason.empty()) QSKIP(fx_.sshd.skip_reason.c_str());
+      QFAIL("the tiny dataset could not be prepared");
+    }
   }
 
   void cleanupTestCase() {
-    if (!sshd_.dir.empty()) run_cmd({"pkill", "-KILL", "-f", "traindeck-engine.*" + sshd_.dir.string()});
+    fx_.kill_engines();
   }
 
   // A port where nothing listens: the start fails on the worker with the node named; the store
   // gets no run.
   void node_not_listening_fails_clearly() {
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy failed(&c, &RemoteRunController::startFailed), errs(&c, &RemoteRunController::error);
-    td::remote::NodeSpec n = node_;
+    td::remote::NodeSpec n = fx_.node;
     n.port = td::remote::testing::free_port();
     QString err;
-    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(data_, 10), &err);
+    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(fx_.data, 10), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QVERIFY(failed.wait(30000) || !failed.isEmpty());
     const QString message = failed.first().at(1).toString();
@@ -101,12 +83,12 @@ class TestRemoteRunEdges : public QObject {
   // "~/runs" as a work directory would be a folder named "~" under the remote home (nothing
   // expands it): refused before anything starts, with the relative form to write instead.
   void tilde_work_dir_is_refused() {
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
-    td::remote::NodeSpec n = node_;
+    td::remote::NodeSpec n = fx_.node;
     n.work_dir = "~/td-runs";
     QString err;
-    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(data_, 10), &err);
+    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(fx_.data, 10), &err);
     QVERIFY(id.isEmpty());
     QVERIFY2(err.contains("starts with ~") && err.contains("'td-runs'"), qPrintable(err));
     QVERIFY(c.activeRuns().isEmpty());
@@ -116,15 +98,15 @@ class TestRemoteRunEdges : public QObject {
   // the node as plain names: the run completes there and no injected command ran.
   void metacharacters_in_work_dir_and_dataset() {
     // A folder name cannot hold '/': its injection would touch a file in the remote home.
-    const std::string marker = (sshd_.dir / "INJECTED").string();
+    const std::string marker = (fx_.sshd.dir / "INJECTED").string();
     const std::string home_marker = "td-injected-" + std::to_string(getpid());
     const fs::path home = qEnvironmentVariable("HOME").toStdString();
     const QString odd_data =
-        dir_.filePath(QStringLiteral("data 'q\" ; $(touch %1) `touch %1`").arg(QString::fromStdString(home_marker)));
-    QVERIFY(run_cmd({"cp", "-r", data_.toStdString(), odd_data.toStdString()}) == 0);
-    td::remote::NodeSpec n = node_;
-    n.work_dir = (sshd_.dir / ("w 'x\" ; $(touch " + marker + ") & |")).string();
-    StoreClient client(db_);
+        fx_.dir.filePath(QStringLiteral("data 'q\" ; $(touch %1) `touch %1`").arg(QString::fromStdString(home_marker)));
+    QVERIFY(run_cmd({"cp", "-r", fx_.data.toStdString(), odd_data.toStdString()}) == 0);
+    td::remote::NodeSpec n = fx_.node;
+    n.work_dir = (fx_.sshd.dir / ("w 'x\" ; $(touch " + marker + ") & |")).string();
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error);
     QString err;
@@ -134,7 +116,7 @@ class TestRemoteRunEdges : public QObject {
     QVERIFY2(status == "completed", qPrintable(status + " " + errors(errs)));
     QVERIFY(!fs::exists(marker));
     QVERIFY(!fs::exists(home / home_marker));
-    const auto rows = tdguitest::loss_rows(db_, id);
+    const auto rows = tdguitest::loss_rows(fx_.db, id);
     QCOMPARE(rows.count, int64_t(30));
     QVERIFY(fs::exists(n.work_dir + "/runs/" + id.toStdString() + "/events.jsonl"));
   }
@@ -145,11 +127,11 @@ class TestRemoteRunEdges : public QObject {
     const int steps = 3000;
     QString id;
     {
-      StoreClient client(db_);
+      StoreClient client(fx_.db);
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
       QString err;
-      id = c.startRun("lab", node_, "edges", tdguitest::tiny_config(data_, steps), &err);
+      id = c.startRun("lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, steps), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
       QVERIFY2(tdguitest::wait_step(ingested, id, 2) >= 2, qPrintable(errors(errs)));
       c.detachAll();
@@ -157,14 +139,14 @@ class TestRemoteRunEdges : public QObject {
     QCOMPARE(store()->get_run(id.toStdString()).status, std::string("running"));
     for (int i = 0; i < 600 && engine_running(id); ++i) QTest::qWait(100);
     QVERIFY2(!engine_running(id), "the engine did not finish on the node within 60 s");
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded),
         errs(&c, &RemoteRunController::error);
     const QString status = tdguitest::wait_ended(ended, id, 60000);
     QVERIFY2(status == "completed", qPrintable(status + " " + errors(errs)));
     QCOMPARE(attached.count(), 1);
-    const auto rows = tdguitest::loss_rows(db_, id);
+    const auto rows = tdguitest::loss_rows(fx_.db, id);
     QCOMPARE(rows.count, int64_t(steps));
     QCOMPARE(rows.last, int64_t(steps));
   }
@@ -172,15 +154,15 @@ class TestRemoteRunEdges : public QObject {
   // Two runs started at once on a fresh node (a small sweep): both deploy the same bundle and
   // dataset into the same folders at the same time; both must complete.
   void two_runs_started_together_on_a_fresh_node() {
-    td::remote::NodeSpec n = node_;
-    n.work_dir = (sshd_.dir / "fresh sweep").string();
-    StoreClient client(db_);
+    td::remote::NodeSpec n = fx_.node;
+    n.work_dir = (fx_.sshd.dir / "fresh sweep").string();
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error);
     QString err;
-    const QString a = c.startRun("lab", n, "edges", tdguitest::tiny_config(data_, 20), &err);
+    const QString a = c.startRun("lab", n, "edges", tdguitest::tiny_config(fx_.data, 20), &err);
     QVERIFY2(!a.isEmpty(), qPrintable(err));
-    const QString b = c.startRun("lab", n, "edges", tdguitest::tiny_config(data_, 20), &err);
+    const QString b = c.startRun("lab", n, "edges", tdguitest::tiny_config(fx_.data, 20), &err);
     QVERIFY2(!b.isEmpty(), qPrintable(err));
     for (const QString& id : {a, b}) {
       const QString status = tdguitest::wait_ended(ended, id, 60000);
@@ -192,22 +174,22 @@ class TestRemoteRunEdges : public QObject {
   // Download checkpoint twice into the same folder: both succeed, the second moves nothing new
   // and the files equal the node's.
   void download_checkpoint_twice() {
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error),
         downloaded(&c, &RemoteRunController::checkpointDownloaded);
     QString err;
-    const QString id = c.startRun("lab", node_, "edges", tdguitest::tiny_config(data_, 40, 20), &err);
+    const QString id = c.startRun("lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QStringLiteral("completed"));
-    const QString into = dir_.filePath("downloads twice");
+    const QString into = fx_.dir.filePath("downloads twice");
     for (int round = 0; round < 2; ++round) {
       downloaded.clear();
       QVERIFY2(c.downloadCheckpoint(id, into, &err), qPrintable(err));
       QVERIFY(downloaded.wait(30000) || !downloaded.isEmpty());
       QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
       const std::string local = downloaded.first().at(1).toString().toStdString();
-      const std::string remote = node_.work_dir + "/runs/" + id.toStdString() + "/checkpoints/step_00000040";
+      const std::string remote = fx_.node.work_dir + "/runs/" + id.toStdString() + "/checkpoints/step_00000040";
       QCOMPARE(fs::path(local).filename().string(), std::string("step_00000040"));
       for (const char* f : {"model.safetensors", "trainer.json"})
         QCOMPARE(td::remote::sha256_file(local + "/" + f), td::remote::sha256_file(remote + "/" + f));
@@ -217,7 +199,7 @@ class TestRemoteRunEdges : public QObject {
     // folder is refused, naming both runs, and the first run's copy stays as it was.
     const std::string kept = into.toStdString() + "/step_00000040/model.safetensors";
     const std::string before = td::remote::sha256_file(kept);
-    const QString other = c.startRun("lab", node_, "edges", tdguitest::tiny_config(data_, 40, 20), &err);
+    const QString other = c.startRun("lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
     QVERIFY2(!other.isEmpty(), qPrintable(err));
     QCOMPARE(tdguitest::wait_ended(ended, other, 60000), QStringLiteral("completed"));
     downloaded.clear();

@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "../gui_test_util.h"
-#include "../../remote/sshd_fixture.h"
+#include "remote_node_fixture.h"
 #include "gui/app/run_view.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_run_controller.h"
@@ -26,45 +26,29 @@ namespace fs = std::filesystem;
 
 class TestRemoteRunView : public QObject {
   Q_OBJECT
-  SshdFixture sshd_;
-  QTemporaryDir dir_;
-  QString data_, db_;
-  td::remote::NodeSpec node_;
+  tdguitest::RemoteNode fx_;  // sshd as the node, the dataset, the store path, the NodeSpec
 
   RemoteRunController::Connector connector() {
     return [this](const td::remote::NodeSpec& n) {
-      const auto r = td::remote::resolve_node(n, sshd_.dir / "no_ssh_config");
-      td::remote::OpenOptions o;
-      o.known_hosts = sshd_.known_hosts;
-      o.accept_unknown_host = [](const td::remote::HostKeyInfo&, const std::string&) { return true; };
-      return td::remote::open_node(r, td::remote::node_auth(n, r, {}), o);
+      return fx_.open(n);
     };
   }
 
  private slots:
   void initTestCase() {
-    if (!sshd_.start(/*with_password_user=*/false)) QSKIP(sshd_.skip_reason.c_str());
-    QVERIFY(dir_.isValid());
-    qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
-    qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
-    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
-    QVERIFY(!data_.isEmpty());
-    db_ = dir_.filePath("store.db");
-    node_.name = "gpu-node-b";
-    node_.host = "127.0.0.1";
-    node_.port = sshd_.port;
-    node_.user = sshd_.user;
-    node_.auth = td::remote::AuthMethod::KeyFile;
-    node_.key_file = sshd_.user_key;
-    node_.work_dir = (sshd_.dir / "node work").string();
+    // The fixture's folder is unique: it marks this test's engines (cleanup) and holds a space.
+    if (!fx_.start("gpu-node-b", "node work")) {
+      if (!fx_.sshd.skip_reason.empty()) QSKIP(fx_.sshd.skip_reason.c_str());
+      QFAIL("the tiny dataset could not be prepared");
+    }
   }
 
   void cleanupTestCase() {
-    if (!sshd_.dir.empty()) run_cmd({"pkill", "-KILL", "-f", "traindeck-engine.*" + sshd_.dir.string()});
+    fx_.kill_engines();
   }
 
   void remote_run_page() {
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RunController local(&client);
     RemoteRunController remote(&client, connector());
     RunView view(&client, &local);
@@ -76,7 +60,7 @@ class TestRemoteRunView : public QObject {
     QSignalSpy local_stop(&view, &RunView::stopRequested), local_resume(&view, &RunView::resumeRequested);
 
     QString err;
-    const QString id = remote.startRun("lab", node_, "view-exp", tdguitest::tiny_config(data_, 1000000), &err);
+    const QString id = remote.startRun("lab", fx_.node, "view-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     view.setRun(id);
     // The deploy shows in the progress bar with its phase, under the node's name.
@@ -102,9 +86,9 @@ class TestRemoteRunView : public QObject {
     QVERIFY(view.statusLabel()->text().contains("stopped"));
 
     // Download: the checkpoint of the last step lands in the folder and the page says where.
-    td::store::Store s(db_.toStdString());
+    td::store::Store s(fx_.db.toStdString());
     const int64_t last = s.get_run(id.toStdString()).last_step.value_or(-1);
-    view.downloadCheckpointTo(dir_.filePath("dl"));
+    view.downloadCheckpointTo(fx_.dir.filePath("dl"));
     QVERIFY(downloaded.wait(30000) || !downloaded.isEmpty());
     char name[32];
     std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(last));

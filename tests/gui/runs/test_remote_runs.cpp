@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "../gui_test_util.h"
-#include "../../remote/sshd_fixture.h"
+#include "remote_node_fixture.h"
 #include "engine/common/error.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_run_controller.h"
@@ -28,10 +28,7 @@ namespace fs = std::filesystem;
 
 class TestRemoteRuns : public QObject {
   Q_OBJECT
-  SshdFixture sshd_;
-  QTemporaryDir dir_;
-  QString data_, db_;
-  td::remote::NodeSpec node_;
+  tdguitest::RemoteNode fx_;  // sshd as the node, the dataset, the store path, the NodeSpec
   std::atomic<int> refuse_connects_{0};  // the next n connects fail as an unreachable node would
   std::atomic<int> connects_{0};
 
@@ -44,21 +41,17 @@ class TestRemoteRuns : public QObject {
         --refuse_connects_;
         throw td::Error(n.host + ": connect failed: Connection refused (test)");
       }
-      const auto r = td::remote::resolve_node(n, sshd_.dir / "no_ssh_config");
-      td::remote::OpenOptions o;
-      o.known_hosts = sshd_.known_hosts;
-      o.accept_unknown_host = [](const td::remote::HostKeyInfo&, const std::string&) { return true; };
-      return td::remote::open_node(r, td::remote::node_auth(n, r, {}), o);
+      return fx_.open(n);
     };
   }
 
-  std::string node_run_dir(const QString& id) const { return node_.work_dir + "/runs/" + id.toStdString(); }
+  std::string node_run_dir(const QString& id) const { return fx_.node.work_dir + "/runs/" + id.toStdString(); }
 
-  std::unique_ptr<td::store::Store> store() { return std::make_unique<td::store::Store>(db_.toStdString()); }
+  std::unique_ptr<td::store::Store> store() { return std::make_unique<td::store::Store>(fx_.db.toStdString()); }
 
   // The run's loss rows must be steps 1..last, each once.
   void check_every_step_once(const QString& id, int64_t expected_last) {
-    const auto rows = tdguitest::loss_rows(db_, id);
+    const auto rows = tdguitest::loss_rows(fx_.db, id);
     QCOMPARE(rows.first, int64_t(1));
     QCOMPARE(rows.last, expected_last);
     QCOMPARE(rows.count, expected_last);
@@ -75,7 +68,7 @@ class TestRemoteRuns : public QObject {
     if (log.size() > 2000) log = log.substr(log.size() - 2000);
     QFAIL(qPrintable(QStringLiteral("run %1 ended '%2', expected '%3'; end_reason: %4; engine.log ends: %5; sshd log: %6")
                          .arg(id, status, expected, QString::fromStdString(info ? info->end_reason : "(no run)"),
-                              QString::fromStdString(log), QString::fromStdString(sshd_.log()))));
+                              QString::fromStdString(log), QString::fromStdString(fx_.sshd.log()))));
   }
 
   QString errors(const QSignalSpy& spy) {
@@ -86,29 +79,19 @@ class TestRemoteRuns : public QObject {
 
  private slots:
   void initTestCase() {
-    if (!sshd_.start(/*with_password_user=*/false)) QSKIP(sshd_.skip_reason.c_str());
-    QVERIFY(dir_.isValid());
-    qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
-    qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
-    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
-    QVERIFY(!data_.isEmpty());
-    db_ = dir_.filePath("store.db");
-    node_.name = "gpu-node-a";
-    node_.host = "127.0.0.1";
-    node_.port = sshd_.port;
-    node_.user = sshd_.user;
-    node_.auth = td::remote::AuthMethod::KeyFile;
-    node_.key_file = sshd_.user_key;
     // The fixture's folder is unique: it marks this test's engines (cleanup) and holds a space.
-    node_.work_dir = (sshd_.dir / "node work").string();
+    if (!fx_.start("gpu-node-a", "node work")) {
+      if (!fx_.sshd.skip_reason.empty()) QSKIP(fx_.sshd.skip_reason.c_str());
+      QFAIL("the tiny dataset could not be prepared");
+    }
   }
 
   void cleanupTestCase() {
-    if (!sshd_.dir.empty()) run_cmd({"pkill", "-KILL", "-f", "traindeck-engine.*" + sshd_.dir.string()});
+    fx_.kill_engines();
   }
 
   void start_follow_complete() {
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy started(&c, &RemoteRunController::runStarted), ingested(&c, &RemoteRunController::runIngested),
         ended(&c, &RemoteRunController::runEnded), progress(&c, &RemoteRunController::deployProgress),
@@ -128,7 +111,7 @@ class TestRemoteRuns : public QObject {
 
     const int steps = 300;
     QString err;
-    const QString id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, steps), &err);
+    const QString id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, steps), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QCOMPARE(progress.count(), 0);  // nothing happened on this thread: it all goes on a worker
     QVERIFY(c.isActive(id));
@@ -171,7 +154,7 @@ class TestRemoteRuns : public QObject {
     QVERIFY(remote->pid.value_or(0) > 0);
     const auto node = nlohmann::json::parse(remote->node_json);
     QCOMPARE(node.value("name", ""), std::string("gpu-node-a"));
-    QCOMPARE(node.value("port", 0), sshd_.port);
+    QCOMPARE(node.value("port", 0), fx_.sshd.port);
     QVERIFY(remote->node_json.find("pass") == std::string::npos);
     QVERIFY(remote->node_json.find("secret") == std::string::npos);
     check_every_step_once(id, steps);
@@ -194,11 +177,11 @@ class TestRemoteRuns : public QObject {
     QString id;
     int64_t at_detach = 0;
     {
-      StoreClient client(db_);
+      StoreClient client(fx_.db);
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
       QString err;
-      id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, steps), &err);
+      id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, steps), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
       at_detach = tdguitest::wait_step(ingested, id, 20);
       QVERIFY2(at_detach >= 20, qPrintable(errors(errs)));
@@ -212,7 +195,7 @@ class TestRemoteRuns : public QObject {
     }
     // A new controller re-attaches; its node refuses the first two connections.
     refuse_connects_ = 2;
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, nullptr);
     QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded),
         states(&c, &RemoteRunController::connectionState), errs(&c, &RemoteRunController::error);
@@ -234,14 +217,14 @@ class TestRemoteRuns : public QObject {
   }
 
   void stop_resume_stop_then_download_checkpoint() {
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy started(&c, &RemoteRunController::runStarted), ingested(&c, &RemoteRunController::runIngested),
         ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error),
         dl_progress(&c, &RemoteRunController::checkpointProgress),
         downloaded(&c, &RemoteRunController::checkpointDownloaded);
     QString err;
-    const QString id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, 1000000), &err);
+    const QString id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
     QVERIFY(c.stopRun(id, &err));
@@ -270,7 +253,7 @@ class TestRemoteRuns : public QObject {
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
 
     // The newest checkpoint comes down whole: each file's sha256 equals the node's.
-    const QString out = dir_.filePath("downloaded");
+    const QString out = fx_.dir.filePath("downloaded");
     QVERIFY(c.downloadCheckpoint(id, out, &err));
     QVERIFY(downloaded.wait(30000) || !downloaded.isEmpty());
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
@@ -278,7 +261,7 @@ class TestRemoteRuns : public QObject {
     std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(*second.last_step));
     const fs::path local = downloaded.first().at(1).toString().toStdString();
     QCOMPARE(local.filename().string(), std::string(name));
-    td::remote::Session session = connector()(node_);
+    td::remote::Session session = connector()(fx_.node);
     int files = 0;
     for (const auto& e : fs::directory_iterator(local)) {
       ++files;
@@ -291,12 +274,12 @@ class TestRemoteRuns : public QObject {
   }
 
   void killed_engine_marked_failed_with_log_tail() {
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy ingested(&c, &RemoteRunController::runIngested), ended(&c, &RemoteRunController::runEnded),
         errs(&c, &RemoteRunController::error);
     QString err;
-    const QString id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, 1000000), &err);
+    const QString id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
     auto s = store();
@@ -317,11 +300,11 @@ class TestRemoteRuns : public QObject {
   void reattach_to_dead_engine_marks_failed() {
     QString id;
     {
-      StoreClient client(db_);
+      StoreClient client(fx_.db);
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
       QString err;
-      id = c.startRun("lab", node_, "remote-exp", tdguitest::tiny_config(data_, 1000000), &err);
+      id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
       QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
       c.detachAll();
@@ -332,7 +315,7 @@ class TestRemoteRuns : public QObject {
     QVERIFY(remote && remote->pid);
     QCOMPARE(::kill(pid_t(*remote->pid), SIGKILL), 0);
     QCOMPARE(s->get_run(id.toStdString()).status, std::string("running"));
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());  // reattaches at once
     QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded);
     expect_end(ended, id, "failed", 30000);
@@ -347,11 +330,11 @@ class TestRemoteRuns : public QObject {
   }
 
   void bad_dataset_refused_before_anything() {
-    StoreClient client(db_);
+    StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QString err;
-    auto cfg = tdguitest::tiny_config(dir_.filePath("corpus"), 10);  // a corpus, not a prepared dataset
-    QVERIFY(c.startRun("lab", node_, "remote-exp", cfg, &err).isEmpty());
+    auto cfg = tdguitest::tiny_config(fx_.dir.filePath("corpus"), 10);  // a corpus, not a prepared dataset
+    QVERIFY(c.startRun("lab", fx_.node, "remote-exp", cfg, &err).isEmpty());
     QVERIFY2(err.contains("manifest.json"), qPrintable(err));
     QVERIFY(c.activeRuns().isEmpty());
   }
