@@ -56,6 +56,10 @@ class NetnsNodes {
       return false;
     }
     sweep_stale();
+    // `ip netns add` bind-mounts /run/netns onto itself the first time; stop() undoes that when
+    // it was not there before and no namespace is left, so no mount outlives the test (a
+    // chroot holding one cannot be removed).
+    netns_mounted_before_ = run_netns_mounted();
     const std::string tag = "tdn" + std::to_string(getpid());
     ns2 = tag + "b";
     ns3 = tag + "c";
@@ -119,12 +123,29 @@ class NetnsNodes {
     for (const std::string& ns : {ns2, ns3})
       if (!ns.empty()) remove_netns(ns);
     if (!veth_host_.empty()) run_cmd({"ip", "link", "del", veth_host_});
+    std::error_code ec;
+    if (!ns2.empty() && !netns_mounted_before_ && run_netns_mounted() &&
+        std::filesystem::is_empty("/run/netns", ec) && !ec)
+      run_cmd({"umount", "/run/netns"});
     ns2.clear();
     ns3.clear();
     veth_host_.clear();
   }
 
  private:
+  bool netns_mounted_before_ = true;
+
+  // Whether /run/netns is a mount point (field 5 of /proc/self/mountinfo, relative to our root).
+  static bool run_netns_mounted() {
+    std::istringstream in(read_text("/proc/self/mountinfo"));
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream f(line);
+      std::string id, parent, dev, root, point;
+      if (f >> id >> parent >> dev >> root >> point && point == "/run/netns") return true;
+    }
+    return false;
+  }
+
   bool ip(const std::vector<std::string>& args, const std::string& what) {
     std::vector<std::string> argv{"ip"};
     argv.insert(argv.end(), args.begin(), args.end());
