@@ -37,19 +37,6 @@ using namespace tdtest;
 
 namespace {
 
-QByteArray generated_text(int lines) {
-  QByteArray t;
-  const char* words[] = {"the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "and", "runs", "far"};
-  uint64_t x = 12345;
-  for (int i = 0; i < lines; i++)
-    for (int w = 0; w < 8; w++) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      t += words[(x >> 33) % 12];
-      t += w == 7 ? ".\n" : " ";
-    }
-  return t;
-}
-
 std::vector<double> losses(const QString& run) {
   std::vector<double> out;
   for (const auto& e : events_of_type(read_events(run + "/events.jsonl"), "step")) {

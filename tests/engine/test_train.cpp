@@ -17,21 +17,6 @@ using namespace tdtest;
 
 namespace {
 
-// A small text corpus: long enough for windows of 32 tokens, varied enough to learn from.
-QByteArray generated_text(int lines) {
-  QByteArray t;
-  const char* words[] = {"the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "and", "runs", "far"};
-  uint64_t x = 12345;
-  for (int i = 0; i < lines; i++) {
-    for (int w = 0; w < 8; w++) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      t += words[(x >> 33) % 12];
-      t += w == 7 ? ".\n" : " ";
-    }
-  }
-  return t;
-}
-
 json tiny_config(const QString& data) {
   return {{"model", {{"vocab_size", 257}, {"seq_len", 32}, {"n_layer", 2}, {"n_head", 2}, {"d_model", 32}}},
           {"train", {{"threads", 2}, {"steps", 12}, {"lr", 3e-3}, {"warmup", 2}, {"min_lr", 3e-4}, {"micro_batch", 4},

@@ -81,4 +81,19 @@ inline void write_file(const QString& path, const QByteArray& data) {
   f.write(data);
 }
 
+// A small text corpus: long enough for windows of 32 tokens, varied enough to learn from.
+inline QByteArray generated_text(int lines) {
+  QByteArray t;
+  const char* words[] = {"the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "and", "runs", "far"};
+  uint64_t x = 12345;
+  for (int i = 0; i < lines; i++) {
+    for (int w = 0; w < 8; w++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      t += words[(x >> 33) % 12];
+      t += w == 7 ? ".\n" : " ";
+    }
+  }
+  return t;
+}
+
 }  // namespace tdtest
