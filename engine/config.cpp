@@ -149,8 +149,10 @@ const std::vector<Field>& fields() {
     v.push_back(make_int<M>("model", "d_ff", m, &M::d_ff, 0, 1 << 18, "MLP hidden width F; 0 means 4 * d_model."));
     v.push_back(make_bool<M>("model", "tie_embeddings", m, &M::tie_embeddings, "The LM head reuses the token embedding matrix (GPT-2)."));
 
-    v.push_back(make_string<T>("train", "device", t, &T::device, {}, "\"cpu\" (the CUDA backend adds \"cuda\" and \"cuda:N\")."));
-    v.push_back(make_string<T>("train", "precision", t, &T::precision, {"fp32", "bf16"}, "Arithmetic precision; the CPU backend computes in fp32."));
+    v.push_back(make_string<T>("train", "device", t, &T::device, {}, "\"cpu\", \"cuda\" (GPU 0) or \"cuda:N\" (GPU N; the CUDA backend, docs/cuda.md)."));
+    v.push_back(make_string<T>("train", "precision", t, &T::precision, {"auto", "fp32", "bf16"},
+                               "Arithmetic precision. \"bf16\": mixed precision (bf16 activations and matmuls with fp32 accumulation, fp32 master weights, "
+                               "gradients and AdamW state; CUDA only); \"fp32\": fp32 everywhere; \"auto\": bf16 on CUDA, fp32 on the CPU."));
     v.push_back(make_int<T>("train", "threads", t, &T::threads, 0, 4096, "CPU threads for OpenMP and OpenBLAS; 0 means all cores."));
     v.push_back(make_u64<T>("train", "seed", t, &T::seed, "Seed of the weight initialisation, the data order and sampling."));
     v.push_back(make_int<T>("train", "steps", t, &T::steps, 1, big, "Optimizer steps to train."));
@@ -190,6 +192,11 @@ void check_object(const json& j, const std::string& path) {
 
 }  // namespace
 
+std::string resolved_precision(const TrainConfig& t) {
+  if (t.precision != "auto") return t.precision;
+  return t.device == "cpu" ? "fp32" : "bf16";
+}
+
 RunConfig parse_config(const json& doc) {
   check_object(doc, "");
   RunConfig c;
@@ -216,8 +223,12 @@ RunConfig parse_config(const json& doc) {
   if (m.d_ff == 0) m.d_ff = 4 * m.d_model;
   if (c.train.min_lr > c.train.lr)
     throw ConfigError("train.min_lr", "value " + std::to_string(c.train.min_lr) + " must be at most train.lr = " + std::to_string(c.train.lr));
-  if (c.train.device != "cpu" && c.train.device.rfind("cuda", 0) != 0)
-    throw ConfigError("train.device", "value \"" + c.train.device + "\" is not a device: use \"cpu\", \"cuda\" or \"cuda:N\"");
+  {
+    const std::string& d = c.train.device;
+    const bool ordinal = d.size() > 5 && d.size() <= 8 && d.rfind("cuda:", 0) == 0 && d.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (d != "cpu" && d != "cuda" && !ordinal)
+      throw ConfigError("train.device", "value \"" + d + "\" is not a device: use \"cpu\", \"cuda\" or \"cuda:N\" (N = 0, 1, ...)");
+  }
   if (c.train.precision == "bf16" && c.train.device == "cpu")
     throw ConfigError("train.precision", "value \"bf16\" needs a CUDA device; the CPU backend computes in \"fp32\"");
   if (c.data.path.empty()) throw ConfigError("data.path", "missing: set it to a dataset directory made by `traindeck-engine prepare`");

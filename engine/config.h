@@ -26,7 +26,7 @@ struct ModelConfig {
 
 struct TrainConfig {
   std::string device = "cpu";
-  std::string precision = "fp32";
+  std::string precision = "auto";  // "auto", "fp32" or "bf16": see resolved_precision()
   int threads = 0;  // 0: all cores
   uint64_t seed = 1337;
   int steps = 1000;
@@ -64,6 +64,10 @@ struct RunConfig {
   TrainConfig train;
   DataConfig data;
 };
+
+/// The precision a validated config trains in: "bf16" or "fp32" ("auto" is bf16 on CUDA, fp32 on
+/// the CPU).
+std::string resolved_precision(const TrainConfig& t);
 
 /// Parses and validates a config document. Throws td::ConfigError.
 RunConfig parse_config(const nlohmann::json& j);

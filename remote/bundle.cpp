@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -35,24 +36,26 @@ int run_local(const std::string& line, std::string* out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-const char* kLauncher =
-    "#!/bin/sh\n"
-    "# TrainDeck engine bundle launcher: the bundled libraries come first (LD_LIBRARY_PATH is\n"
-    "# searched before the binary's RUNPATH); glibc comes from this machine.\n"
-    "# Node libraries (CUDA) live where deploy found or put them: one folder per line in\n"
-    "# ../node-lib-path, absolute or relative to the bundle folder.\n"
-    "dir=$(cd -- \"$(dirname -- \"$0\")\" && pwd) || exit 127\n"
-    "libs=\"$dir/../lib\"\n"
-    "if [ -r \"$dir/../node-lib-path\" ]; then\n"
-    "  while IFS= read -r d || [ -n \"$d\" ]; do\n"
-    "    case $d in '') ;; /*) libs=\"$libs:$d\" ;; *) libs=\"$libs:$dir/../$d\" ;; esac\n"
-    "  done < \"$dir/../node-lib-path\"\n"
-    "fi\n"
-    "LD_LIBRARY_PATH=\"$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"\n"
-    "export LD_LIBRARY_PATH\n"
-    "exec \"$dir/traindeck-engine.bin\" \"$@\"\n";
-
 }  // namespace
+
+std::string bundle_launcher(const std::string& program) {
+  return "#!/bin/sh\n"
+         "# TrainDeck bundle launcher: the bundled libraries come first (LD_LIBRARY_PATH is\n"
+         "# searched before the binary's RUNPATH); glibc comes from this machine.\n"
+         "# Node libraries (CUDA) live where deploy found or put them: one folder per line in\n"
+         "# ../node-lib-path, absolute or relative to the bundle folder.\n"
+         "dir=$(cd -- \"$(dirname -- \"$0\")\" && pwd) || exit 127\n"
+         "libs=\"$dir/../lib\"\n"
+         "if [ -r \"$dir/../node-lib-path\" ]; then\n"
+         "  while IFS= read -r d || [ -n \"$d\" ]; do\n"
+         "    case $d in '') ;; /*) libs=\"$libs:$d\" ;; *) libs=\"$libs:$dir/../$d\" ;; esac\n"
+         "  done < \"$dir/../node-lib-path\"\n"
+         "fi\n"
+         "LD_LIBRARY_PATH=\"$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"\n"
+         "export LD_LIBRARY_PATH\n"
+         "exec \"$dir/" +
+         program + ".bin\" \"$@\"\n";
+}
 
 bool is_node_library(const std::string& soname) {
   for (const char* p : {"libcudart.so", "libcublas.so", "libcublasLt.so", "libnccl.so"})
@@ -134,21 +137,43 @@ BundleManifest make_bundle(const fs::path& engine_binary, const fs::path& out_di
   fs::permissions(bin, fs::perms(0755));
   std::vector<fs::path> elf_files{bin};
   std::vector<NodeLibrary> node_libs;
-  for (const auto& [soname, path] : resolve_libraries(engine_binary)) {
-    if (is_glibc_library(soname)) continue;
-    if (is_node_library(soname)) {  // left to the node: listed, not copied
-      node_libs.push_back({soname, fs::canonical(path).string(), static_cast<uint64_t>(fs::file_size(path))});
-      continue;
+  std::set<std::string> seen;
+  auto add_libraries = [&](const fs::path& elf) {
+    for (const auto& [soname, path] : resolve_libraries(elf)) {
+      if (is_glibc_library(soname) || !seen.insert(soname).second) continue;
+      if (is_node_library(soname)) {  // left to the node: listed, not copied
+        node_libs.push_back({soname, fs::canonical(path).string(), static_cast<uint64_t>(fs::file_size(path))});
+        continue;
+      }
+      const fs::path dst = out_dir / "lib" / soname;
+      if (!fs::copy_file(path, dst, fs::copy_options::overwrite_existing, ec) || ec)  // follows symlinks
+        throw td::Error("cannot copy " + path + " into the bundle: " + ec.message());
+      fs::permissions(dst, fs::perms(0755));
+      elf_files.push_back(dst);
     }
-    const fs::path dst = out_dir / "lib" / soname;
-    if (!fs::copy_file(path, dst, fs::copy_options::overwrite_existing, ec) || ec)  // follows symlinks
-      throw td::Error("cannot copy " + path + " into the bundle: " + ec.message());
+  };
+  add_libraries(engine_binary);
+  // The CUDA backend module (engine/ops/backend.h), where the engine would find it: it goes beside
+  // traindeck-engine.bin, its cuBLAS libraries are node libraries like the engine's own.
+  const fs::path exe_dir = engine_binary.parent_path();
+  for (const fs::path& module : {exe_dir / "libtraindeck-cuda.so", exe_dir.parent_path() / "lib" / "traindeck" / "libtraindeck-cuda.so"}) {
+    if (!fs::is_regular_file(module)) continue;
+    const fs::path dst = out_dir / "bin" / "libtraindeck-cuda.so";
+    try {
+      add_libraries(module);
+    } catch (const td::Error& e) {
+      // cuBLAS not resolvable here: the bundle trains on CPUs only, and says why on stderr.
+      std::fprintf(stderr, "traindeck: the engine bundle leaves out the CUDA backend: %s\n", e.what());
+      break;
+    }
+    fs::copy_file(module, dst, fs::copy_options::overwrite_existing);
     fs::permissions(dst, fs::perms(0755));
     elf_files.push_back(dst);
+    break;
   }
   {
     std::ofstream f(out_dir / "bin" / "traindeck-engine", std::ios::binary | std::ios::trunc);
-    f << kLauncher;
+    f << bundle_launcher("traindeck-engine");
     if (!f) throw td::Error("cannot write " + (out_dir / "bin" / "traindeck-engine").string());
   }
   fs::permissions(out_dir / "bin" / "traindeck-engine", fs::perms(0755));

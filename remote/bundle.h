@@ -6,6 +6,8 @@
 //                                      LD_LIBRARY_PATH="<bundle>/lib" (searched before the
 //                                      binary's RUNPATH, so the bundled libraries win)
 //   <bundle>/bin/traindeck-engine.bin  the engine binary, unchanged
+//   <bundle>/bin/libtraindeck-cuda.so  the CUDA backend module, when it sits beside the engine
+//                                      (or in ../lib/traindeck/) and its libraries resolve here
 //   <bundle>/lib/<soname>              every library ldd resolves for it, except glibc's own
 //                                      (libc, libm, libpthread, libdl, librt, libresolv, libutil,
 //                                      ld-linux...): libstdc++, libgcc_s, libgomp, libgfortran,
@@ -50,6 +52,10 @@ struct BundleManifest {
   std::vector<NodeLibrary> node_libs;  ///< CUDA libraries left to the node, sorted by soname
   std::string cuda_major;  ///< CUDA runtime major version from libcudart's soname ("13"); empty: no CUDA
 };
+
+/// The POSIX sh launcher <bundle>/bin/<program> that execs <bundle>/bin/<program>.bin with the
+/// bundled libraries (and node-lib-path's folders) on LD_LIBRARY_PATH.
+std::string bundle_launcher(const std::string& program);
 
 /// True for the CUDA libraries a bundle leaves to the node: libcudart.so*, libcublas.so*,
 /// libcublasLt.so*, libnccl.so*.

@@ -116,6 +116,8 @@ json to_json(const NodeSpec& n) {
   if (!n.user.empty()) j["user"] = n.user;
   if (!n.key_file.empty()) j["key_file"] = n.key_file;
   if (!n.jump.empty()) j["jump"] = n.jump;
+  if (!n.address.empty()) j["address"] = n.address;
+  if (!n.ifname.empty()) j["ifname"] = n.ifname;
   return j;
 }
 
@@ -142,6 +144,8 @@ NodeSpec node_from_json(const json& j, const std::string& where) {
   n.work_dir = get<std::string>(j, "work_dir", where, "traindeck");
   if (n.work_dir.empty()) n.work_dir = "traindeck";
   n.jump = trim(get<std::string>(j, "jump", where, ""));
+  n.address = trim(get<std::string>(j, "address", where, ""));
+  n.ifname = trim(get<std::string>(j, "ifname", where, ""));
   return n;
 }
 
@@ -171,6 +175,10 @@ std::vector<std::string> validate(const ClusterSpec& c) {
     if (n.gpus < 0) problems.push_back(who + ": GPUs must be 0 (CPU) or more");
     if (!trim(n.host).empty() && !names.insert(n.display_name()).second)
       problems.push_back(who + ": another node is already called '" + n.display_name() + "'");
+    if (n.address.find_first_of(" \t\r\n/") != std::string::npos)
+      problems.push_back(who + ": the address '" + n.address + "' is not a host name or IP address");
+    if (n.ifname.size() > 15 || n.ifname.find_first_of(" \t\r\n/:") != std::string::npos)
+      problems.push_back(who + ": '" + n.ifname + "' is not a network interface name (e.g. eth0, ib0)");
     if (trim(n.work_dir).empty()) problems.push_back(who + ": the work directory is empty");
     else if (n.work_dir[0] == '~')
       problems.push_back(who + ": the work directory '" + n.work_dir +

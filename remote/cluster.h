@@ -8,7 +8,7 @@
 // JSON form (stored in the store's `clusters` table, docs/remote.md):
 //   {"name": "lab", "nodes": [{"name": "gpu1", "host": "gpu1.lab", "port": 22, "user": "ana",
 //     "auth": "agent"|"key"|"password", "key_file": "~/.ssh/id_ed25519", "gpus": 8,
-//     "work_dir": "traindeck", "jump": "bastion.lab"}]}
+//     "work_dir": "traindeck", "jump": "bastion.lab", "address": "10.0.0.11", "ifname": "ib0"}]}
 // Empty/zero fields mean "from ~/.ssh/config, else OpenSSH's default" (port 22, the local user,
 // the config's IdentityFile, the config's ProxyJump).
 #pragma once
@@ -43,6 +43,15 @@ struct NodeSpec {
   int gpus = 0;           ///< GPUs to use on the node; 0: train on its CPU
   std::string work_dir = "traindeck";  ///< on the node; relative paths are under the remote home ("~" is refused by validate())
   std::string jump;       ///< "[user@]host[:port]" or an alias (comma-separated hops); empty: the config's ProxyJump
+  /// Multi-node runs (remote/multinode.h): the address the OTHER nodes reach this node at (its
+  /// cluster-internal address or name), used as the rendezvous address when it is the first
+  /// node; empty: the host SSH connects to after ~/.ssh/config (through its jump hosts: as the
+  /// last jump host reaches it).
+  std::string address;
+  /// Multi-node runs: the network interface its ranks use for collectives (TRAINDECK_GLOO_IFNAME
+  /// and NCCL_SOCKET_IFNAME, e.g. "ib0"); empty: the interface `ip route get <rendezvous address>`
+  /// names on the node.
+  std::string ifname;
 
   /// The name shown in lists: name, else host.
   std::string display_name() const { return name.empty() ? host : name; }

@@ -191,9 +191,9 @@ static void check_engine_runs(Session& s, const std::string& remote_bundle_dir, 
 }
 
 void check_node(Session& s, const BundleManifest& m, const std::string& remote_bundle_dir, DeployResult& r,
-                const DeployOptions& options) {
+                const DeployOptions& options, bool gpu_run) {
   check_platform(s, m, r);
-  if (!m.cuda_major.empty()) check_driver(s, m, scan_node(s, m, options, false), r);
+  if (gpu_run && !m.cuda_major.empty()) check_driver(s, m, scan_node(s, m, options, false), r);
   check_engine_runs(s, remote_bundle_dir, r);
 }
 
@@ -229,9 +229,12 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
   r.config_path = join(r.run_dir, "config.json");
 
   check_platform(s, m, r);  // a wrong node fails before anything is uploaded
+  // The CUDA libraries and the driver matter only to a run on GPUs: the engine loads its CUDA
+  // module (and with it cuBLAS) only for train.device "cuda"/"cuda:N" (engine/ops/backend.h).
+  const bool gpu_run = cfg.contains("train") && cfg["train"].is_object() && cfg["train"].value("device", std::string("cpu")) != "cpu";
   std::string node_lib_path;  // <bundle>/node-lib-path
   std::vector<const NodeLibrary*> upload_libs;
-  if (!m.node_libs.empty() || !m.cuda_major.empty()) {
+  if (gpu_run && (!m.node_libs.empty() || !m.cuda_major.empty())) {
     const NodeLibScan scan = scan_node(s, m, options, true);
     check_driver(s, m, scan, r);
     for (const NodeLibrary& l : m.node_libs) {
@@ -319,7 +322,7 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
     r.files_skipped += static_cast<int>(m.files.size());
   }
   check_cancel(cancel);
-  if (!m.node_libs.empty()) {
+  if (gpu_run && !m.node_libs.empty()) {
     ExecOptions eo;
     eo.stdin_data = node_lib_path;
     ExecResult w = s.exec({"sh", "-c", "cat > \"$1\"", "sh", join(remote_bundle, "node-lib-path")}, eo);

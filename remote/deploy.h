@@ -76,7 +76,8 @@ struct DeployResult {
 /// calling thread; skipped files count as done.
 using DeployProgress = std::function<void(uint64_t done_bytes, uint64_t total_bytes)>;
 
-/// Checks the node's architecture and glibc first, and where the bundle uses CUDA the NVIDIA
+/// Checks the node's architecture and glibc first, and for a run on GPUs (the config's
+/// train.device is not "cpu") where the bundle uses CUDA the NVIDIA
 /// driver (`nvidia-smi --query-gpu=driver_version --format=csv,noheader` >=
 /// minimum_nvidia_driver(cuda_major); a node without nvidia-smi is an error) and where its node
 /// libraries are (one remote command; see DeployOptions). Nothing is uploaded to a node that
@@ -94,10 +95,11 @@ DeployResult deploy(Session& s, const std::filesystem::path& bundle_dir, const s
                     const DeployOptions& options = {});
 
 /// Only the node checks of deploy() for an already uploaded bundle at remote `bundle_dir`
-/// (<work>/engine/<hash>): arch, glibc, the NVIDIA driver where the bundle uses CUDA, and
-/// `--version`. Fills node_glibc, driver_version and engine_version. Errors: td::Error per mismatch.
+/// (<work>/engine/<hash>): arch, glibc, the NVIDIA driver for a GPU run (gpu_run) where the
+/// bundle uses CUDA, and `--version`. Fills node_glibc, driver_version and engine_version.
+/// Errors: td::Error per mismatch.
 void check_node(Session& s, const BundleManifest& m, const std::string& remote_bundle_dir, DeployResult& r,
-                const DeployOptions& options = {});
+                const DeployOptions& options = {}, bool gpu_run = true);
 
 /// Starts `engine train --config <run_dir>/config.json --out <run_dir> --run-id <run_id>
 /// --no-events-stdout` on the node in its own session (setsid), stdin /dev/null, stdout

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/common/error.h"
+#include "remote/proc_check.h"
 
 namespace td::remote {
 namespace fs = std::filesystem;
@@ -21,18 +22,8 @@ std::string join(const std::string& dir, const std::string& rel) {
   return dir.empty() || dir.back() == '/' ? dir + rel : dir + "/" + rel;
 }
 
-// Exit 0 when process $1 exists, is not a zombie (state Z in /proc/$1/stat) and is the run's
-// engine: its command line holds the argument $2 (the run id). A command line that reads empty
-// or not at all while the process exists counts as alive: the engine re-executes itself once at
-// start (engine/ops/blas_kernel.cpp) and /proc/<pid>/cmdline is empty inside execve. A non-empty
-// command line without the run id is another process that reused the pid: gone.
-const char* kAliveScript =
-    "kill -0 \"$1\" 2>/dev/null || exit 1\n"
-    "state=$(sed -n 's/^[0-9]* (.*) \\(.\\).*/\\1/p' \"/proc/$1/stat\" 2>/dev/null)\n"
-    "[ \"$state\" = Z ] && exit 1\n"
-    "cmd=$(tr '\\0' '\\n' < \"/proc/$1/cmdline\" 2>/dev/null) || exit 0\n"
-    "[ -z \"$cmd\" ] && exit 0\n"
-    "printf '%s\\n' \"$cmd\" | grep -qxF -- \"$2\"\n";
+// Exit 0 when process $1 is the engine of run $2 (proc_check.h).
+const std::string kAliveScript = std::string(detail::kAliveFunction) + "td_alive \"$1\" \"$2\"\n";
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 #include <limits>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/common/error.h"
 #include "store/lod.h"
 #include "store/sqlite.h"
@@ -61,7 +63,8 @@ std::vector<MetricInfo> Store::metric_extents(const std::string& run_id) {
 
 Store::ChartRun Store::chart_run(const std::string& run_id) {
   require_run(run_id);
-  Stmt st(db_, "SELECT status, last_step, world_size, coalesce(config, '') FROM runs WHERE run_id = ?1");
+  Stmt st(db_, "SELECT status, last_step, world_size, coalesce(config, ''), coalesce(hosts, '') FROM runs"
+               " WHERE run_id = ?1");
   st.bind(1, run_id);
   ChartRun r;
   if (st.step()) {
@@ -69,6 +72,10 @@ Store::ChartRun Store::chart_run(const std::string& run_id) {
     r.last_step = st.col_opt_int(1);
     r.world_size = st.col_opt_int(2);
     r.config_json = st.col_text(3);
+    // A JSON array of strings (ingest); anything else is ignored.
+    const nlohmann::json hosts = nlohmann::json::parse(st.col_text(4), nullptr, false);
+    if (hosts.is_array())
+      for (const auto& h : hosts) r.hosts.push_back(h.is_string() ? h.get<std::string>() : std::string());
   }
   return r;
 }

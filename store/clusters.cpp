@@ -52,11 +52,13 @@ RemoteRun read_remote(const Stmt& st) {
   r.run_dir = st.col_text(3);
   if (!st.is_null(4)) r.pid = st.col_int(4);
   r.created = st.col_double(5);
+  r.layout_json = st.col_text(6);
   return r;
 }
 
 constexpr const char* kRemoteSelect =
-    "SELECT r.run_id, m.cluster, m.node, m.run_dir, m.pid, m.created FROM remote_runs m JOIN runs r ON r.id = m.run";
+    "SELECT r.run_id, m.cluster, m.node, m.run_dir, m.pid, m.created, coalesce(m.layout, '')"
+    " FROM remote_runs m JOIN runs r ON r.id = m.run";
 
 }  // namespace
 
@@ -90,10 +92,14 @@ bool Store::forget_cluster(const std::string& name) {
 
 void Store::note_remote_run(const RemoteRun& r) {
   check_no_secret(r.node_json, "the node of run '" + r.run_id + "'");
+  if (!r.layout_json.empty()) check_no_secret(r.layout_json, "the layout of run '" + r.run_id + "'");
   const int64_t key = require_run(r.run_id);
-  Stmt(db_, "INSERT OR REPLACE INTO remote_runs(run, cluster, node, run_dir, pid, created) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+  std::optional<std::string> layout;
+  if (!r.layout_json.empty()) layout = r.layout_json;
+  Stmt(db_, "INSERT OR REPLACE INTO remote_runs(run, cluster, node, run_dir, pid, created, layout)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
       .bind(1, key).bind(2, r.cluster).bind(3, r.node_json).bind(4, r.run_dir).bind(5, r.pid)
-      .bind(6, r.created > 0 ? r.created : now_seconds()).exec();
+      .bind(6, r.created > 0 ? r.created : now_seconds()).bind(7, layout).exec();
 }
 
 std::optional<RemoteRun> Store::remote_run(const std::string& run_id) {

@@ -38,8 +38,8 @@ constexpr size_t kMultiRows = 64;
 constexpr size_t kMaxAppends = 16384;
 
 // Numeric fields of a `step` event stored as metrics, one row each (docs/events.md).
-constexpr const char* kStepFields[] = {"loss",         "lr",  "grad_norm", "step_ms",
-                                       "tokens_per_s", "mfu", "rss_bytes", "tokens_seen"};
+constexpr const char* kStepFields[] = {"loss",         "lr",  "grad_norm", "step_ms",      "tokens_per_s",
+                                       "mfu",          "rss_bytes", "tokens_seen", "gpu_mem_bytes", "gpu_mem_peak_bytes"};
 
 // Fields of every event, then each type's fields (docs/events.md). A field outside these is
 // kept out of the store and reported once per Ingester (note_unknown_field).
@@ -49,9 +49,11 @@ struct TypeFields {
   std::initializer_list<const char*> fields;
 };
 const TypeFields kTypeFields[] = {
-    {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "cpu", "blas_kernel", "threads",
-                   "world_size", "engine_version", "peak_flops", "resumed_from_step", "out_dir", "pid", "hosts"}},
-    {"step", {"step", "tokens_seen", "loss", "lr", "grad_norm", "step_ms", "tokens_per_s", "mfu", "rss_bytes", "ranks"}},
+    {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "device_name", "precision", "compute_capability",
+                   "gpu_memory_total", "cpu", "blas_kernel", "threads", "world_size", "engine_version", "peak_flops",
+                   "resumed_from_step", "out_dir", "pid", "hosts"}},
+    {"step", {"step", "tokens_seen", "loss", "lr", "grad_norm", "step_ms", "tokens_per_s", "mfu", "rss_bytes", "gpu_mem_bytes",
+              "gpu_mem_peak_bytes", "ranks"}},
     {"eval", {"step", "val_loss"}},
     {"sample", {"step", "prompt", "text"}},
     {"checkpoint", {"step", "path", "bytes"}},
@@ -478,6 +480,9 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     run_start_.bind(9, opt_string("engine_version")).bind(10, attempt).bind(11, t);
     run_start_.bind(12, path_).bind(13, opt_int("pid")).exec();
     attempt_start_.bind(1, run).bind(2, attempt).bind(3, t).bind(4, resumed).bind(5, host).exec();
+    // The host of every rank of a distributed run (schema version 5), for the charts' series names.
+    if (const json* hs = field(j, "hosts"); hs && hs->is_array())
+      Stmt(store_.handle(), "UPDATE runs SET hosts = ?2 WHERE id = ?1").bind(1, run).bind(2, hs->dump()).exec();
     // A resumed attempt restarts after its checkpoint's step.
     track(run, resumed ? resumed : (attempt == 0 ? std::optional<int64_t>(0) : std::nullopt));
   } else if (ty == "run_end") {

@@ -113,7 +113,7 @@ class Ingester {
   std::unordered_map<std::string, int64_t> names_;   // metric name -> metric_names.id, one batch
   std::string last_run_id_;  // run of the last fast-path step event ("" = none this batch)
   int64_t last_run_ = -1;
-  int64_t step_ids_[8] = {};  // metric_names.id of the step event's fields (kStepFields), or -1
+  int64_t step_ids_[10] = {};  // metric_names.id of the step event's fields (kStepFields), or -1
   lod::BatchLod lod_;         // level-of-detail changes of the current batch
   std::set<std::string> warned_;  // unknown types and "type.field"s reported (committed batches)
   std::vector<Row> appends_;  // appended metric rows not yet written (this batch only)

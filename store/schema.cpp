@@ -191,11 +191,21 @@ constexpr const char* kV4 =
     "  created  REAL NOT NULL"
     ");\n";
 
+// Version 5: multi-node runs (remote/multinode.h). runs.hosts is the host of every rank (the
+// run_start event's `hosts`, a JSON array in rank order; NULL for a single-process run), so
+// charts can name a rank's series by its node; remote_runs.layout is the run's layout (every
+// node with its run folder and its ranks' pids: remote/multinode.h ClusterRun JSON; NULL for a
+// run on one node, whose node, run_dir and pid columns say everything). Existing rows get NULL.
+constexpr const char* kV5 =
+    "ALTER TABLE runs ADD COLUMN hosts TEXT;\n"
+    "ALTER TABLE remote_runs ADD COLUMN layout TEXT;\n";
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
     {3, kV3},
     {4, kV4},
+    {5, kV5},
 };
 
 }  // namespace

@@ -216,6 +216,7 @@ class Store {
     std::optional<int64_t> last_step;
     std::optional<int64_t> world_size;
     std::string config_json;              // "" when unknown
+    std::vector<std::string> hosts;       // host of each rank (run_start `hosts`); empty when unknown
   };
   ChartRun chart_run(const std::string& run_id);
   /// About `max_points` (step, t) pairs of metric `name` of `rank`, spread over all its steps

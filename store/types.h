@@ -167,6 +167,9 @@ struct RemoteRun {
   std::string run_dir;    // run folder on the node
   std::optional<int64_t> pid;  // engine pid on the node
   double created = 0;     // Unix seconds
+  /// A multi-node run: remote/multinode.h ClusterRun JSON (every node, run folder and rank pid;
+  /// node_json/run_dir/pid are then rank 0's). "" for a run on one node.
+  std::string layout_json;
 };
 
 }  // namespace td::store

@@ -37,27 +37,33 @@
         <translation>%1 T %2 h</translation>
     </message>
     <message>
-        <location filename="../gui/cluster/node_access.cpp" line="+32"/>
+        <location filename="../gui/cluster/node_access.cpp" line="+33"/>
         <source>%1: cancelled</source>
         <translation>%1: abgebrochen</translation>
     </message>
     <message>
-        <location filename="../gui/runs/remote_run_job.cpp" line="+93"/>
+        <location filename="../gui/runs/remote_run_job.cpp" line="+195"/>
         <source>preparing the engine bundle</source>
         <translation>Engine-Paket wird vorbereitet</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+13"/>
+        <location line="+23"/>
         <source>connecting to %1</source>
         <translation>Verbindung zu %1 wird hergestellt</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="-47"/>
         <source>uploading the engine and the dataset</source>
         <translation>Engine und Datensatz werden hochgeladen</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+19"/>
+        <source>waiting for another deploy to %1</source>
+        <translation>eine andere Bereitstellung auf %1 wird abgewartet</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>resuming the engine on the node</source>
         <translation>Engine wird auf dem Knoten fortgesetzt</translation>
     </message>
@@ -67,12 +73,28 @@
         <translation>Engine wird auf dem Knoten gestartet</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+17"/>
+        <location line="+9"/>
+        <source>uploading the engine and the dataset to %1 (node %2 of %3)</source>
+        <translation>Engine und Datensatz werden auf %1 hochgeladen (Knoten %2 von %3)</translation>
+    </message>
+    <message>
+        <location line="-5"/>
+        <source>resuming the ranks on %1</source>
+        <translation>Ranks werden auf %1 fortgesetzt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>starting the ranks on %1</source>
+        <translation>Ranks werden auf %1 gestartet</translation>
+    </message>
+    <message>
+        <location line="+58"/>
         <source>deploy cancelled</source>
         <translation>Bereitstellung abgebrochen</translation>
     </message>
     <message>
-        <location line="+66"/>
+        <location line="+73"/>
         <source>connecting</source>
         <translation>Verbindung wird hergestellt</translation>
     </message>
@@ -87,7 +109,7 @@
         <translation>verbunden</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+31"/>
         <source>ended</source>
         <translation>beendet</translation>
     </message>
@@ -95,6 +117,51 @@
         <location line="+14"/>
         <source>reconnecting (attempt %1): %2</source>
         <translation>erneuter Verbindungsaufbau (Versuch %1): %2</translation>
+    </message>
+    <message>
+        <location filename="../gui/plan/run_plan.cpp" line="+21"/>
+        <source>The run has not started yet: no config to plan.</source>
+        <translation>Der Lauf hat noch nicht begonnen: keine Konfiguration zum Planen.</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>This version cannot plan the run&apos;s config: %1</source>
+        <translation>Diese Version kann die Konfiguration des Laufs nicht planen: %1</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Memory per rank (GPU peak)</source>
+        <translation>Speicher pro Rank (GPU-Spitze)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Memory per rank (peak RSS)</source>
+        <translation>Speicher pro Rank (RSS-Spitze)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens per second</source>
+        <translation>Tokens pro Sekunde</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Collective bytes per step and rank</source>
+        <translation>Kollektiv-Bytes pro Schritt und Rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Bus bandwidth (needed to hide / reached)</source>
+        <translation>Busbandbreite (zum Verbergen nötig / erreicht)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>%1B/s</source>
+        <translation>%1B/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 tokens/s</source>
+        <translation>%1 tokens/s</translation>
     </message>
 </context>
 <context>
@@ -154,24 +221,29 @@
     <name>td::gui::ChartView</name>
     <message>
         <location filename="../gui/charts/chart_view.cpp" line="+88"/>
-        <location line="+263"/>
+        <location line="+267"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="-249"/>
-        <location line="+438"/>
+        <location line="-253"/>
+        <location line="+442"/>
         <location line="+1"/>
         <source>No run selected.</source>
         <translation>Kein Lauf ausgewählt.</translation>
     </message>
     <message>
-        <location line="-316"/>
+        <location line="-317"/>
         <source> rank %1</source>
         <translation> Rank %1</translation>
     </message>
     <message>
-        <location line="+126"/>
+        <location line="+0"/>
+        <source> rank %1 (%2)</source>
+        <translation> Rank %1 (%2)</translation>
+    </message>
+    <message>
+        <location line="+127"/>
         <source>tokens</source>
         <translation>Tokens</translation>
     </message>
@@ -684,17 +756,17 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+21"/>
-        <location line="+131"/>
+        <location line="+132"/>
         <source>Export CSV</source>
         <translation>CSV exportieren</translation>
     </message>
     <message>
-        <location line="-131"/>
+        <location line="-132"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
     <message>
-        <location line="+38"/>
+        <location line="+35"/>
         <source>Loss</source>
         <translation>Verlust</translation>
     </message>
@@ -719,23 +791,24 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Noch kein Verlust: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>Throughput</source>
         <translation>Durchsatz</translation>
     </message>
     <message>
         <location line="+0"/>
         <location line="+1"/>
+        <location line="+1"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
     <message>
-        <location line="-1"/>
+        <location line="-2"/>
         <source>MFU (0..1)</source>
         <translation>MFU (0..1)</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>MFU</source>
         <translation>MFU</translation>
     </message>
@@ -751,12 +824,11 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+0"/>
-        <location line="+6"/>
         <source>bytes</source>
         <translation>Bytes</translation>
     </message>
     <message>
-        <location line="-5"/>
+        <location line="+1"/>
         <source>process RSS</source>
         <translation>Prozess-RSS</translation>
     </message>
@@ -771,24 +843,41 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Noch keine Speicherwerte: Der Lauf meldet bei jedem Schritt den Prozess-RSS (und auf dem CUDA-Backend den GPU-Speicher).</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+5"/>
         <source>Network</source>
         <translation>Netzwerk</translation>
     </message>
     <message>
         <location line="+0"/>
+        <source>bytes per step</source>
+        <translation>Bytes pro Schritt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>bus bandwidth (GB/s)</source>
+        <translation>Busbandbreite (GB/s)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>collective bytes sent</source>
+        <translation>gesendete Kollektiv-Bytes</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>bus bandwidth</source>
+        <translation>Busbandbreite</translation>
+    </message>
+    <message>
         <source>bytes/s</source>
-        <translation>Bytes/s</translation>
+        <translation type="vanished">Bytes/s</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>collective bytes</source>
-        <translation>Kollektiv-Bytes</translation>
+        <translation type="vanished">Kollektiv-Bytes</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>bandwidth</source>
-        <translation>Bandbreite</translation>
+        <translation type="vanished">Bandbreite</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1320,6 +1409,397 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
 </context>
 <context>
+    <name>td::gui::InfraPanel</name>
+    <message>
+        <location filename="../gui/designer/infra_panel.cpp" line="+28"/>
+        <source>%1 ms</source>
+        <translation>%1 ms</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 s</source>
+        <translation>%1 s</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>Cluster and budget</source>
+        <translation>Cluster und Budget</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>A device of the catalogue: the built-in datasheet figures merged with your ~/.config/traindeck/devices.json (docs/planner.md)</source>
+        <translation>Ein Gerät aus dem Katalog: die eingebauten Datenblattwerte, zusammengeführt mit Ihrer ~/.config/traindeck/devices.json (docs/planner.md)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <location line="+82"/>
+        <source>Device</source>
+        <translation>Gerät</translation>
+    </message>
+    <message>
+        <location line="-77"/>
+        <source>Data-parallel devices (one engine rank each)</source>
+        <translation>Datenparallele Geräte (je ein Engine-Rank)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Devices</source>
+        <translation>Geräte</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>train.steps × tokens per step</source>
+        <translation>train.steps × Tokens pro Schritt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens to train on: 1e9, 2.5G, 300M … (empty: train.steps × tokens per step)</source>
+        <translation>Zu trainierende Tokens: 1e9, 2.5G, 300M … (leer: train.steps × Tokens pro Schritt)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+56"/>
+        <source>Token budget</source>
+        <translation>Token-Budget</translation>
+    </message>
+    <message>
+        <location line="-49"/>
+        <source>Model FLOPs utilisation assumed: achieved model FLOP/s ÷ the device&apos;s dense peak (40 % is typical of a well-tuned GPU run)</source>
+        <translation>Angenommene Modell-FLOPs-Auslastung: erreichte Modell-FLOP/s ÷ dichte Spitzenleistung des Geräts (40 % ist typisch für einen gut abgestimmten GPU-Lauf)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source> h</source>
+        <translation> h</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>none</source>
+        <translation>keine</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Wall-clock hours the training must finish in (none: no deadline)</source>
+        <translation>Stunden (Echtzeit), in denen das Training abgeschlossen sein muss (keine: keine Frist)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+54"/>
+        <source>Deadline</source>
+        <translation>Frist</translation>
+    </message>
+    <message>
+        <location line="-49"/>
+        <source>catalogue</source>
+        <translation>Katalog</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Price per device-hour of the chosen device (catalogue: the price in your devices.json, if any)</source>
+        <translation>Preis pro Gerätestunde des gewählten Geräts (Katalog: der Preis in Ihrer devices.json, falls vorhanden)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Price per device-hour</source>
+        <translation>Preis pro Gerätestunde</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>0: all-reduce, everything replicated</source>
+        <translation>0: All-Reduce, alles repliziert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>1: optimizer states sharded</source>
+        <translation>1: Optimiererzustände partitioniert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>2: + gradients sharded (planning only)</source>
+        <translation>2: + Gradienten partitioniert (nur Planung)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>3: + parameters sharded (planning only)</source>
+        <translation>3: + Parameter partitioniert (nur Planung)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 and 1</source>
+        <translation>ZeRO-Stufe (Rajbhandari et al. 2020); die Engine trainiert die Stufen 0 und 1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ZeRO stage</source>
+        <translation>ZeRO-Stufe</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Memory per device by ZeRO stage</source>
+        <translation>Speicher pro Gerät nach ZeRO-Stufe</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <location line="+164"/>
+        <source>ZeRO-%1</source>
+        <translation>ZeRO-%1</translation>
+    </message>
+    <message>
+        <location line="-160"/>
+        <source>Compute, time and bandwidth</source>
+        <translation>Rechenaufwand, Zeit und Bandbreite</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Training FLOPs</source>
+        <translation>Trainings-FLOPs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Throughput (all devices)</source>
+        <translation>Durchsatz (alle Geräte)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Time to train the budget</source>
+        <translation>Zeit zum Trainieren des Budgets</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Compute time per step</source>
+        <translation>Rechenzeit pro Schritt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Collective bytes per step and device</source>
+        <translation>Kollektiv-Bytes pro Schritt und Gerät</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Bus bandwidth to hide them</source>
+        <translation>Busbandbreite, um sie zu verbergen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Storage read bandwidth</source>
+        <translation>Lesebandbreite des Datenträgers</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+8"/>
+        <source>Cost</source>
+        <translation>Kosten</translation>
+    </message>
+    <message>
+        <location line="-5"/>
+        <source>Devices needed per type</source>
+        <translation>Benötigte Geräte je Typ</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Precision</source>
+        <translation>Präzision</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Fit</source>
+        <translation>Speicher</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Needed</source>
+        <translation>Benötigt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Time</source>
+        <translation>Zeit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Device-hours</source>
+        <translation>Gerätestunden</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fewest devices whose memory holds the chosen ZeRO stage (– never)</source>
+        <translation>Wenigste Geräte, deren Speicher die gewählte ZeRO-Stufe fasst (– nie)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fewest devices that finish the budget by the deadline at the MFU</source>
+        <translation>Wenigste Geräte, die das Budget bei der MFU bis zur Frist schaffen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The larger of the two (– impossible)</source>
+        <translation>Der größere der beiden Werte (– unmöglich)</translation>
+    </message>
+    <message>
+        <location line="+48"/>
+        <source> (planning only)</source>
+        <translation> (nur Planung)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source> (this machine)</source>
+        <translation> (dieser Rechner)</translation>
+    </message>
+    <message>
+        <location line="+55"/>
+        <source>Fix the marked fields to update the plan (the figures shown are of the last valid config).</source>
+        <translation>Korrigieren Sie die markierten Felder, um den Plan zu aktualisieren (die angezeigten Werte gehören zur letzten gültigen Konfiguration).</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The token budget is not a number (e.g. 1e9 or 2.5G): train.steps × tokens per step is used.</source>
+        <translation>Das Token-Budget ist keine Zahl (z. B. 1e9 oder 2.5G): train.steps × Tokens pro Schritt wird verwendet.</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>%1 is for planning only: the engine does not run on it.</source>
+        <translation>%1 dient nur der Planung: Die Engine läuft nicht darauf.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ZeRO stages 2 and 3 are planning estimates: the engine trains stages 0 and 1.</source>
+        <translation>Die ZeRO-Stufen 2 und 3 sind Planungsschätzungen: Die Engine trainiert die Stufen 0 und 1.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This CPU&apos;s peak is not measured yet: calibrate it (This machine tab) to estimate time.</source>
+        <translation>Die Spitzenleistung dieser CPU ist noch nicht gemessen: Kalibrieren Sie sie (Reiter „Dieser Rechner“), um die Zeit zu schätzen.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 has no peak in the catalogue at this precision: time and cost are unknown.</source>
+        <translation>%1 hat im Katalog keine Spitzenleistung bei dieser Präzision: Zeit und Kosten sind unbekannt.</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>%1 × %2 (%3): %4 memory, %5 precision, peak %6</source>
+        <translation>%1 × %2 (%3): %4 Speicher, Präzision %5, Spitze %6</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>%1FLOP/s</source>
+        <translation>%1FLOP/s</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+25"/>
+        <source>unknown</source>
+        <translation>unbekannt</translation>
+    </message>
+    <message>
+        <location line="-19"/>
+        <source>%1 (does not fit)</source>
+        <translation>%1 (passt nicht)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>parameters %1 + gradients %2 + optimizer %3 + activations %4</source>
+        <translation>Parameter %1 + Gradienten %2 + Optimierer %3 + Aktivierungen %4</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>%1 memory %2</source>
+        <translation>%1, Speicher %2</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 tokens</source>
+        <translation>%1 Tokens</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>as entered</source>
+        <translation>wie eingegeben</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>train.steps %1 × %2 tokens per step</source>
+        <translation>train.steps %1 × %2 Tokens pro Schritt</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1FLOP</source>
+        <translation>%1FLOP</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>budget × %1 FLOPs per token (6 N + 12 L C T)</source>
+        <translation>Budget × %1 FLOPs pro Token (6 N + 12 L C T)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 tokens/s</source>
+        <translation>%1 tokens/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 devices × %2FLOP/s × MFU %3 % ÷ FLOPs per token</source>
+        <translation>%1 Geräte × %2FLOP/s × MFU %3 % ÷ FLOPs pro Token</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>micro_batch × grad_accum × seq_len tokens per device</source>
+        <translation>micro_batch × grad_accum × seq_len Tokens pro Gerät</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1B</source>
+        <translation>%1B</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+2"/>
+        <source>none (one device)</source>
+        <translation>keine (ein Gerät)</translation>
+    </message>
+    <message>
+        <location line="-1"/>
+        <source>Ring collectives counted as nccl-tests counts bus bytes (docs/planner.md)</source>
+        <translation>Ring-Kollektive, gezählt wie nccl-tests Bus-Bytes zählt (docs/planner.md)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+3"/>
+        <source>%1B/s</source>
+        <translation>%1B/s</translation>
+    </message>
+    <message>
+        <location line="-2"/>
+        <source>Collective bytes per step ÷ compute time per step: the bus bandwidth each device needs for communication to overlap fully with compute</source>
+        <translation>Kollektiv-Bytes pro Schritt ÷ Rechenzeit pro Schritt: die Busbandbreite, die jedes Gerät braucht, damit sich die Kommunikation vollständig mit der Berechnung überlappt</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Throughput × %1 bytes per token on disk</source>
+        <translation>Durchsatz × %1 Bytes pro Token auf der Festplatte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 (%2 per device-hour)</source>
+        <translation>%1 (%2 pro Gerätestunde)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>unknown: enter a price per device-hour</source>
+        <translation>unbekannt: Geben Sie einen Preis pro Gerätestunde ein</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Fit (ZeRO-%1)</source>
+        <translation>Speicher (ZeRO-%1)</translation>
+    </message>
+</context>
+<context>
     <name>td::gui::MainWindow</name>
     <message>
         <location filename="../gui/app/main_window.cpp" line="+97"/>
@@ -1328,7 +1808,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+24"/>
-        <location line="+460"/>
+        <location line="+476"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
@@ -1337,31 +1817,31 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation type="vanished">Dieses Modell auf diesem Rechner trainieren (Strg+R)</translation>
     </message>
     <message>
-        <location line="-427"/>
-        <location line="+421"/>
+        <location line="-442"/>
+        <location line="+436"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-420"/>
-        <location line="+421"/>
+        <location line="-435"/>
+        <location line="+436"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-420"/>
-        <location line="+421"/>
+        <location line="-435"/>
+        <location line="+436"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-420"/>
-        <location line="+421"/>
+        <location line="-435"/>
+        <location line="+436"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-393"/>
+        <location line="-408"/>
         <source>Dataset %1 is ready; the designer uses it now.</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt.</translation>
     </message>
@@ -1382,29 +1862,33 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Lauf %1 beendet: %2.</translation>
     </message>
     <message>
-        <location line="-119"/>
-        <location line="+459"/>
+        <location line="-120"/>
+        <location line="+475"/>
         <source>Train this model where &quot;Train on&quot; says (Ctrl+R)</source>
         <translation>Dieses Modell dort trainieren, wo „Trainieren auf“ angibt (Strg+R)</translation>
     </message>
     <message>
-        <location line="-455"/>
+        <location line="-471"/>
         <source>Train on:</source>
         <translation>Trainieren auf:</translation>
     </message>
     <message>
-        <location line="+3"/>
         <source>This machine, or a node of a cluster saved on the Clusters page (deployed over SSH)</source>
-        <translation>Dieser Rechner oder ein Knoten eines auf der Seite „Cluster“ gespeicherten Clusters (Bereitstellung über SSH)</translation>
+        <translation type="vanished">Dieser Rechner oder ein Knoten eines auf der Seite „Cluster“ gespeicherten Clusters (Bereitstellung über SSH)</translation>
     </message>
     <message>
-        <location line="+28"/>
-        <location line="+421"/>
+        <location line="+3"/>
+        <source>This machine, a node of a cluster saved on the Clusters page, or all its nodes (deployed over SSH; one rank per GPU, one per CPU node)</source>
+        <translation>Dieser Rechner, ein Knoten eines auf der Seite „Cluster“ gespeicherten Clusters oder alle seine Knoten (Bereitstellung über SSH; ein Rank pro GPU, einer pro CPU-Knoten)</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <location line="+436"/>
         <source>Clusters</source>
         <translation>Cluster</translation>
     </message>
     <message>
-        <location line="-376"/>
+        <location line="-391"/>
         <source>Run %1 is training on %2.</source>
         <translation>Lauf %1 trainiert auf %2.</translation>
     </message>
@@ -1541,12 +2025,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+14"/>
-        <location line="+246"/>
+        <location line="+261"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-204"/>
+        <location line="-219"/>
         <source>Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to prepare), then press Start run (Ctrl+R).</source>
         <translation>Willkommen: Bereiten Sie auf der Seite „Daten“ einen Korpus vor (der fortunes-Korpus liegt bereit) und drücken Sie dann „Lauf starten“ (Strg+R).</translation>
     </message>
@@ -1566,17 +2050,22 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der Entwurf hat ungültige Felder (rot markiert): Korrigieren Sie sie zuerst.</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+23"/>
         <source>The cluster %1 has changed; choose where to train again.</source>
         <translation>Der Cluster %1 hat sich geändert; wählen Sie erneut, wo trainiert werden soll.</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>Deploying run %1 to %2…</source>
         <translation>Lauf %1 wird auf %2 bereitgestellt…</translation>
     </message>
     <message>
-        <location line="+29"/>
+        <location line="+35"/>
+        <source>%1 / all %2 nodes (%3 ranks)</source>
+        <translation>%1 / alle %2 Knoten (%3 Ranks)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>1 GPU</source>
         <translation>1 GPU</translation>
     </message>
@@ -1737,9 +2226,42 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
 </context>
 <context>
+    <name>td::gui::MemoryBars</name>
+    <message>
+        <location filename="../gui/designer/memory_bars.cpp" line="+32"/>
+        <source>%1: %2 (parameters %3, gradients %4, optimizer %5, activations %6)</source>
+        <translation>%1: %2 (Parameter %3, Gradienten %4, Optimierer %5, Aktivierungen %6)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Device memory: %1</source>
+        <translation>Gerätespeicher: %1</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>parameters</source>
+        <translation>Parameter</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>gradients</source>
+        <translation>Gradienten</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>optimizer</source>
+        <translation>Optimierer</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>activations</source>
+        <translation>Aktivierungen</translation>
+    </message>
+</context>
+<context>
     <name>td::gui::MetricsModel</name>
     <message>
-        <location filename="../gui/metrics/metrics_model.cpp" line="+149"/>
+        <location filename="../gui/metrics/metrics_model.cpp" line="+150"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
@@ -1747,7 +2269,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::ModelDesigner</name>
     <message>
-        <location filename="../gui/designer/model_designer.cpp" line="+79"/>
+        <location filename="../gui/designer/model_designer.cpp" line="+81"/>
         <source>Preset…</source>
         <translation>Vorlage…</translation>
     </message>
@@ -1787,7 +2309,22 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+15"/>
+        <source>This machine</source>
+        <translation>Dieser Rechner</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Infrastructure</source>
+        <translation>Infrastruktur</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The config on a cluster: memory per device for ZeRO stages 0-3, time and cost of a token budget, network and storage bandwidth, devices needed</source>
+        <translation>Die Konfiguration auf einem Cluster: Speicher pro Gerät für die ZeRO-Stufen 0-3, Zeit und Kosten eines Token-Budgets, Netzwerk- und Datenträgerbandbreite, benötigte Geräte</translation>
+    </message>
+    <message>
+        <location line="+27"/>
         <source>%1
 Allowed: %2
 Default: %3</source>
@@ -1806,7 +2343,7 @@ Standard: %3</translation>
         <translation>0 (4 × d_model)</translation>
     </message>
     <message>
-        <location line="+166"/>
+        <location line="+167"/>
         <source>Cannot open &apos;%1&apos;: %2</source>
         <translation>&apos;%1&apos; kann nicht geöffnet werden: %2</translation>
     </message>
@@ -1919,7 +2456,7 @@ Standard: %3</translation>
         <translation>%1 Kopie</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+59"/>
         <source>testing…</source>
         <translation>wird getestet…</translation>
     </message>
@@ -1964,7 +2501,17 @@ Standard: %3</translation>
         <translation>Jump-Host(s) „[user@]host[:port]“, durch Kommas getrennt; leer: der ProxyJump aus ~/.ssh/config</translation>
     </message>
     <message>
-        <location line="+52"/>
+        <location line="+2"/>
+        <source>Runs on several nodes: the address the other nodes reach this node at, used for the rendezvous when it is the first node; empty: its host as SSH reaches it</source>
+        <translation>Bei Läufen auf mehreren Knoten: die Adresse, unter der die anderen Knoten diesen Knoten erreichen, verwendet für das Rendezvous, wenn er der erste Knoten ist; leer: sein Host, wie SSH ihn erreicht</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Runs on several nodes: the network interface for collectives (e.g. eth0, ib0); empty: the interface toward the first node</source>
+        <translation>Bei Läufen auf mehreren Knoten: die Netzwerkschnittstelle für Kollektive (z. B. eth0, ib0); leer: die Schnittstelle in Richtung des ersten Knotens</translation>
+    </message>
+    <message>
+        <location line="+55"/>
         <source>Name</source>
         <translation>Name</translation>
     </message>
@@ -2010,6 +2557,16 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
+        <source>Cluster address</source>
+        <translation>Cluster-Adresse</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Interface</source>
+        <translation>Schnittstelle</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>As resolved</source>
         <translation>Aufgelöst</translation>
     </message>
@@ -2022,7 +2579,12 @@ Standard: %3</translation>
 <context>
     <name>td::gui::Planner</name>
     <message>
-        <location filename="../gui/plan/planner.cpp" line="+256"/>
+        <location filename="../gui/plan/planner.cpp" line="+261"/>
+        <source>Your device catalogue was not read (%1); the built-in devices are shown.</source>
+        <translation>Ihr Gerätekatalog wurde nicht gelesen (%1); die eingebauten Geräte werden angezeigt.</translation>
+    </message>
+    <message>
+        <location line="+36"/>
         <source>The engine (traindeck-engine) was not found: build it, or set TRAINDECK_ENGINE to its path, then calibrate again.</source>
         <translation>Die Engine (traindeck-engine) wurde nicht gefunden: Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad und kalibrieren Sie dann erneut.</translation>
     </message>
@@ -2047,7 +2609,7 @@ Standard: %3</translation>
         <translation>Kalibrierung fehlgeschlagen (Exit-Code der Engine %1): %2</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
         <source>The engine finished, but its calibration cache %1 holds no peak for %2 threads on this CPU.</source>
         <translation>Die Engine ist fertig, aber ihr Kalibrierungscache %1 enthält keine Spitzenleistung für %2 Threads auf dieser CPU.</translation>
     </message>
@@ -2098,31 +2660,41 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RemoteRunController</name>
     <message>
-        <location filename="../gui/runs/remote_run_controller.cpp" line="+74"/>
-        <location line="+121"/>
-        <location line="+109"/>
+        <location filename="../gui/runs/remote_run_controller.cpp" line="+75"/>
+        <location line="+177"/>
+        <location line="+106"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-226"/>
-        <location line="+121"/>
-        <location line="+109"/>
+        <location line="-279"/>
+        <location line="+177"/>
+        <location line="+106"/>
         <source>No way to connect to nodes is set up (no connector).</source>
         <translation>Es ist keine Möglichkeit eingerichtet, sich mit Knoten zu verbinden (kein Connector).</translation>
     </message>
     <message>
-        <location line="-226"/>
+        <location line="-279"/>
+        <source>The cluster %1 has no nodes: add them on the Clusters page.</source>
+        <translation>Der Cluster %1 hat keine Knoten: Fügen Sie sie auf der Seite „Cluster“ hinzu.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>The node has no host: set it in the cluster designer.</source>
         <translation>Der Knoten hat keinen Host: Tragen Sie ihn auf der Seite „Cluster“ ein.</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+7"/>
+        <source>The node %1 cannot be used: %2. Fix it on the Clusters page.</source>
+        <translation>Der Knoten %1 kann nicht verwendet werden: %2. Beheben Sie das auf der Seite „Cluster“.</translation>
+    </message>
+    <message>
+        <location line="+18"/>
         <source>The training engine (traindeck-engine) was not found. Build it (cmake --build build) or set TRAINDECK_ENGINE to its path.</source>
         <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie (cmake --build build) oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+102"/>
         <location line="+4"/>
         <source>Run %1 on %2: %3</source>
         <translation>Lauf %1 auf %2: %3</translation>
@@ -2159,9 +2731,8 @@ Standard: %3</translation>
         <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="+10"/>
-        <location line="+43"/>
-        <location line="+55"/>
+        <location line="-124"/>
+        <location line="+229"/>
         <source>Run %1: its stored node is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
     </message>
@@ -2279,13 +2850,13 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunView</name>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+50"/>
-        <location line="+242"/>
+        <location filename="../gui/app/run_view.cpp" line="+54"/>
+        <location line="+264"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
     <message>
-        <location line="-169"/>
+        <location line="-173"/>
         <source>Download the newest checkpoint into</source>
         <translation>Neuesten Checkpoint herunterladen nach</translation>
     </message>
@@ -2306,12 +2877,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+197"/>
+        <location line="+201"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-196"/>
+        <location line="-200"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -2324,6 +2895,36 @@ Standard: %3</translation>
         <location line="+1"/>
         <source>Log</source>
         <translation>Protokoll</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Plan vs measured</source>
+        <translation>Plan vs. Messung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>What the planner says this run&apos;s config needs, beside what the run measured</source>
+        <translation>Was der Planer für die Konfiguration dieses Laufs veranschlagt, neben dem, was der Lauf gemessen hat</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Quantity</source>
+        <translation>Größe</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Planned</source>
+        <translation>Geplant</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Measured</source>
+        <translation>Gemessen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Error</source>
+        <translation>Fehler</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -2372,7 +2973,7 @@ Standard: %3</translation>
         <translation>nicht verfolgt</translation>
     </message>
     <message>
-        <location line="+85"/>
+        <location line="+86"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
@@ -2405,6 +3006,21 @@ Standard: %3</translation>
         <location line="+23"/>
         <source>(no engine log at %1: runs started outside TrainDeck log to their own terminal)</source>
         <translation>(kein Engine-Protokoll unter %1: Außerhalb von TrainDeck gestartete Läufe protokollieren in ihr eigenes Terminal)</translation>
+    </message>
+    <message>
+        <location line="+40"/>
+        <source>Planned tokens/s assume MFU %1 % (the Infrastructure panel&apos;s default); memory is the plan plus the 32 MiB cuBLAS workspace, against the GPU memory high-water mark.</source>
+        <translation>Geplante tokens/s nehmen MFU %1 % an (Standard des Bereichs „Infrastruktur“); Speicher ist der Plan plus 32 MiB cuBLAS-Workspace, verglichen mit dem Höchststand des GPU-Speichers.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Planned tokens/s assume MFU %1 % (the designer&apos;s default for this machine); memory is the plan plus a 12 MiB process baseline, against the peak RSS.</source>
+        <translation>Geplante tokens/s nehmen MFU %1 % an (Standard des Entwurfs für diesen Rechner); Speicher ist der Plan plus 12 MiB Prozess-Grundbedarf, verglichen mit der RSS-Spitze.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Error = (planned − measured) ÷ measured. Hover a row for its formula (docs/planner.md).</source>
+        <translation>Fehler = (geplant − gemessen) ÷ gemessen. Fahren Sie mit der Maus über eine Zeile, um ihre Formel zu sehen (docs/planner.md).</translation>
     </message>
 </context>
 <context>

@@ -13,7 +13,9 @@
 #include <memory>
 
 #include "engine/common/error.h"
+#include "engine/plan/compare.h"
 #include "store/format.h"
+#include "store/plan_measured.h"
 #include "store/store.h"
 
 namespace td::cli {
@@ -107,6 +109,31 @@ void print_runs_table(store::Store& st, std::ostream& out, const std::string& ex
   t.print(out);
 }
 
+void print_plan_vs_measured(store::Store& st, const std::string& run_id, std::ostream& out) {
+  out << "\nplan vs measured (docs/planner.md)\n";
+  const store::MeasuredFigures f = store::measured_figures(st, run_id);
+  if (f.config_json.empty()) {
+    out << "  (no config: the run has not started)\n";
+    return;
+  }
+  RunConfig c;
+  try {
+    c = parse_config(nlohmann::json::parse(f.config_json));
+  } catch (const std::exception& e) {
+    out << "  (this engine cannot plan the run's config: " << first_line(e.what(), 100) << ")\n";
+    return;
+  }
+  RunMeasured m;
+  m.world_size = f.world_size;
+  m.peak_flops = f.peak_flops;
+  m.peak_rss_bytes = f.peak_rss_bytes;
+  m.gpu_mem_peak_bytes = f.gpu_mem_peak_bytes;
+  m.tokens_per_s = f.tokens_per_s;
+  m.comm_bytes_per_step = f.comm_bytes_per_step;
+  m.busbw_bytes_per_s = f.busbw_bytes_per_s;
+  out << plan_vs_measured_table(plan_vs_measured(c, m));
+}
+
 void print_run_details(store::Store& st, const std::string& run_id, std::ostream& out) {
   const store::RunInfo r = st.get_run(run_id);
   Table kv({"run", r.run_id}, {false, false});
@@ -152,6 +179,7 @@ void print_run_details(store::Store& st, const std::string& run_id, std::ostream
              format_short(m.last_value, 6), format_short(m.min_value, 6), format_short(m.max_value, 6)});
     t.print(out);
   }
+  print_plan_vs_measured(st, run_id, out);
   const auto cps = st.checkpoints(run_id);
   out << "\ncheckpoints\n";
   if (cps.empty()) {

@@ -28,6 +28,11 @@ void print_runs_table(store::Store& st, std::ostream& out, const std::string& ex
 /// The `runs show` report of run `run_id`. Throws td::Error when the run is unknown.
 void print_run_details(store::Store& st, const std::string& run_id, std::ostream& out);
 
+/// The "plan vs measured" section of `runs show`: the planner's memory per rank, tokens/s and
+/// (data parallel) collective bytes and bus bandwidth beside the run's measurements, with the
+/// error in percent (engine/plan/compare.h, store/plan_measured.h).
+void print_plan_vs_measured(store::Store& st, const std::string& run_id, std::ostream& out);
+
 /// `runs export --csv`: the run's metrics as CSV to `out_path`, or to `out` when `out_path` is
 /// empty. A file is written under a temporary name then renamed, so a failed export leaves an
 /// earlier file intact. Returns the number of data rows. Throws td::Error.

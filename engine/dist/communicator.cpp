@@ -1,40 +1,11 @@
 #include "engine/dist/communicator.h"
 
-#include <cstring>
-
 #include "engine/common/error.h"
 #include "engine/dist/gloo_communicator.h"
+#include "engine/dist/nccl_communicator.h"
+#include "engine/ops/ops.h"
 
 namespace td::dist {
-
-std::pair<size_t, size_t> shard_range(size_t count, int rank, int world) {
-  auto at = [&](int r) { return (size_t)((unsigned __int128)count * (unsigned)r / (unsigned)world); };
-  return {at(rank), at(rank + 1)};
-}
-
-void Communicator::account(const char* kind, size_t bytes, double seconds, int root) {
-  const double n = world_size();
-  const double S = (double)bytes;
-  double moved = 0, bus = 0;  // bytes each way, and busbw * t (nccl-tests PERFORMANCE.md)
-  double sent = -1, received = -1;
-  if (!std::strcmp(kind, "all_reduce")) {
-    moved = 2 * (n - 1) / n * S;
-    bus = S * 2 * (n - 1) / n;
-  } else if (!std::strcmp(kind, "reduce_scatter") || !std::strcmp(kind, "all_gather")) {
-    moved = (n - 1) / n * S;
-    bus = S * (n - 1) / n;
-  } else if (!std::strcmp(kind, "broadcast")) {
-    // Gloo's one-to-all broadcast: the root sends S to each other rank (nccl-tests: busbw = algbw).
-    sent = rank() == root ? (n - 1) * S : 0;
-    received = rank() == root ? 0 : S;
-    bus = S;
-  }
-  stats_.calls++;
-  stats_.bytes_sent += (uint64_t)(sent >= 0 ? sent : moved);
-  stats_.bytes_received += (uint64_t)(received >= 0 ? received : moved);
-  stats_.seconds += seconds;
-  stats_.bus_bytes += bus;
-}
 
 std::string Communicator::broadcast_string(const std::string& s, int root) {
   uint64_t len = s.size();
@@ -46,8 +17,10 @@ std::string Communicator::broadcast_string(const std::string& s, int root) {
 
 LocalCommunicator::LocalCommunicator() { hosts_ = {local_host_name()}; }
 
-std::unique_ptr<Communicator> make_communicator(const DistEnv& env, const CommOptions& opt) {
+std::unique_ptr<Communicator> make_communicator(const DistEnv& env, const CommOptions& opt, Backend* backend) {
   if (!env.distributed()) return std::make_unique<LocalCommunicator>();
+  // GPU ranks: NCCL on the backend's stream (the gradients and parameters live on the GPU).
+  if (backend && backend->name().rfind("cuda", 0) == 0) return make_nccl_communicator(*backend, env, opt);
   return make_gloo_communicator(env, opt);
 }
 

@@ -1,9 +1,12 @@
 // Collectives between the ranks of a run: the interface the trainer uses, whatever library
-// moves the bytes (Gloo over TCP between CPU ranks here; NCCL between GPUs belongs to cuda/ and
-// implements the same interface, its unique id exchanged through the same rendezvous store).
+// moves the bytes: Gloo over TCP between CPU ranks (gloo_communicator.h), NCCL between GPU ranks
+// (cuda/nccl_communicator.cu inside the CUDA module, reached through nccl_communicator.h; its
+// unique id travels through the same rendezvous store).
 //
 // Every rank calls the same collectives in the same order with the same sizes (the usual MPI
-// rule). Buffers are host memory for the Gloo backend, device memory for a GPU backend.
+// rule). Buffers are host memory for the Gloo backend. The NCCL backend takes device memory of
+// its GPU (enqueued on the CUDA backend's stream, asynchronous to the host, like a kernel) or
+// host memory (staged through a device buffer; the call returns with the result in place).
 // A collective that does not complete within the communicator's timeout (train.dist_timeout_s),
 // or whose peer went away, throws td::Error naming the rank and host at fault when the
 // rendezvous store can tell (see kv_store.h diagnose()). After such an error the communicator is
@@ -11,10 +14,14 @@
 //
 // Traffic counters: bytes sent and received are the payload bytes the algorithm moves for this
 // rank (ring all-reduce: 2(n-1)/n S each way; ring reduce-scatter and all-gather: (n-1)/n S),
-// counted from the algorithm, not measured at the socket. Bus bandwidth follows nccl-tests
+// counted from the algorithm, not measured at the socket (NCCL may pick a tree or NVLink
+// SHARP instead of the ring: the counts stay the ring's, as nccl-tests' bus bandwidth does).
+// Bus bandwidth follows nccl-tests
 // (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md): algbw = S / t and
 // busbw = algbw * 2(n-1)/n for all-reduce, algbw * (n-1)/n for reduce-scatter and all-gather,
-// where S is the size of the whole buffer in bytes and t the collective's wall time on this rank.
+// algbw for broadcast, where S is the size of the whole buffer in bytes and t the collective's
+// time on this rank (wall time for Gloo; for NCCL the time between CUDA events recorded on the
+// stream just before and after the collective, i.e. its time on the GPU).
 //
 // Threading: one thread calls a communicator at a time.
 #pragma once
@@ -27,6 +34,10 @@
 #include <vector>
 
 #include "engine/dist/env.h"
+
+namespace td {
+class Backend;
+}
 
 namespace td::dist {
 
@@ -43,14 +54,19 @@ struct CommStats {
 
 /// Elements [first, second) of a buffer of `count` elements that rank `rank` of `world` owns in
 /// reduce_scatter / all_gather: first = floor(count * rank / world). Chunks differ by at most 1.
-std::pair<size_t, size_t> shard_range(size_t count, int rank, int world);
+/// (Inline, as account() below: the CUDA module's NCCL communicator uses them without linking
+/// the engine.)
+inline std::pair<size_t, size_t> shard_range(size_t count, int rank, int world) {
+  auto at = [&](int r) { return (size_t)((unsigned __int128)count * (unsigned)r / (unsigned)world); };
+  return {at(rank), at(rank + 1)};
+}
 
 class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
-  /// "gloo", "local" (world size 1), later "nccl".
+  /// "gloo", "nccl", or "local" (world size 1).
   virtual std::string backend() const = 0;
 
   /// In place: data (count floats) becomes the element-wise sum (or mean) over ranks.
@@ -67,16 +83,28 @@ class Communicator {
 
   /// Host name of each rank, exchanged at the rendezvous (world_size() entries).
   const std::vector<std::string>& hosts() const { return hosts_; }
-  const CommStats& stats() const { return stats_; }
-  void reset_stats() { stats_ = {}; }
+  /// Cumulative traffic. A GPU communicator counts a collective once the GPU has run it (it is
+  /// timed with CUDA events): after the backend's synchronize() every collective is counted.
+  const CommStats& stats() {
+    settle_stats();
+    return stats_;
+  }
+  void reset_stats() {
+    settle_stats();
+    stats_ = {};
+  }
 
   /// A string broadcast from root (any length); every rank returns root's value.
   std::string broadcast_string(const std::string& s, int root);
 
  protected:
-  /// Counts one collective of `kind` ("all_reduce", "reduce_scatter", "all_gather", "broadcast")
-  /// over a buffer of `bytes` that took `seconds` on this rank (formulas above); root: broadcast's.
+  /// Counts one collective of `kind` ("all_reduce", "reduce_scatter", "all_gather", "broadcast"
+  /// (one-to-all: the root sends S to each rank), "broadcast_ring" (NCCL's pipelined ring: each
+  /// rank but the root receives S, every rank but the ring's last sends S)) over a buffer of
+  /// `bytes` that took `seconds` on this rank (formulas above); root: the broadcast's.
   void account(const char* kind, size_t bytes, double seconds, int root = -1);
+  /// Brings stats_ up to date (a GPU communicator adds the collectives that completed since).
+  virtual void settle_stats() {}
   std::vector<std::string> hosts_;
   CommStats stats_;
 };
@@ -95,14 +123,49 @@ class LocalCommunicator : public Communicator {
   void barrier() override {}
 };
 
+inline void Communicator::account(const char* kind, size_t bytes, double seconds, int root) {
+  const double n = world_size();
+  const double S = (double)bytes;
+  const std::string k = kind;
+  double moved = 0, bus = 0;  // bytes each way, and busbw * t (nccl-tests PERFORMANCE.md)
+  double sent = -1, received = -1;
+  if (k == "all_reduce") {
+    moved = 2 * (n - 1) / n * S;
+    bus = S * 2 * (n - 1) / n;
+  } else if (k == "reduce_scatter" || k == "all_gather") {
+    moved = (n - 1) / n * S;
+    bus = S * (n - 1) / n;
+  } else if (k == "broadcast") {
+    // Gloo's one-to-all broadcast: the root sends S to each other rank (nccl-tests: busbw = algbw).
+    sent = rank() == root ? (n - 1) * S : 0;
+    received = rank() == root ? 0 : S;
+    bus = S;
+  } else if (k == "broadcast_ring") {
+    // NCCL's ring: the root sends S; n-2 of the n-1 other ranks forward S (which ones depends on
+    // the ring NCCL built), so each non-root rank is counted (n-2)/(n-1) S sent.
+    sent = rank() == root ? S : (n > 1 ? (n - 2) / (n - 1) * S : 0);
+    received = rank() == root ? 0 : S;
+    bus = S;
+  }
+  if (n <= 1) sent = received = moved = bus = 0;
+  stats_.calls++;
+  stats_.bytes_sent += (uint64_t)(sent >= 0 ? sent : moved);
+  stats_.bytes_received += (uint64_t)(received >= 0 ? received : moved);
+  stats_.seconds += seconds;
+  stats_.bus_bytes += bus;
+}
+
 struct CommOptions {
   double timeout_s = 60;      // rendezvous and every collective (train.dist_timeout_s)
   std::string gloo_ifname;    // network interface for Gloo; "" = env.gloo_ifname, then the default
 };
 
-/// The communicator of this process: LocalCommunicator when env.world_size == 1, else a Gloo
-/// communicator after the rendezvous (rank 0 serves the store at env.master_port). Throws
-/// td::Error when the rendezvous fails, naming the ranks that never arrived.
-std::unique_ptr<Communicator> make_communicator(const DistEnv& env, const CommOptions& opt);
+/// The communicator of this process: LocalCommunicator when env.world_size == 1; else, after
+/// the rendezvous (rank 0 serves the store at env.master_port), an NCCL communicator when
+/// `backend` is a CUDA backend (its name starts with "cuda"; collectives then run on that
+/// backend's stream, which must outlive the communicator), a Gloo one otherwise (CPU ranks,
+/// or backend null). Throws td::Error when the rendezvous fails, naming the ranks that never
+/// arrived, or when NCCL is missing or cannot connect the ranks.
+std::unique_ptr<Communicator> make_communicator(const DistEnv& env, const CommOptions& opt, Backend* backend = nullptr);
 
 }  // namespace td::dist

@@ -26,30 +26,11 @@ class GlooCommunicator : public Communicator {
  public:
   GlooCommunicator(const DistEnv& env, const CommOptions& opt)
       : rank_(env.rank), world_(env.world_size), timeout_(std::chrono::milliseconds((long long)(opt.timeout_s * 1000))) {
-    if (env.rank == 0) server_ = std::make_unique<KvServer>("", env.master_port, env.world_size);
-    store_ = std::make_unique<KvClient>(env.master_addr, env.master_port, env.rank, timeout_);
-    const std::string host = local_host_name();
-    store_->set("host/" + std::to_string(rank_), std::vector<char>(host.begin(), host.end()));
-    store_->hello(host);
-    std::vector<std::string> keys;
-    for (int r = 0; r < world_; r++) keys.push_back("host/" + std::to_string(r));
-    const auto deadline = clk::now() + timeout_;
-    for (;;) {
-      auto miss = store_->missing(keys);
-      if (miss.empty()) break;
-      if (clk::now() > deadline) {
-        std::string ranks;
-        for (const auto& k : miss) ranks += (ranks.empty() ? "" : ", ") + k.substr(5);
-        fail("rendezvous at " + store_->address() + " timed out after " + std::to_string((int)opt.timeout_s) + " s: rank" +
-             (miss.size() > 1 ? "s " : " ") + ranks + " of " + std::to_string(world_) +
-             " never arrived; start every rank with the same TRAINDECK_MASTER_ADDR/PORT and TRAINDECK_WORLD_SIZE, or raise train.dist_timeout_s");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    for (int r = 0; r < world_; r++) {
-      auto v = store_->get("host/" + std::to_string(r));
-      hosts_.emplace_back(v.begin(), v.end());
-    }
+    Rendezvous rv = rendezvous(env, timeout_);
+    server_ = std::move(rv.server);
+    store_ = std::move(rv.store);
+    hosts_ = std::move(rv.hosts);
+    const std::string host = hosts_[(size_t)rank_];
     gloo::transport::tcp::attr attr;
     std::string ifname = !opt.gloo_ifname.empty() ? opt.gloo_ifname : env.gloo_ifname;
     if (!ifname.empty()) attr.iface = ifname;

@@ -398,6 +398,39 @@ std::string diagnose_once(KvClient* store, const std::vector<std::string>& hosts
 }
 }  // namespace
 
+Rendezvous rendezvous(const DistEnv& env, std::chrono::milliseconds timeout) {
+  Rendezvous rv;
+  int port = env.master_port;
+  if (env.rank == 0) {
+    rv.server = std::make_unique<KvServer>("", env.master_port, env.world_size);
+    port = rv.server->port();
+  }
+  rv.store = std::make_unique<KvClient>(env.master_addr, port, env.rank, timeout);
+  const std::string host = local_host_name();
+  rv.store->set("host/" + std::to_string(env.rank), std::vector<char>(host.begin(), host.end()));
+  rv.store->hello(host);
+  std::vector<std::string> keys;
+  for (int r = 0; r < env.world_size; r++) keys.push_back("host/" + std::to_string(r));
+  const auto deadline = clk::now() + timeout;
+  for (;;) {
+    auto miss = rv.store->missing(keys);
+    if (miss.empty()) break;
+    if (clk::now() > deadline) {
+      std::string ranks;
+      for (const auto& k : miss) ranks += (ranks.empty() ? "" : ", ") + k.substr(5);
+      fail("rendezvous at " + rv.store->address() + " timed out after " + std::to_string((int)(timeout.count() / 1000)) + " s: rank" +
+           (miss.size() > 1 ? "s " : " ") + ranks + " of " + std::to_string(env.world_size) +
+           " never arrived; start every rank with the same TRAINDECK_MASTER_ADDR/PORT and TRAINDECK_WORLD_SIZE, or raise train.dist_timeout_s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (int r = 0; r < env.world_size; r++) {
+    auto v = rv.store->get("host/" + std::to_string(r));
+    rv.hosts.emplace_back(v.begin(), v.end());
+  }
+  return rv;
+}
+
 std::string diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank) {
   // The store may learn of a closed connection a moment after Gloo did, and a frozen rank turns
   // silent only after three missed heartbeats: ask again for a few seconds before giving up.

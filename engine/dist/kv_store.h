@@ -27,6 +27,8 @@
 
 #include <gloo/rendezvous/store.h>
 
+#include "engine/dist/env.h"
+
 namespace td::dist {
 
 /// The store's server. Listens on addr:port (addr "" or "0.0.0.0": all interfaces) and serves
@@ -98,6 +100,19 @@ class KvClient : public gloo::rendezvous::Store {
   std::atomic<bool> stop_{false};
   std::thread heartbeat_;
 };
+
+/// The first step of every communicator between ranks (Gloo's and NCCL's): rank 0 serves the
+/// store on env.master_port (port 0: any free port, for a world of one in tests); every rank
+/// connects, sets "host/<rank>" to its host name, registers (HELLO, which starts its heartbeat)
+/// and waits until every rank's key is there. Throws td::Error when they are not all there
+/// within `timeout`: "rendezvous at ADDR:PORT timed out after T s: ranks 1, 2 of 3 never
+/// arrived; ...". The server (rank 0 only) must outlive the other ranks' last requests.
+struct Rendezvous {
+  std::unique_ptr<KvServer> server;  // rank 0
+  std::unique_ptr<KvClient> store;
+  std::vector<std::string> hosts;    // host name of each rank
+};
+Rendezvous rendezvous(const DistEnv& env, std::chrono::milliseconds timeout);
 
 /// Names the rank(s) that make a collective fail, from the store's liveness table:
 /// "rank 1 (host h) ended (its connection to the rendezvous store closed)", "rank 1 (host h) is

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "engine/common/error.h"
 #include "engine/common/rng.h"
@@ -11,90 +12,110 @@ namespace td {
 namespace {
 
 // Forward activations kept for backward. Each buffer is sized for (maxB, maxT) and used
-// contiguously from its start for the actual (B, T).
+// contiguously from its start for the actual (B, T). Act is the activation type (float, or bf16
+// with train.precision = "bf16"); LayerNorm statistics and losses are always fp32.
+template <class Act>
 struct LayerActs {
-  float *ln1, *ln1_mean, *ln1_rstd;  // (B,T,C), (B,T), (B,T)
-  float* qkv;                        // (B,T,3C)
-  float* atty;                       // (B,T,C) attention output before c_proj
-  float* att;                        // (B,NH,T,T) softmax probabilities
-  float* attproj;                    // (B,T,C)
-  float* res2;                       // (B,T,C) residual after attention
-  float *ln2, *ln2_mean, *ln2_rstd;
-  float* fch;                        // (B,T,F) c_fc output
-  float* fch_gelu;                   // (B,T,F)
-  float* fcproj;                     // (B,T,C)
-  float* res3;                       // (B,T,C) residual after the MLP (block output)
+  Act* ln1;                          // (B,T,C)
+  float *ln1_mean, *ln1_rstd;        // (B,T), (B,T)
+  Act* qkv;                          // (B,T,3C)
+  Act* atty;                         // (B,T,C) attention output before c_proj
+  Act* att;                          // (B,NH,T,T) softmax probabilities
+  Act* attproj;                      // (B,T,C)
+  Act* res2;                         // (B,T,C) residual after attention
+  Act* ln2;
+  float *ln2_mean, *ln2_rstd;
+  Act* fch;                          // (B,T,F) c_fc output
+  Act* fch_gelu;                     // (B,T,F)
+  Act* fcproj;                       // (B,T,C)
+  Act* res3;                         // (B,T,C) residual after the MLP (block output)
 };
+template <class Act>
 struct Acts {
-  float* encoded;  // (B,T,C)
-  std::vector<LayerActs> layers;
-  float *lnf, *lnf_mean, *lnf_rstd;  // (B,T,C), (B,T), (B,T)
-  float* logits;                     // (B,T,V); overwritten by dlogits in backward
+  Act* encoded;  // (B,T,C)
+  std::vector<LayerActs<Act>> layers;
+  Act* lnf;                          // (B,T,C)
+  float *lnf_mean, *lnf_rstd;        // (B,T), (B,T)
+  Act* logits;                       // (B,T,V); overwritten by dlogits in backward
   float* losses;                     // (B,T)
 };
 // Backward scratch (see backward()).
+template <class Act>
 struct DActs {
-  float* dres;  // (B,T,C) gradient of the residual stream
-  float* dc;    // (B,T,C)
-  float* dqkv;  // (B,T,3C)
-  float* df1;   // (B,T,F)
-  float* df2;   // (B,T,F)
+  Act* dres;  // (B,T,C) gradient of the residual stream
+  Act* dc;    // (B,T,C)
+  Act* dqkv;  // (B,T,3C)
+  Act* df1;   // (B,T,F)
+  Act* df2;   // (B,T,F)
 };
 
-// Walks the activation layout; with base == nullptr it only counts floats.
-size_t layout_acts(const ModelConfig& m, int B, int T, float* base, Acts* a) {
-  size_t n = 0;
-  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, V = m.vocab_size;
-  auto take = [&](size_t count) {
-    float* p = base ? base + n : nullptr;
-    n += (count + 15) / 16 * 16;  // 64-byte alignment of every buffer
+// Hands out 64-byte aligned pieces of one buffer; with base == nullptr it only counts bytes.
+class Carver {
+ public:
+  explicit Carver(void* base) : base_(static_cast<char*>(base)) {}
+  template <class T> T* take(size_t count) {
+    T* p = base_ ? reinterpret_cast<T*>(base_ + n_) : nullptr;
+    n_ += (count * sizeof(T) + 63) / 64 * 64;
     return p;
-  };
-  Acts tmp;
-  Acts& A = a ? *a : tmp;
-  A.encoded = take(BT * C);
+  }
+  size_t bytes() const { return n_; }
+
+ private:
+  char* base_;
+  size_t n_ = 0;
+};
+
+// Walks the activation layout (bytes); with base == nullptr it only counts.
+template <class Act>
+size_t layout_acts(const ModelConfig& m, int B, int T, void* base, Acts<Act>* a) {
+  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, V = m.vocab_size;
+  Carver k(base);
+  Acts<Act> tmp;
+  Acts<Act>& A = a ? *a : tmp;
+  A.encoded = k.take<Act>(BT * C);
   A.layers.resize(m.n_layer);
   for (auto& L : A.layers) {
-    L.ln1 = take(BT * C);
-    L.ln1_mean = take(BT);
-    L.ln1_rstd = take(BT);
-    L.qkv = take(BT * 3 * C);
-    L.atty = take(BT * C);
-    L.att = take((size_t)B * m.n_head * T * T);
-    L.attproj = take(BT * C);
-    L.res2 = take(BT * C);
-    L.ln2 = take(BT * C);
-    L.ln2_mean = take(BT);
-    L.ln2_rstd = take(BT);
-    L.fch = take(BT * F);
-    L.fch_gelu = take(BT * F);
-    L.fcproj = take(BT * C);
-    L.res3 = take(BT * C);
+    L.ln1 = k.take<Act>(BT * C);
+    L.ln1_mean = k.take<float>(BT);
+    L.ln1_rstd = k.take<float>(BT);
+    L.qkv = k.take<Act>(BT * 3 * C);
+    L.atty = k.take<Act>(BT * C);
+    L.att = k.take<Act>((size_t)B * m.n_head * T * T);
+    L.attproj = k.take<Act>(BT * C);
+    L.res2 = k.take<Act>(BT * C);
+    L.ln2 = k.take<Act>(BT * C);
+    L.ln2_mean = k.take<float>(BT);
+    L.ln2_rstd = k.take<float>(BT);
+    L.fch = k.take<Act>(BT * F);
+    L.fch_gelu = k.take<Act>(BT * F);
+    L.fcproj = k.take<Act>(BT * C);
+    L.res3 = k.take<Act>(BT * C);
   }
-  A.lnf = take(BT * C);
-  A.lnf_mean = take(BT);
-  A.lnf_rstd = take(BT);
-  A.logits = take(BT * V);
-  A.losses = take(BT);
-  return n;
+  A.lnf = k.take<Act>(BT * C);
+  A.lnf_mean = k.take<float>(BT);
+  A.lnf_rstd = k.take<float>(BT);
+  A.logits = k.take<Act>(BT * V);
+  A.losses = k.take<float>(BT);
+  return k.bytes();
 }
 
-size_t layout_dacts(const ModelConfig& m, int B, int T, float* base, DActs* d) {
+template <class Act>
+size_t layout_dacts(const ModelConfig& m, int B, int T, void* base, DActs<Act>* d) {
   const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff;
-  size_t n = 0;
-  auto take = [&](size_t count) {
-    float* p = base ? base + n : nullptr;
-    n += (count + 15) / 16 * 16;
-    return p;
-  };
-  DActs tmp;
-  DActs& D = d ? *d : tmp;
-  D.dres = take(BT * C);
-  D.dc = take(BT * C);
-  D.dqkv = take(BT * 3 * C);
-  D.df1 = take(BT * F);
-  D.df2 = take(BT * F);
-  return n;
+  Carver k(base);
+  DActs<Act> tmp;
+  DActs<Act>& D = d ? *d : tmp;
+  D.dres = k.take<Act>(BT * C);
+  D.dc = k.take<Act>(BT * C);
+  D.dqkv = k.take<Act>(BT * 3 * C);
+  D.df1 = k.take<Act>(BT * F);
+  D.df2 = k.take<Act>(BT * F);
+  return k.bytes();
+}
+
+template <class Act>
+size_t activation_bytes(const ModelConfig& m, int B, int T) {
+  return layout_acts<Act>(m, B, T, nullptr, nullptr) + layout_dacts<Act>(m, B, T, nullptr, nullptr);
 }
 
 // Index of each tensor of block l in tensors(): 2 embeddings, then 12 per block.
@@ -140,24 +161,42 @@ size_t gpt_num_params(const ModelConfig& m) {
   return t.back().offset + t.back().numel;
 }
 
-size_t gpt_activation_floats(const ModelConfig& m, int B, int T) {
-  return layout_acts(m, B, T, nullptr, nullptr) + layout_dacts(m, B, T, nullptr, nullptr);
+size_t gpt_activation_floats(const ModelConfig& m, int B, int T) { return activation_bytes<float>(m, B, T) / sizeof(float); }
+
+size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
+  return act == DType::kF32 ? activation_bytes<float>(m, B, T) : activation_bytes<bf16>(m, B, T);
 }
 
-GPT::GPT(const ModelConfig& m, Backend& backend, int max_B) : cfg_(m), be_(backend), max_B_(max_B) {
+GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act)
+    : cfg_(m), be_(backend), max_B_(max_B), act_(act) {
   TD_ASSERT(max_B > 0 && m.d_model % m.n_head == 0 && m.d_ff > 0);
+  for (Op op : {Op::kEncoderForward, Op::kLayerNormForward, Op::kMatmulForward, Op::kAttentionForward, Op::kSoftmaxCrossEntropy})
+    if (!be_.supports(op, act))
+      fail("the " + be_.name() + " backend cannot compute " + op_name(op) + " in " + dtype_name(act) +
+           "; set train.precision to a precision it supports (the CPU backend computes in fp32)");
   tensors_ = gpt_param_tensors(m);
   num_params_ = tensors_.back().offset + tensors_.back().numel;
-  params_ = static_cast<float*>(be_.alloc(num_params_ * sizeof(float)));
-  grads_ = static_cast<float*>(be_.alloc(num_params_ * sizeof(float)));
-  acts_ = static_cast<float*>(be_.alloc(layout_acts(m, max_B, m.seq_len, nullptr, nullptr) * sizeof(float)));
-  dacts_ = static_cast<float*>(be_.alloc(layout_dacts(m, max_B, m.seq_len, nullptr, nullptr) * sizeof(float)));
-  tokens_ = static_cast<int32_t*>(be_.alloc(2 * (size_t)max_B * m.seq_len * sizeof(int32_t)));
+  // Allocated in one go so that a failure frees what was taken (the destructor does not run).
+  struct Guard {
+    Backend& be;
+    std::vector<void*> held;
+    void* take(size_t bytes) { held.push_back(be.alloc(bytes)); return held.back(); }
+    ~Guard() { for (void* p : held) be.free(p); }
+  } g{be_, {}};
+  params_ = static_cast<float*>(g.take(num_params_ * sizeof(float)));
+  grads_ = static_cast<float*>(g.take(num_params_ * sizeof(float)));
+  params_act_ = act == DType::kF32 ? params_ : g.take(num_params_ * dtype_size(act));
+  const bool f32 = act == DType::kF32;
+  acts_ = g.take(f32 ? layout_acts<float>(m, max_B, m.seq_len, nullptr, nullptr) : layout_acts<bf16>(m, max_B, m.seq_len, nullptr, nullptr));
+  dacts_ = g.take(f32 ? layout_dacts<float>(m, max_B, m.seq_len, nullptr, nullptr) : layout_dacts<bf16>(m, max_B, m.seq_len, nullptr, nullptr));
+  tokens_ = static_cast<int32_t*>(g.take(2 * (size_t)max_B * m.seq_len * sizeof(int32_t)));
+  g.held.clear();
 }
 
 GPT::~GPT() {
   be_.free(params_);
   be_.free(grads_);
+  if (params_act_ != params_) be_.free(params_act_);
   be_.free(acts_);
   be_.free(dacts_);
   be_.free(tokens_);
@@ -192,7 +231,6 @@ void GPT::check_tokens(const int32_t* ids, size_t n) const {
 
 float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T) {
   TD_ASSERT(B >= 1 && B <= max_B_ && T >= 1 && T <= cfg_.seq_len);
-  const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
   const size_t BT = (size_t)B * T;
   check_tokens(inputs, BT);
   int32_t* d_in = tokens_;
@@ -205,16 +243,32 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T) 
   B_ = B;
   T_ = T;
   has_targets_ = targets != nullptr;
+  const float* losses = act_ == DType::kF32 ? forward_impl<float>(d_in, targets ? d_tg : nullptr, B, T)
+                                            : forward_impl<bf16>(d_in, targets ? d_tg : nullptr, B, T);
+  if (!targets) return std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> host(BT);
+  be_.download(host.data(), losses, BT * sizeof(float));
+  double sum = 0.0;
+  for (float v : host) sum += v;
+  return (float)(sum / BT);
+}
 
-  Acts A;
-  layout_acts(cfg_, max_B_, cfg_.seq_len, acts_, &A);
-  const float* P = params_;
+template <class Act>
+const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T) {
+  const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
+  const size_t BT = (size_t)B * T;
+  Acts<Act> A;
+  layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  // The weights the ops read: the fp32 master weights themselves, or their bf16 copy, refreshed
+  // here because the optimizer (or a checkpoint load) may have changed the master weights.
+  if constexpr (!std::is_same_v<Act, float>) be_.convert(static_cast<Act*>(params_act_), params_, num_params_);
+  const Act* P = static_cast<const Act*>(params_act_);
   auto W = [&](int l, int k) { return P + tensors_[2 + l * kPerBlock + k].offset; };
 
   be_.encoder_forward(A.encoded, d_in, P + tensors_[0].offset, P + tensors_[1].offset, B, T, C);
-  const float* x = A.encoded;  // residual stream (B,T,C)
+  const Act* x = A.encoded;  // residual stream (B,T,C)
   for (int l = 0; l < cfg_.n_layer; l++) {
-    LayerActs& L = A.layers[l];
+    LayerActs<Act>& L = A.layers[l];
     be_.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
     be_.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * C);
     be_.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
@@ -230,36 +284,55 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T) 
   const size_t nt = tensors_.size();
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
   be_.layernorm_forward(A.lnf, A.lnf_mean, A.lnf_rstd, x, P + tensors_[lnf].offset, P + tensors_[lnf + 1].offset, (int)BT, C);
-  const float* head = cfg_.tie_embeddings ? P + tensors_[0].offset : P + tensors_[nt - 1].offset;
-  be_.matmul_forward(A.logits, A.lnf, head, nullptr, (int)BT, C, V);
-  if (!targets) return std::numeric_limits<float>::quiet_NaN();
-
-  be_.softmax_cross_entropy(A.losses, nullptr, A.logits, d_tg, (int)BT, V, 0.0f);
-  std::vector<float> losses(BT);
-  be_.download(losses.data(), A.losses, BT * sizeof(float));
-  double sum = 0.0;
-  for (float v : losses) sum += v;
-  return (float)(sum / BT);
+  const Act* head = cfg_.tie_embeddings ? P + tensors_[0].offset : P + tensors_[nt - 1].offset;
+  be_.matmul_forward(A.logits, A.lnf, head, static_cast<const Act*>(nullptr), (int)BT, C, V);
+  if (!d_tg) return nullptr;
+  be_.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, (int)BT, V, 0.0f);
+  return A.losses;
 }
 
 const float* GPT::logits() const {
-  Acts A;
-  layout_acts(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  TD_ASSERT(act_ == DType::kF32);
+  Acts<float> A;
+  layout_acts<float>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
   return A.logits;
+}
+
+void GPT::download_logits(float* dst, size_t first_row, size_t rows) const {
+  const size_t V = cfg_.vocab_size;
+  TD_ASSERT(first_row + rows <= (size_t)B_ * T_);
+  if (act_ == DType::kF32) {
+    be_.download(dst, logits() + first_row * V, rows * V * sizeof(float));
+    return;
+  }
+  Acts<bf16> A;
+  layout_acts<bf16>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  std::vector<bf16> tmp(rows * V);
+  be_.download(tmp.data(), A.logits + first_row * V, tmp.size() * sizeof(bf16));
+  for (size_t i = 0; i < tmp.size(); i++) dst[i] = to_float(tmp[i]);
 }
 
 void GPT::zero_grad() { be_.zero(grads_, num_params_ * sizeof(float)); }
 
 void GPT::backward(float loss_scale) {
   TD_ASSERT(has_targets_);
+  if (act_ == DType::kF32)
+    backward_impl<float>(loss_scale);
+  else
+    backward_impl<bf16>(loss_scale);
+  has_targets_ = false;  // the logits now hold gradients
+}
+
+template <class Act>
+void GPT::backward_impl(float loss_scale) {
   const int B = B_, T = T_;
   const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
   const size_t BT = (size_t)B * T;
-  Acts A;
-  layout_acts(cfg_, max_B_, cfg_.seq_len, acts_, &A);
-  DActs D;
-  layout_dacts(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
-  const float* P = params_;
+  Acts<Act> A;
+  layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  DActs<Act> D;
+  layout_dacts<Act>(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
+  const Act* P = static_cast<const Act*>(params_act_);
   float* G = grads_;
   auto W = [&](int l, int k) { return P + tensors_[2 + l * kPerBlock + k].offset; };
   auto dW = [&](int l, int k) { return G + tensors_[2 + l * kPerBlock + k].offset; };
@@ -272,35 +345,39 @@ void GPT::backward(float loss_scale) {
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
   const size_t head_t = cfg_.tie_embeddings ? 0 : nt - 1;
   // logits = lnf @ head^T: dlnf (in dc), dhead.
-  be_.zero(D.dc, BT * C * sizeof(float));
+  be_.zero(D.dc, BT * C * sizeof(Act));
   be_.matmul_backward(D.dc, G + tensors_[head_t].offset, nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, (int)BT, C, V);
   // lnf = LN(x_L): dres = d x_L.
-  const float* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
-  be_.zero(D.dres, BT * C * sizeof(float));
+  const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
+  be_.zero(D.dres, BT * C * sizeof(Act));
   be_.layernorm_backward(D.dres, G + tensors_[lnf].offset, G + tensors_[lnf + 1].offset, D.dc, xL,
                          P + tensors_[lnf].offset, A.lnf_mean, A.lnf_rstd, (int)BT, C);
   for (int l = cfg_.n_layer - 1; l >= 0; l--) {
-    LayerActs& L = A.layers[l];
-    const float* x = l == 0 ? A.encoded : A.layers[l - 1].res3;
+    LayerActs<Act>& L = A.layers[l];
+    const Act* x = l == 0 ? A.encoded : A.layers[l - 1].res3;
     // res3 = res2 + fcproj: d fcproj = dres, and dres carries on as d res2.
-    be_.zero(D.df1, BT * F * sizeof(float));
+    be_.zero(D.df1, BT * F * sizeof(Act));
     be_.matmul_backward(D.df1, dW(l, kFcProjW), dW(l, kFcProjB), D.dres, L.fch_gelu, W(l, kFcProjW), (int)BT, F, C);
-    be_.zero(D.df2, BT * F * sizeof(float));
+    be_.zero(D.df2, BT * F * sizeof(Act));
     be_.gelu_backward(D.df2, L.fch, D.df1, BT * F);
-    be_.zero(D.dc, BT * C * sizeof(float));
+    be_.zero(D.dc, BT * C * sizeof(Act));
     be_.matmul_backward(D.dc, dW(l, kFcW), dW(l, kFcB), D.df2, L.ln2, W(l, kFcW), (int)BT, C, F);
     be_.layernorm_backward(D.dres, dW(l, kLn2W), dW(l, kLn2B), D.dc, L.res2, W(l, kLn2W), L.ln2_mean, L.ln2_rstd, (int)BT, C);
     // res2 = x + attproj: d attproj = dres, and dres carries on as d x.
-    be_.zero(D.dc, BT * C * sizeof(float));
+    be_.zero(D.dc, BT * C * sizeof(Act));
     be_.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, C, C);
-    be_.zero(D.dqkv, BT * 3 * C * sizeof(float));
+    be_.zero(D.dqkv, BT * 3 * C * sizeof(Act));
     be_.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH);
-    be_.zero(D.dc, BT * C * sizeof(float));
+    be_.zero(D.dc, BT * C * sizeof(Act));
     be_.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * C);
     be_.layernorm_backward(D.dres, dW(l, kLn1W), dW(l, kLn1B), D.dc, x, W(l, kLn1W), L.ln1_mean, L.ln1_rstd, (int)BT, C);
   }
   be_.encoder_backward(G + tensors_[0].offset, G + tensors_[1].offset, D.dres, d_in, B, T, C);
-  has_targets_ = false;  // the logits now hold gradients
 }
+
+template const float* GPT::forward_impl<float>(const int32_t*, const int32_t*, int, int);
+template const float* GPT::forward_impl<bf16>(const int32_t*, const int32_t*, int, int);
+template void GPT::backward_impl<float>(float);
+template void GPT::backward_impl<bf16>(float);
 
 }  // namespace td

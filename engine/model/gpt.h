@@ -32,19 +32,27 @@ struct ParamTensor {
 std::vector<ParamTensor> gpt_param_tensors(const ModelConfig& m);
 /// Total parameter count (every tensor, tied embedding counted once).
 size_t gpt_num_params(const ModelConfig& m);
-/// Floats of activation memory kept for backward with micro batch B and sequence length T.
+/// Floats of activation memory (forward activations kept for backward, plus backward scratch)
+/// with micro batch B and sequence length T, in fp32.
 size_t gpt_activation_floats(const ModelConfig& m, int B, int T);
+/// Bytes of the same with activations of type act (bf16 halves the activations; LayerNorm
+/// statistics and losses stay fp32). Buffers are 64-byte aligned, as GPT allocates them.
+size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act);
 
 class GPT {
  public:
   /// Allocates parameters, gradients and activations for up to max_B x m.seq_len tokens.
-  /// Throws td::Error when the backend cannot allocate.
-  GPT(const ModelConfig& m, Backend& backend, int max_B);
+  /// act: the activation type. kF32 computes everything in fp32; kBF16 is mixed precision:
+  /// fp32 master weights and gradients, a bf16 copy of the weights (refreshed by every
+  /// forward) and bf16 activations (engine/ops/ops.h). Throws td::Error when the backend
+  /// cannot allocate or does not support act.
+  GPT(const ModelConfig& m, Backend& backend, int max_B, DType act = DType::kF32);
   ~GPT();
   GPT(const GPT&) = delete;
   GPT& operator=(const GPT&) = delete;
 
   const ModelConfig& config() const { return cfg_; }
+  DType activation_dtype() const { return act_; }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
   size_t num_params() const { return num_params_; }
   float* params() { return params_; }  // backend memory, num_params() floats
@@ -63,20 +71,28 @@ class GPT {
   /// where loss is the SUM of per-token losses. Use loss_scale = 1 / (tokens in the global batch).
   void backward(float loss_scale);
   /// Logits (B,T,V) of the last forward, in backend memory (valid until the next forward/backward).
+  /// fp32 models only (TD_ASSERT); download_logits works for both.
   const float* logits() const;
+  /// Copies rows [first_row, first_row + rows) of the last forward's logits (rows of V, row =
+  /// b * T + t) to host memory dst as float. Valid until the next backward.
+  void download_logits(float* dst, size_t first_row, size_t rows) const;
   void zero_grad();
 
  private:
   void check_tokens(const int32_t* ids, size_t n) const;
+  template <class Act> const float* forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T);
+  template <class Act> void backward_impl(float loss_scale);
   ModelConfig cfg_;
   Backend& be_;
   int max_B_;
+  DType act_;
   std::vector<ParamTensor> tensors_;
   size_t num_params_ = 0;
   float* params_ = nullptr;
   float* grads_ = nullptr;
-  float* acts_ = nullptr;   // forward activations, layout in gpt.cpp
-  float* dacts_ = nullptr;  // backward scratch
+  void* params_act_ = nullptr;  // the weights the ops read: params_ (fp32) or a bf16 copy
+  void* acts_ = nullptr;        // forward activations, layout in gpt.cpp
+  void* dacts_ = nullptr;       // backward scratch
   int32_t* tokens_ = nullptr;   // (max_B, T) inputs then (max_B, T) targets, backend memory
   int B_ = 0, T_ = 0;           // shape of the last forward
   bool has_targets_ = false;

@@ -15,28 +15,6 @@
 
 namespace td {
 
-const char* op_name(Op op) {
-  switch (op) {
-    case Op::kEncoderForward: return "encoder_forward";
-    case Op::kEncoderBackward: return "encoder_backward";
-    case Op::kLayerNormForward: return "layernorm_forward";
-    case Op::kLayerNormBackward: return "layernorm_backward";
-    case Op::kMatmulForward: return "matmul_forward";
-    case Op::kMatmulBackward: return "matmul_backward";
-    case Op::kAttentionForward: return "attention_forward";
-    case Op::kAttentionBackward: return "attention_backward";
-    case Op::kGeluForward: return "gelu_forward";
-    case Op::kGeluBackward: return "gelu_backward";
-    case Op::kResidualForward: return "residual_forward";
-    case Op::kSoftmaxCrossEntropy: return "softmax_cross_entropy";
-    case Op::kAdamW: return "adamw";
-    case Op::kGradNormSquared: return "grad_norm_squared";
-    case Op::kScale: return "scale";
-    case Op::kCount: break;
-  }
-  return "?";
-}
-
 int set_cpu_threads(int threads) {
   if (threads <= 0) threads = omp_get_num_procs();
   omp_set_num_threads(threads);
@@ -422,11 +400,36 @@ TD_INSTANTIATE(double)
 
 namespace {
 
-// The Backend adapter over the fp32 instantiation of the reference ops.
+// Mixed precision is emulated on the CPU: the bf16 ops widen their bf16 inputs to fp32
+// temporaries, run the fp32 reference op and round each Act output to bf16 once (an output
+// the op accumulates into is widened first, so the += happens in fp32). Slow, but it gives
+// the model's bf16 plumbing and the parity harness a reference without a GPU.
+std::vector<float> widen(const bf16* p, size_t n) {
+  std::vector<float> v(p ? n : 0);
+  for (size_t i = 0; i < v.size(); i++) v[i] = to_float(p[i]);
+  return v;
+}
+// The data of a widened span, or null for an absent (null) argument.
+float* ptr(std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
+void narrow(bf16* dst, const std::vector<float>& v) {
+  for (size_t i = 0; i < v.size(); i++) dst[i] = to_bf16(v[i]);
+}
+
+// The Backend adapter over the fp32 instantiation of the reference ops (bf16: emulated, above).
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
-  bool supports(Op op, DType dtype) const override { return dtype == DType::kF32 && op != Op::kCount; }
+  bool supports(Op op, DType dtype) const override {
+    if (op == Op::kCount) return false;
+    if (op == Op::kConvert) return dtype == DType::kBF16;  // fp32 -> bf16 only
+    if (op == Op::kAdamW || op == Op::kGradNormSquared || op == Op::kScale) return dtype == DType::kF32;
+    return true;
+  }
+  DeviceInfo device_info() const override {
+    DeviceInfo d;
+    d.name = "cpu";
+    return d;
+  }
 
   void* alloc(size_t bytes) override {
     // 64-byte aligned for vector loads; zeroed so fresh buffers are deterministic.
@@ -442,6 +445,7 @@ class CpuBackend final : public Backend {
   void zero(void* p, size_t bytes) override { std::memset(p, 0, bytes); }
   void synchronize() override {}
 
+  // ---- fp32: the reference ops ----
   void encoder_forward(float* out, const int32_t* inp, const float* wte, const float* wpe, int B, int T, int C) override {
     cpu::encoder_forward(out, inp, wte, wpe, B, T, C);
   }
@@ -472,6 +476,88 @@ class CpuBackend final : public Backend {
   void residual_forward(float* out, const float* a, const float* b, size_t N) override { cpu::residual_forward(out, a, b, N); }
   void softmax_cross_entropy(float* losses, float* dlogits, const float* logits, const int32_t* targets, int N, int V, float grad_scale) override {
     cpu::softmax_cross_entropy(losses, dlogits, logits, targets, N, V, grad_scale);
+  }
+
+  // ---- bf16: emulated (widen, fp32 op, round once) ----
+  void encoder_forward(bf16* out, const int32_t* inp, const bf16* wte, const bf16* wpe, int B, int T, int C) override {
+    const size_t BT = (size_t)B * T, BTC = BT * C;
+    int32_t V = 0;  // rows of wte that the tokens reach
+    for (size_t i = 0; i < BT; i++) V = std::max(V, inp[i] + 1);
+    auto te = widen(wte, (size_t)V * C), pe = widen(wpe, (size_t)T * C);
+    std::vector<float> o(BTC);
+    cpu::encoder_forward(o.data(), inp, ptr(te), ptr(pe), B, T, C);
+    narrow(out, o);
+  }
+  void encoder_backward(float* dwte, float* dwpe, const bf16* dout, const int32_t* inp, int B, int T, int C) override {
+    auto d = widen(dout, (size_t)B * T * C);
+    cpu::encoder_backward(dwte, dwpe, d.data(), inp, B, T, C);
+  }
+  void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C) override {
+    auto x = widen(inp, (size_t)N * C), w = widen(weight, C), b = widen(bias, C);
+    std::vector<float> o((size_t)N * C);
+    cpu::layernorm_forward(o.data(), mean, rstd, x.data(), w.data(), b.data(), N, C);
+    narrow(out, o);
+  }
+  void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* dout, const bf16* inp, const bf16* weight, const float* mean, const float* rstd, int N, int C) override {
+    const size_t NC = (size_t)N * C;
+    auto dx = widen(dinp, NC), dy = widen(dout, NC), x = widen(inp, NC), w = widen(weight, C);
+    cpu::layernorm_backward(dx.data(), dweight, dbias, dy.data(), x.data(), w.data(), mean, rstd, N, C);
+    narrow(dinp, dx);
+  }
+  void matmul_forward(bf16* out, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C, int OC) override {
+    auto x = widen(inp, (size_t)N * C), w = widen(weight, (size_t)OC * C), b = widen(bias, OC);
+    std::vector<float> o((size_t)N * OC);
+    cpu::matmul_forward(o.data(), x.data(), w.data(), ptr(b), N, C, OC);
+    narrow(out, o);
+  }
+  void matmul_backward(bf16* dinp, float* dweight, float* dbias, const bf16* dout, const bf16* inp, const bf16* weight, int N, int C, int OC) override {
+    auto dx = widen(dinp, (size_t)N * C), dy = widen(dout, (size_t)N * OC), x = widen(inp, (size_t)N * C),
+         w = widen(weight, (size_t)OC * C);
+    cpu::matmul_backward(ptr(dx), dweight, dbias, dy.data(), x.data(), w.data(), N, C, OC);
+    if (dinp) narrow(dinp, dx);
+  }
+  void attention_forward(bf16* out, bf16* att, const bf16* qkv, int B, int T, int C, int NH) override {
+    auto q = widen(qkv, (size_t)B * T * 3 * C);
+    std::vector<float> o((size_t)B * T * C), a((size_t)B * NH * T * T);
+    cpu::attention_forward(o.data(), a.data(), q.data(), B, T, C, NH);
+    narrow(out, o);
+    narrow(att, a);
+  }
+  void attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* att, int B, int T, int C, int NH) override {
+    const size_t n3 = (size_t)B * T * 3 * C;
+    auto dq = widen(dqkv, n3), dy = widen(dout, (size_t)B * T * C), q = widen(qkv, n3),
+         a = widen(att, (size_t)B * NH * T * T);
+    attention_backward(dq.data(), dy.data(), q.data(), a.data(), B, T, C, NH);
+    narrow(dqkv, dq);
+  }
+  void gelu_forward(bf16* out, const bf16* inp, size_t N) override {
+    auto x = widen(inp, N);
+    std::vector<float> o(N);
+    cpu::gelu_forward(o.data(), x.data(), N);
+    narrow(out, o);
+  }
+  void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, size_t N) override {
+    auto dx = widen(dinp, N), x = widen(inp, N), dy = widen(dout, N);
+    cpu::gelu_backward(dx.data(), x.data(), dy.data(), N);
+    narrow(dinp, dx);
+  }
+  void residual_forward(bf16* out, const bf16* a, const bf16* b, size_t N) override {
+    auto x = widen(a, N), y = widen(b, N);
+    std::vector<float> o(N);
+    cpu::residual_forward(o.data(), x.data(), y.data(), N);
+    narrow(out, o);
+  }
+  void softmax_cross_entropy(float* losses, bf16* dlogits, const bf16* logits, const int32_t* targets, int N, int V, float grad_scale) override {
+    // logits are widened before dlogits is written, so the two may alias.
+    auto z = widen(logits, (size_t)N * V);
+    std::vector<float> dz(dlogits ? z.size() : 0);
+    cpu::softmax_cross_entropy(losses, ptr(dz), z.data(), targets, N, V, grad_scale);
+    if (dlogits) narrow(dlogits, dz);
+  }
+
+  // ---- fp32 only ----
+  void convert(bf16* dst, const float* src, size_t n) override {
+    for (size_t i = 0; i < n; i++) dst[i] = to_bf16(src[i]);
   }
   void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int t) override {
     cpu::adamw(params, grads, m, v, n, lr, beta1, beta2, eps, weight_decay, t);

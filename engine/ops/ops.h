@@ -6,13 +6,23 @@
 // Backward ops ACCUMULATE into their gradient outputs (+=), as PyTorch's autograd does for
 // leaves; the caller zeroes gradients before a step (llm.c's convention).
 //
+// Mixed precision (train.precision = "bf16"): the activation ops come in two element types Act,
+// float and bf16 (engine/ops/dtype.h). With Act = bf16, activations and the weights the ops
+// read are bf16 (a copy of the fp32 master weights, made by convert()), while everything that
+// accumulates over many rows or steps stays fp32: weight and bias gradients, LayerNorm's mean
+// and rstd, per-token losses, and all arithmetic inside an op (fp32 accumulation, one rounding
+// to bf16 per output element). The optimizer ops (AdamW, norm, scale) are fp32 only.
+//
 // The CPU reference (cpu_ops.cpp) is the definition; other backends are tested against it op
-// by op in the parity harness (tests/engine/test_ops.cpp holds the table of ops).
+// by op in the parity harness (tests/engine/test_parity.cpp holds the table of (op, dtype)
+// rows; it fails when a backend supports an op that has no row).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "engine/ops/dtype.h"
 
 namespace td {
 
@@ -29,6 +39,7 @@ enum class Op {
   kGeluBackward,
   kResidualForward,
   kSoftmaxCrossEntropy,
+  kConvert,
   kAdamW,
   kGradNormSquared,
   kScale,
@@ -36,16 +47,78 @@ enum class Op {
 };
 const char* op_name(Op op);
 
-enum class DType { kF32, kBF16 };
-
-class Backend {
+/// The activation ops for one element type Act (float or bf16). See the file comment for which
+/// arguments are Act and which stay fp32.
+template <class Act>
+class ActivationOps {
  public:
-  virtual ~Backend() = default;
+  virtual ~ActivationOps() = default;
+  // out (B,T,C) = wte[inp[b,t]] + wpe[t]; inp (B,T) token ids, wte (V,C), wpe (maxT,C).
+  // Source: GPT-2 input embedding (llm.c encoder_forward).
+  virtual void encoder_forward(Act* out, const int32_t* inp, const Act* wte, const Act* wpe,
+                               int B, int T, int C) = 0;
+  // dwte (V,C) += scatter of dout by token, dwpe (maxT,C) += sum over b of dout; dout (B,T,C).
+  virtual void encoder_backward(float* dwte, float* dwpe, const Act* dout, const int32_t* inp,
+                                int B, int T, int C) = 0;
+  // out (N,C) = (inp - mean) * rstd * weight + bias; mean, rstd (N) saved for backward.
+  // Source: torch.nn.functional.layer_norm, eps = 1e-5.
+  virtual void layernorm_forward(Act* out, float* mean, float* rstd, const Act* inp,
+                                 const Act* weight, const Act* bias, int N, int C) = 0;
+  // dinp (N,C), dweight (C), dbias (C) += gradients of layernorm_forward given dout (N,C).
+  virtual void layernorm_backward(Act* dinp, float* dweight, float* dbias, const Act* dout,
+                                  const Act* inp, const Act* weight, const float* mean,
+                                  const float* rstd, int N, int C) = 0;
+  // out (N,OC) = inp (N,C) @ weight (OC,C)^T + bias (OC) (bias may be null).
+  // Source: torch.nn.functional.linear.
+  virtual void matmul_forward(Act* out, const Act* inp, const Act* weight, const Act* bias,
+                              int N, int C, int OC) = 0;
+  // dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp; dbias (OC) += sum_n dout (if
+  // non-null). dinp may be null (no input gradient wanted).
+  virtual void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout,
+                               const Act* inp, const Act* weight, int N, int C, int OC) = 0;
+  // Causal multi-head self-attention core. qkv (B,T,3C) holds q | k | v, each split into NH
+  // heads of hs channels (PyTorch's view(B,T,NH,hs)); att (B,NH,T,T) saves the softmax
+  // probabilities (zero above the diagonal); out (B,T,C) = att @ v with heads re-joined.
+  // Source: Vaswani et al. 2017, eq. 1, with the causal mask of GPT-2; scale 1/sqrt(hs).
+  virtual void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C,
+                                 int NH) = 0;
+  // dqkv (B,T,3C) += gradient of attention_forward given dout (B,T,C) and the saved att.
+  virtual void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att,
+                                  int B, int T, int C, int NH) = 0;
+  // out (N) = GELU(inp), tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+  // Source: Hendrycks & Gimpel 2016; torch.nn.functional.gelu(approximate="tanh").
+  virtual void gelu_forward(Act* out, const Act* inp, size_t N) = 0;
+  // dinp (N) += GELU'(inp) * dout.
+  virtual void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N) = 0;
+  // out (N) = a + b.
+  virtual void residual_forward(Act* out, const Act* a, const Act* b, size_t N) = 0;
+  // Fused softmax + cross-entropy over V classes for N rows. losses (N) = -log softmax(logits)[target].
+  // If dlogits is non-null (it may alias logits) it receives (softmax - onehot(target)) * grad_scale.
+  // Source: torch.nn.functional.cross_entropy (reduction none); its gradient.
+  virtual void softmax_cross_entropy(float* losses, Act* dlogits, const Act* logits,
+                                     const int32_t* targets, int N, int V, float grad_scale) = 0;
+};
+
+/// What a backend reports about its device for the run's events (bytes; 0 where unknown).
+struct DeviceInfo {
+  std::string name;             // "cpu", or the GPU's name ("NVIDIA H200")
+  int compute_capability = 0;   // major * 10 + minor for CUDA devices, else 0
+  uint64_t memory_total = 0;    // device memory
+  uint64_t memory_allocated = 0;  // bytes held by this backend's alloc() now
+  uint64_t memory_peak = 0;       // high-water mark of memory_allocated
+  double peak_bf16_tflops = 0;  // dense bf16 peak from the device table; 0 = unknown (no MFU)
+};
+
+class Backend : public ActivationOps<float>, public ActivationOps<bf16> {
+ public:
+  ~Backend() override = default;
   virtual std::string name() const = 0;
   /// Whether this backend implements op for dtype (a caller asks instead of crashing).
+  /// kConvert is listed under kBF16; the optimizer ops under kF32 only.
   virtual bool supports(Op op, DType dtype) const = 0;
+  virtual DeviceInfo device_info() const = 0;
 
-  // Memory. alloc throws td::Error on failure (naming the bytes asked for).
+  // Memory. alloc throws td::Error on failure (naming the bytes asked for); memory is zeroed.
   virtual void* alloc(size_t bytes) = 0;
   virtual void free(void* p) = 0;
   virtual void upload(void* dst, const void* src_host, size_t bytes) = 0;
@@ -53,55 +126,40 @@ class Backend {
   virtual void zero(void* p, size_t bytes) = 0;
   virtual void synchronize() = 0;
 
-  // out (B,T,C) = wte[inp[b,t]] + wpe[t]; inp (B,T) token ids, wte (V,C), wpe (maxT,C).
-  // Source: GPT-2 input embedding (llm.c encoder_forward).
-  virtual void encoder_forward(float* out, const int32_t* inp, const float* wte, const float* wpe,
-                               int B, int T, int C) = 0;
-  // dwte (V,C) += scatter of dout by token, dwpe (maxT,C) += sum over b of dout; dout (B,T,C).
-  virtual void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* inp,
-                                int B, int T, int C) = 0;
-  // out (N,C) = (inp - mean) * rstd * weight + bias; mean, rstd (N) saved for backward.
-  // Source: torch.nn.functional.layer_norm, eps = 1e-5.
-  virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                                 const float* weight, const float* bias, int N, int C) = 0;
-  // dinp (N,C), dweight (C), dbias (C) += gradients of layernorm_forward given dout (N,C).
-  virtual void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                                  const float* inp, const float* weight, const float* mean,
-                                  const float* rstd, int N, int C) = 0;
-  // out (N,OC) = inp (N,C) @ weight (OC,C)^T + bias (OC) (bias may be null).
-  // Source: torch.nn.functional.linear.
-  virtual void matmul_forward(float* out, const float* inp, const float* weight, const float* bias,
-                              int N, int C, int OC) = 0;
-  // dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp; dbias (OC) += sum_n dout (if non-null).
-  virtual void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                               const float* inp, const float* weight, int N, int C, int OC) = 0;
-  // Causal multi-head self-attention core. qkv (B,T,3C) holds q | k | v, each split into NH
-  // heads of hs channels (PyTorch's view(B,T,NH,hs)); att (B,NH,T,T) saves the softmax
-  // probabilities (zero above the diagonal); out (B,T,C) = att @ v with heads re-joined.
-  // Source: Vaswani et al. 2017, eq. 1, with the causal mask of GPT-2; scale 1/sqrt(hs).
-  virtual void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C,
-                                 int NH) = 0;
-  // dqkv (B,T,3C) += gradient of attention_forward given dout (B,T,C) and the saved att.
-  virtual void attention_backward(float* dqkv, const float* dout, const float* qkv,
-                                  const float* att, int B, int T, int C, int NH) = 0;
-  // out (N) = GELU(inp), tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-  // Source: Hendrycks & Gimpel 2016; torch.nn.functional.gelu(approximate="tanh").
-  virtual void gelu_forward(float* out, const float* inp, size_t N) = 0;
-  // dinp (N) += GELU'(inp) * dout.
-  virtual void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N) = 0;
-  // out (N) = a + b.
-  virtual void residual_forward(float* out, const float* a, const float* b, size_t N) = 0;
-  // Fused softmax + cross-entropy over V classes for N rows. losses (N) = -log softmax(logits)[target].
-  // If dlogits is non-null (it may alias logits) it receives (softmax - onehot(target)) * grad_scale.
-  // Source: torch.nn.functional.cross_entropy (reduction none); its gradient.
-  virtual void softmax_cross_entropy(float* losses, float* dlogits, const float* logits,
-                                     const int32_t* targets, int N, int V, float grad_scale) = 0;
+  using ActivationOps<float>::encoder_forward;
+  using ActivationOps<bf16>::encoder_forward;
+  using ActivationOps<float>::encoder_backward;
+  using ActivationOps<bf16>::encoder_backward;
+  using ActivationOps<float>::layernorm_forward;
+  using ActivationOps<bf16>::layernorm_forward;
+  using ActivationOps<float>::layernorm_backward;
+  using ActivationOps<bf16>::layernorm_backward;
+  using ActivationOps<float>::matmul_forward;
+  using ActivationOps<bf16>::matmul_forward;
+  using ActivationOps<float>::matmul_backward;
+  using ActivationOps<bf16>::matmul_backward;
+  using ActivationOps<float>::attention_forward;
+  using ActivationOps<bf16>::attention_forward;
+  using ActivationOps<float>::attention_backward;
+  using ActivationOps<bf16>::attention_backward;
+  using ActivationOps<float>::gelu_forward;
+  using ActivationOps<bf16>::gelu_forward;
+  using ActivationOps<float>::gelu_backward;
+  using ActivationOps<bf16>::gelu_backward;
+  using ActivationOps<float>::residual_forward;
+  using ActivationOps<bf16>::residual_forward;
+  using ActivationOps<float>::softmax_cross_entropy;
+  using ActivationOps<bf16>::softmax_cross_entropy;
+
+  // dst (n) = bf16(src), round to nearest even (the bf16 copy of the master weights).
+  virtual void convert(bf16* dst, const float* src, size_t n) = 0;
   // AdamW on n elements: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
   // p -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd * p). t is the 1-based step.
   // Source: Loshchilov & Hutter 2019, Algorithm 2; matches torch.optim.AdamW.
   virtual void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr,
                      float beta1, float beta2, float eps, float weight_decay, int t) = 0;
-  // Returns sum of g^2 over n elements (accumulated in double).
+  // Returns sum of g^2 over n elements (accumulated in double on the CPU, fp32 partial sums
+  // combined in double on CUDA).
   virtual double grad_norm_squared(const float* g, size_t n) = 0;
   // x (n) *= s.
   virtual void scale(float* x, float s, size_t n) = 0;

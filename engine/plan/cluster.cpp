@@ -77,7 +77,13 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
   p.model = make_plan(c, o.world_size);
   const ModelConfig& m = c.model;
   const uint64_t psi = p.model.n_params;
-  const uint64_t act = gpt_activation_floats(m, c.train.micro_batch, m.seq_len);
+  // Activations in floats; a CPU also keeps its backend's attention scratch (fp32, plan.h).
+  auto act_floats = [&](const Device& d) -> uint64_t {
+    uint64_t a = gpt_activation_floats(m, c.train.micro_batch, m.seq_len);
+    if (d.kind == "cpu") a += cpu_backend_scratch_bytes(m, c.train.micro_batch) / 4;
+    return a;
+  };
+  const uint64_t act = act_floats(p.device);
   for (int s = 0; s < 4; ++s) p.memory[s] = zero_memory(psi, act, p.precision, s, o.world_size);
   p.fits = p.memory[o.zero].total_bytes <= p.device.memory_bytes;
   p.tokens = o.tokens > 0 ? o.tokens : double(c.train.steps) * double(p.model.tokens_per_step);
@@ -100,7 +106,7 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
     need.device = d.name;
     need.precision = o.precision ? *o.precision : d.default_precision();
     need.peak_flops = d.peak(need.precision);
-    for (int s = 0; s < 4; ++s) need.n_fit[s] = devices_to_fit(psi, act, need.precision, s, d.memory_bytes);
+    for (int s = 0; s < 4; ++s) need.n_fit[s] = devices_to_fit(psi, act_floats(d), need.precision, s, d.memory_bytes);
     if (need.peak_flops && o.deadline_hours > 0)
       need.n_deadline = std::max(1, (int)std::ceil(p.total_flops / (*need.peak_flops * o.mfu * o.deadline_hours * 3600)));
     int fit = need.n_fit[o.zero];

@@ -26,7 +26,9 @@ namespace td {
 ///   fp32:  params 4Ψ, grads 4Ψ, optimizer 8Ψ (m, v; the weights are the master copy)
 /// Stage 1 shards the optimizer states over n, stage 2 also the gradients, stage 3 also the
 /// parameters (each shard is ceil(bytes / n)). Activations are the engine's estimate
-/// (gpt_activation_floats at micro_batch) at 4 bytes (fp32) or 2 bytes (mixed), not sharded.
+/// (gpt_activation_floats at micro_batch; make_cluster_plan adds the CPU backend's attention
+/// scratch, cpu_backend_scratch_bytes, for a "cpu" device) at 4 bytes (fp32) or 2 bytes (mixed),
+/// not sharded.
 struct ZeroMemory {
   int stage = 0;
   uint64_t params_bytes = 0;

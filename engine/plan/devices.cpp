@@ -177,3 +177,24 @@ DeviceCatalogue load_device_catalogue(const std::string& user_path) {
 }
 
 }  // namespace td
+
+namespace td {
+
+const Device* find_cuda_device(const DeviceCatalogue& cat, const std::string& cuda_name, uint64_t memory_bytes) {
+  std::string n;
+  for (char ch : cuda_name) n += (char)std::toupper((unsigned char)ch);
+  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  std::string key;
+  if (has("PCIE") && has("H100")) return nullptr;  // H100 PCIe: 756 TF bf16, not in the catalogue
+  if (has(" NVL")) return nullptr;                 // H100 NVL, H200 NVL: other clocks and power
+  if (has("H200")) key = "H200";
+  else if (has("H100")) key = "H100";
+  else if (has("A100")) key = memory_bytes > (uint64_t)60 << 30 ? "A100-80GB" : "A100-40GB";
+  else if (has("V100")) key = memory_bytes > (uint64_t)20 << 30 ? "V100-32GB" : "V100-16GB";
+  else return nullptr;
+  for (const auto& d : cat.devices)
+    if (d.name == key) return &d;
+  return nullptr;
+}
+
+}  // namespace td

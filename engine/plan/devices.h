@@ -83,3 +83,14 @@ DeviceCatalogue load_device_catalogue(const std::string& user_path = user_device
 uint64_t meminfo_total_bytes();
 
 }  // namespace td
+
+namespace td {
+
+/// The catalogue entry of a CUDA device by the name the CUDA runtime reports
+/// (cudaDeviceProp::name): "NVIDIA H200" -> H200, "NVIDIA H100 80GB HBM3" -> H100 (SXM),
+/// "NVIDIA A100-SXM4-80GB" / "NVIDIA A100-PCIE-40GB" -> A100-80GB / A100-40GB (by memory_bytes).
+/// Variants with other peaks (H100 PCIe and NVL, H200 NVL) and unknown GPUs give nullptr: the
+/// engine then reports MFU as null rather than guess.
+const Device* find_cuda_device(const DeviceCatalogue& cat, const std::string& cuda_name, uint64_t memory_bytes);
+
+}  // namespace td

@@ -12,6 +12,10 @@ double flops_per_token(const ModelConfig& m) {
   return 6.0 * n + 12.0 * m.n_layer * (double)m.d_model * m.seq_len;
 }
 
+uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch) {
+  return 4 * (uint64_t)micro_batch * m.n_head * (uint64_t)m.seq_len * m.seq_len;
+}
+
 Plan make_plan(const RunConfig& c, int world_size) {
   const ModelConfig& m = c.model;
   Plan p;
@@ -20,10 +24,15 @@ Plan make_plan(const RunConfig& c, int world_size) {
   p.n_params_non_embedding = p.n_params - emb;
   p.flops_per_token = flops_per_token(m);
   p.tokens_per_step = (uint64_t)c.train.micro_batch * c.train.grad_accum * world_size * m.seq_len;
-  p.weights_bytes = 4 * p.n_params;
+  // Mixed precision keeps a bf16 copy of the weights beside the fp32 master (engine/model/gpt.h).
+  const bool bf16 = resolved_precision(c.train) == "bf16";
+  p.weights_bytes = (bf16 ? 6 : 4) * p.n_params;
   p.grads_bytes = 4 * p.n_params;
-  p.optimizer_bytes = 8 * p.n_params;
-  p.activations_bytes = 4 * (uint64_t)gpt_activation_floats(m, c.train.micro_batch, m.seq_len);
+  // ZeRO-1 keeps this rank's shard of m and v (dist::shard_range: at most ceil(N / world)).
+  const uint64_t n_world = world_size > 1 ? (uint64_t)world_size : 1;
+  p.optimizer_bytes = 8 * (c.train.zero == 1 ? (p.n_params + n_world - 1) / n_world : p.n_params);
+  p.activations_bytes = gpt_activation_bytes(m, c.train.micro_batch, m.seq_len, bf16 ? DType::kBF16 : DType::kF32);
+  if (c.train.device == "cpu") p.activations_bytes += cpu_backend_scratch_bytes(m, c.train.micro_batch);
   p.total_bytes = p.weights_bytes + p.grads_bytes + p.optimizer_bytes + p.activations_bytes;
   return p;
 }

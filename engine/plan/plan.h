@@ -21,15 +21,24 @@ struct Plan {
   uint64_t n_params_non_embedding = 0;  // without wte and wpe
   double flops_per_token = 0;           // training FLOPs per token
   uint64_t tokens_per_step = 0;         // global batch in tokens
-  // Memory per rank, bytes (fp32 everywhere on the CPU backend):
-  uint64_t weights_bytes = 0;           // 4 N
+  // Memory per rank, bytes (fp32 everywhere on the CPU backend; train.precision bf16 adds the
+  // bf16 weight copy and halves the activations):
+  uint64_t weights_bytes = 0;           // 4 N (fp32), 6 N (bf16: fp32 master + bf16 copy)
   uint64_t grads_bytes = 0;             // 4 N
   uint64_t optimizer_bytes = 0;         // AdamW m and v: 8 N
-  uint64_t activations_bytes = 0;       // what forward keeps for backward at micro_batch, plus backward scratch
+  uint64_t activations_bytes = 0;       // what forward keeps for backward at micro_batch, plus backward
+                                        // scratch (the model's, and on the CPU the backend's: cpu_backend_scratch_bytes)
   uint64_t total_bytes = 0;
 };
 
-/// Estimates for a validated config and world size.
+/// Bytes the CPU backend keeps from step to step beside the model's own buffers: the gradient of
+/// the attention scores of one micro-batch, (B, NH, T, T) fp32 (CpuBackend::attention_backward's
+/// scratch_, engine/ops/cpu_ops.cpp). Counted with the activations of CPU plans.
+uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch);
+
+/// Estimates for a validated config and world size. Memory is per rank as the engine allocates
+/// it (engine/model/gpt.h, engine/train/trainer.cpp); with train.zero = 1 and world_size > 1 the
+/// AdamW moments are the largest rank's shard, 8 ceil(N / world_size) bytes.
 Plan make_plan(const RunConfig& c, int world_size = 1);
 /// A human-readable table.
 std::string plan_table(const Plan& p);

@@ -35,7 +35,7 @@ std::vector<uint32_t> generate(GPT& model, const std::vector<uint32_t>& prompt, 
     int T = std::min<int>((int)ctx.size(), m.seq_len);
     const int32_t* window = ctx.data() + ctx.size() - T;
     model.forward(window, nullptr, 1, T);
-    model.backend().download(row.data(), model.logits() + (size_t)(T - 1) * m.vocab_size, row.size() * sizeof(float));
+    model.download_logits(row.data(), (size_t)(T - 1), 1);
     int next = sample_token(row.data(), m.vocab_size, opt.temperature, opt.top_k, rng);
     out.push_back((uint32_t)next);
     ctx.push_back(next);

@@ -24,9 +24,11 @@
 #include "engine/metrics/events.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/model/gpt.h"
+#include "engine/ops/backend.h"
 #include "engine/ops/blas_kernel.h"
 #include "engine/ops/cpu_ops.h"
 #include "engine/optim/adamw.h"
+#include "engine/plan/devices.h"
 #include "engine/plan/plan.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/train/sampler.h"
@@ -108,8 +110,32 @@ std::vector<ParamTensor> shard_tensors(const std::vector<ParamTensor>& all, size
   return out;
 }
 
+// n floats of backend memory (device memory on a GPU), freed with the scope; n = 0: none.
+class BackendBuffer {
+ public:
+  BackendBuffer(Backend& be, size_t n) : be_(be), p_(n ? static_cast<float*>(be.alloc(n * sizeof(float))) : nullptr) {}
+  ~BackendBuffer() { be_.free(p_); }
+  BackendBuffer(const BackendBuffer&) = delete;
+  BackendBuffer& operator=(const BackendBuffer&) = delete;
+  float* data() { return p_; }
+
+ private:
+  Backend& be_;
+  float* p_;
+};
+
+// dst (n) = src (n), both backend memory. The Backend interface has no device-to-device copy:
+// the floats pass through the host (checkpoints and resumes only, never in a step).
+void copy_in_backend(Backend& be, float* dst, const float* src, size_t n) {
+  if (n == 0) return;
+  std::vector<float> host(n);
+  be.download(host.data(), src, n * sizeof(float));
+  be.upload(dst, host.data(), n * sizeof(float));
+}
+
 // Sum over ranks of one double per rank, exact and in rank order on every rank: the doubles
-// travel bit for bit through an all-gather (two floats each), then are added here.
+// travel bit for bit through an all-gather (two floats each), then are added here. Host memory
+// (with NCCL the communicator stages it through the GPU).
 double all_sum_double(dist::Communicator& comm, double x) {
   const int n = comm.world_size();
   if (n == 1) return x;
@@ -143,9 +169,18 @@ void request_stop() { g_signals.fetch_add(1); }
 int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const ModelConfig& mc = cfg.model;
   const TrainConfig& tc = cfg.train;
-  if (tc.device != "cpu")
-    throw ConfigError("train.device", "value \"" + tc.device + "\" is not available in this build: the CUDA backend is not built yet; use \"cpu\"");
   const dist::DistEnv denv = dist::read_dist_env();
+  const bool on_gpu = tc.device != "cpu";
+  // Several GPU ranks: one GPU each. "cuda" means cuda:LOCAL_RANK (torchrun's convention), so the
+  // ranks of a node take its GPUs in order; "cuda:N" is kept only with one rank per node.
+  std::string device = tc.device;
+  if (on_gpu && denv.distributed()) {
+    if (tc.device == "cuda") device = "cuda:" + std::to_string(denv.local_rank);
+    else if (denv.local_world_size > 1)
+      throw ConfigError("train.device", "value \"" + tc.device + "\" would put the " + std::to_string(denv.local_world_size) +
+                                            " ranks of this node on one GPU; use \"cuda\": rank r then trains on cuda:TRAINDECK_LOCAL_RANK");
+  }
+  const DType act_dtype = resolved_precision(tc) == "bf16" ? DType::kBF16 : DType::kF32;
   if (tc.zero == 1 && !denv.distributed() && !opt.quiet)
     std::fprintf(stderr, "note: train.zero = 1 with one rank shards nothing (the run equals train.zero = 0)\n");
   // Ranks sharing this machine share its cores: train.threads = 0 means cores / local ranks.
@@ -194,8 +229,28 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     }
   }
 
-  // The other ranks (engine/dist): a rendezvous at rank 0's store, then Gloo.
-  std::unique_ptr<dist::Communicator> comm = dist::make_communicator(denv, {tc.dist_timeout_s, tc.dist_ifname});
+  // The backend first: an NCCL communicator works on its GPU and stream (and is destroyed
+  // before it, being declared after it).
+  std::unique_ptr<Backend> backend;
+  try {
+    backend = make_backend(device);
+  } catch (const Error& e) {
+    if (!on_gpu || !denv.distributed()) throw;
+    const std::string what = e.what();
+    // "cuda:3 asked for but this machine has 2 GPUs": more ranks on this node than GPUs.
+    const bool ordinal = what.find("asked for but") != std::string::npos;
+    fail(what + " (rank " + std::to_string(denv.rank) + ": TRAINDECK_LOCAL_RANK=" + std::to_string(denv.local_rank) + " selects " + device +
+         (ordinal ? "; start at most one rank per GPU on each node)" : ")"));
+  }
+  const DeviceInfo dev = backend->device_info();
+
+  // The other ranks (engine/dist): a rendezvous at rank 0's store, then Gloo between CPU ranks
+  // or NCCL between GPU ranks. NCCL's collectives are enqueued on the backend's own stream, so
+  // they are ordered with the kernels before and after them with nothing to do here; host
+  // buffers (the small exchanges below: flags, losses, figures) go through NCCL too, staged
+  // through device memory by the communicator (one communicator, one rendezvous, no Gloo
+  // beside NCCL).
+  std::unique_ptr<dist::Communicator> comm = dist::make_communicator(denv, {tc.dist_timeout_s, tc.dist_ifname}, backend.get());
   const int world = comm->world_size(), rank = comm->rank();
   const bool rank0 = rank == 0;
   const bool zero1 = tc.zero == 1 && world > 1;
@@ -204,8 +259,19 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const std::string ckpt_root = opt.out_dir + "/checkpoints";
   const std::string events_path = opt.out_dir + "/events.jsonl";
   std::unique_ptr<RunDirLock> lock;
-  auto backend = make_cpu_backend();
-  GPT model(mc, *backend, tc.micro_batch);
+  std::unique_ptr<GPT> model_ptr;
+  try {
+    model_ptr = std::make_unique<GPT>(mc, *backend, tc.micro_batch, act_dtype);
+  } catch (const Error& e) {
+    if (!on_gpu) throw;
+    // Out of GPU memory (or another allocation failure): say what the config needs.
+    const Plan need = make_plan(cfg, 1);
+    fail(std::string(e.what()) + "\n  the planner estimates " + std::to_string(need.total_bytes >> 20) + " MiB for this config (weights " +
+         std::to_string(need.weights_bytes >> 20) + ", gradients " + std::to_string(need.grads_bytes >> 20) + ", AdamW " +
+         std::to_string(need.optimizer_bytes >> 20) + ", activations " + std::to_string(need.activations_bytes >> 20) + " MiB) on " +
+         dev.name + " with " + std::to_string(dev.memory_total >> 20) + " MiB; see `traindeck-engine plan`");
+  }
+  GPT& model = *model_ptr;
   const size_t N = model.num_params();
   const auto [shard_lo, shard_hi] = zero1 ? dist::shard_range(N, rank, world) : std::pair<size_t, size_t>{0, N};
   AdamW adam(*backend, zero1 ? shard_tensors(model.tensors(), shard_lo, shard_hi) : model.tensors(), shard_hi - shard_lo, tc.beta1,
@@ -286,11 +352,13 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     comm->broadcast(model.params(), N * sizeof(float), 0);
     if (resumed_from) {
       if (zero1) {
-        std::vector<float> buf(rank0 ? 0 : N);
+        // Rank 0's full moments (backend memory) reach every rank, which keeps its shard. The
+        // others receive into a full-size backend buffer (GPU memory with NCCL).
+        BackendBuffer full_buf(*backend, rank0 ? 0 : N);
         for (int which = 0; which < 2; which++) {
-          float* full = rank0 ? (which ? loaded->v() : loaded->m()) : buf.data();
+          float* full = rank0 ? (which ? loaded->v() : loaded->m()) : full_buf.data();
           comm->broadcast(full, N * sizeof(float), 0);
-          std::memcpy(which ? adam.v() : adam.m(), full + shard_lo, (shard_hi - shard_lo) * sizeof(float));
+          copy_in_backend(*backend, which ? adam.v() : adam.m(), full + shard_lo, shard_hi - shard_lo);
         }
         loaded.reset();
       } else {
@@ -303,8 +371,13 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   st.config = to_json(cfg);
 
   std::optional<double> peak = opt.peak_flops;
-  if (rank0 && !peak) peak = cached_peak_flops(threads);
-  if (rank0 && !peak) {
+  if (on_gpu && !peak) {
+    // A GPU's dense peak at the precision trained, from the device catalogue; unknown: no MFU.
+    if (const Device* d = find_cuda_device(load_device_catalogue(), dev.name, dev.memory_total))
+      peak = act_dtype == DType::kBF16 ? d->peak(Precision::mixed) : d->peak(Precision::fp32);
+  }
+  if (rank0 && !peak && !on_gpu) peak = cached_peak_flops(threads);
+  if (rank0 && !peak && !on_gpu) {
     if (!opt.quiet) std::fprintf(stderr, "calibrating this CPU's sgemm peak (once; cached in %s)...\n", calibration_cache_path().c_str());
     peak = measure_sgemm_flops(threads, 2.0, 1536);
     store_peak_flops(threads, *peak);
@@ -320,11 +393,16 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const bool quiet = opt.quiet || !rank0;
   const double fpt = flops_per_token(mc);
   json start = {{"config", st.config}, {"n_params", model.num_params()}, {"flops_per_token", fpt},
-                {"host", host_name()}, {"device", "cpu"}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
+                {"host", host_name()}, {"device", device}, {"device_name", on_gpu ? dev.name : cpu_model()},
+                {"precision", resolved_precision(tc)}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
                 {"world_size", world}, {"engine_version", TD_VERSION}, {"peak_flops", nullable(peak)},
                 {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
                 {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}};
   if (world > 1) start["hosts"] = comm->hosts();
+  if (on_gpu) {
+    start["compute_capability"] = std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
+    start["gpu_memory_total"] = dev.memory_total;
+  }
   emit("run_start", start);
   auto warn = [&](const std::string& code, const std::string& message, json step) {
     emit("warning", {{"step", step}, {"code", code}, {"message", message}});
@@ -352,14 +430,16 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
 
   auto checkpoint = [&]() {
     // Collective part: a sharded optimizer state is gathered to full size first.
+    // Rank 0 gathers straight into its full-size state; the others into one full-size backend
+    // buffer (GPU memory with NCCL), used for m then v.
     std::unique_ptr<AdamW> gathered;
     if (zero1) {
-      std::vector<float> buf(N);
       if (rank0) gathered = full_adam();
+      BackendBuffer buf(*backend, rank0 ? 0 : N);
       for (int which = 0; which < 2; which++) {
-        std::memcpy(buf.data() + shard_lo, which ? adam.v() : adam.m(), (shard_hi - shard_lo) * sizeof(float));
-        comm->all_gather(buf.data(), N);
-        if (rank0) std::memcpy(which ? gathered->v() : gathered->m(), buf.data(), N * sizeof(float));
+        float* full = rank0 ? (which ? gathered->v() : gathered->m()) : buf.data();
+        copy_in_backend(*backend, full + shard_lo, which ? adam.v() : adam.m(), shard_hi - shard_lo);
+        comm->all_gather(full, N);
       }
     }
     last_ckpt_step = st.step;
@@ -467,12 +547,18 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     } else {
       adam.step(model.params(), model.grads(), lr, st.adam_t);
     }
+    backend->synchronize();  // a GPU step ends when its last kernel has run, not when it was queued
     double step_s = std::chrono::duration<double>(clk::now() - t0).count();
     double tps = tokens_per_step / step_s;
     std::optional<double> mfu;
     if (peak) mfu = fpt * tps / (*peak * world);
     json fields = {{"step", st.step}, {"tokens_seen", st.tokens_seen}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm},
                    {"step_ms", step_s * 1e3}, {"tokens_per_s", tps}, {"mfu", nullable(mfu)}, {"rss_bytes", current_rss_bytes()}};
+    if (on_gpu) {
+      const DeviceInfo now = backend->device_info();
+      fields["gpu_mem_bytes"] = now.memory_allocated;
+      fields["gpu_mem_peak_bytes"] = now.memory_peak;
+    }
     if (world > 1) {
       // Per-rank figures of this step (collectives since its start), gathered to every rank.
       const dist::CommStats& c1 = comm->stats();

@@ -127,7 +127,8 @@ void MainWindow::buildPanels() {
   auto* train_on_label = new QLabel(tr("Train on:"), design_page);
   train_on_ = new QComboBox(design_page);
   train_on_->setObjectName(QStringLiteral("train_on"));
-  train_on_->setToolTip(tr("This machine, or a node of a cluster saved on the Clusters page (deployed over SSH)"));
+  train_on_->setToolTip(tr("This machine, a node of a cluster saved on the Clusters page, or all its nodes "
+                            "(deployed over SSH; one rank per GPU, one per CPU node)"));
   train_on_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   train_on_label->setBuddy(train_on_);
   start_row->addWidget(train_on_label);
@@ -449,16 +450,19 @@ QString MainWindow::startRun(QString* error) {
       experiment = QString::fromLatin1(td::store::kDefaultExperiment);
   }
   QString id;
-  const QStringList target = train_on_->currentData().toStringList();  // {} or {cluster, node index}
+  // {} or {cluster, node index} or {cluster, "all"} (every node: a multi-node run)
+  const QStringList target = train_on_->currentData().toStringList();
   if (target.size() == 2) {
     const auto cluster = clusters_->clusterList()->cluster(target[0]);
+    const bool all = target[1] == QLatin1String("all");
     const int node = target[1].toInt();
-    if (!cluster || node < 0 || node >= int(cluster->nodes.size())) {
+    if (!cluster || (all ? cluster->nodes.size() < 2 : node < 0 || node >= int(cluster->nodes.size()))) {
       if (error) *error = tr("The cluster %1 has changed; choose where to train again.").arg(target[0]);
       rebuildTargets();
       return {};
     }
-    id = remote_runs_->startRun(target[0], cluster->nodes[size_t(node)], experiment, designer_->config(), error);
+    id = all ? remote_runs_->startClusterRun(*cluster, experiment, designer_->config(), error)
+             : remote_runs_->startRun(target[0], cluster->nodes[size_t(node)], experiment, designer_->config(), error);
     if (!id.isEmpty()) {
       // The Run page shows the deploy's progress until the engine trains on the node.
       run_view_->setRun(id);
@@ -489,6 +493,18 @@ void MainWindow::rebuildTargets() {
   for (const QString& name : list->names()) {
     const auto c = list->cluster(name);
     if (!c) continue;
+    // Every node at once: one rank per GPU, or one per CPU node. A cluster mixing GPU and CPU
+    // nodes cannot train as one run (remote/multinode.h refuses it), so it gets no such entry.
+    int gpu_nodes = 0;
+    for (const auto& n : c->nodes) gpu_nodes += n.gpus > 0 ? 1 : 0;
+    const bool mixed = gpu_nodes > 0 && gpu_nodes < (int)c->nodes.size();
+    if (c->nodes.size() > 1 && !mixed) {
+      int ranks = 0;
+      for (const auto& n : c->nodes) ranks += n.gpus > 0 ? n.gpus : 1;
+      train_on_->addItem(icon(QStringLiteral("remote")),
+                         tr("%1 / all %2 nodes (%3 ranks)").arg(name).arg(c->nodes.size()).arg(ranks),
+                         QStringList{name, QStringLiteral("all")});
+    }
     for (size_t i = 0; i < c->nodes.size(); ++i) {
       const auto& n = c->nodes[i];
       const QString node = QString::fromStdString(n.display_name());

@@ -1,6 +1,7 @@
 #include "gui/app/run_view.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -11,7 +12,9 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QHeaderView>
 #include <QSplitter>
+#include <QTableWidget>
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTimer>
@@ -21,6 +24,7 @@
 #include "gui/charts/dashboard.h"
 #include "gui/core/store_client.h"
 #include "gui/look/icons.h"
+#include "gui/plan/run_plan.h"
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
 #include "store/store.h"
@@ -100,8 +104,24 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   QFont mono(QStringLiteral("monospace"));
   mono.setStyleHint(QFont::TypeWriter);
   log_->setFont(mono);
+  // Plan vs measured: the planner's figures for this run's config beside its measurements.
+  auto* plan_page = new QWidget(bottom_);
+  auto* plan_layout = new QVBoxLayout(plan_page);
+  plan_table_ = new QTableWidget(0, 4, plan_page);
+  plan_table_->setObjectName(QStringLiteral("run_plan_vs_measured"));
+  plan_table_->verticalHeader()->setVisible(false);
+  plan_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  plan_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  plan_table_->horizontalHeader()->setStretchLastSection(true);
+  plan_basis_ = new QLabel(plan_page);
+  plan_basis_->setObjectName(QStringLiteral("run_plan_basis"));
+  plan_basis_->setWordWrap(true);
+  plan_basis_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  plan_layout->addWidget(plan_table_, 1);
+  plan_layout->addWidget(plan_basis_);
   bottom_->addTab(samples_, icon(QStringLiteral("notes")), QString());
   bottom_->addTab(log_, icon(QStringLiteral("log")), QString());
+  bottom_->addTab(plan_page, icon(QStringLiteral("notes")), QString());
   retranslate();
   split->addWidget(dashboard_);
   split->addWidget(bottom_);
@@ -116,6 +136,8 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
     dashboard_->refresh();
     updateStatus();
     loadSamples();
+    // The comparison reads medians over the whole run: at most every 5 s while it grows.
+    if (!runActive(run_) || !plan_loaded_.isValid() || plan_loaded_.elapsed() > 5000) loadPlan();
   });
   connect(stop_, &QPushButton::clicked, this, &RunView::requestStop);
   connect(resume_, &QPushButton::clicked, this, &RunView::requestResume);
@@ -140,6 +162,9 @@ void RunView::retranslate() {
   samples_->setPlaceholderText(tr("Generated samples appear here with their step (train.sample_interval)."));
   bottom_->setTabText(0, tr("Samples"));
   bottom_->setTabText(1, tr("Log"));
+  bottom_->setTabText(2, tr("Plan vs measured"));
+  bottom_->setTabToolTip(2, tr("What the planner says this run's config needs, beside what the run measured"));
+  plan_table_->setHorizontalHeaderLabels({tr("Quantity"), tr("Planned"), tr("Measured"), tr("Error")});
   cancel_progress_->setText(tr("Cancel"));
   download_->setText(tr("Download checkpoint"));
   download_->setToolTip(tr("Copy the run's newest checkpoint from its node to a folder on this machine"));
@@ -269,6 +294,7 @@ void RunView::setRun(const QString& run_id) {
   updateStatus();
   loadSamples();
   loadLog();
+  loadPlan();
 }
 
 void RunView::onIngested(const QString& run_id) {
@@ -383,6 +409,47 @@ void RunView::loadLog() {
         watcher->setFuture(QtConcurrent::run(read_tail, log));
       },
       [](const QString&) {});
+}
+
+void RunView::loadPlan() {
+  if (run_.isEmpty() || !store_) {
+    plan_table_->setRowCount(0);
+    plan_basis_->clear();
+    return;
+  }
+  plan_loaded_.start();
+  const QString id = run_;
+  store_->run<RunPlanComparison>(
+      this, [id = id.toStdString()](td::store::Store& s) { return comparePlanWithRun(s, id); },
+      [this, id](RunPlanComparison c) {
+        if (id != run_) return;
+        plan_table_->setRowCount(int(c.rows.size()));
+        for (int r = 0; r < int(c.rows.size()); ++r) {
+          const td::PlanVsMeasuredRow& row = c.rows[size_t(r)];
+          const QStringList cells = {planRowLabel(row), formatPlanValue(row.planned, row.unit),
+                                     formatPlanValue(row.measured, row.unit), formatErrorPercent(row.error_pct)};
+          for (int col = 0; col < cells.size(); ++col) {
+            auto* item = new QTableWidgetItem(cells[col]);
+            item->setTextAlignment(col == 0 ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);
+            item->setToolTip(QString::fromStdString(row.basis));
+            plan_table_->setItem(r, col, item);
+          }
+        }
+        if (!c.error.isEmpty()) {
+          plan_basis_->setText(c.error);
+          return;
+        }
+        plan_basis_->setText(
+            (c.gpu ? tr("Planned tokens/s assume MFU %1 % (the Infrastructure panel's default); memory is the plan plus the "
+                        "32 MiB cuBLAS workspace, against the GPU memory high-water mark.")
+                   : tr("Planned tokens/s assume MFU %1 % (the designer's default for this machine); memory is the plan plus "
+                        "a 12 MiB process baseline, against the peak RSS."))
+                .arg(c.mfu * 100, 0, 'f', 0) +
+            QLatin1Char(' ') + tr("Error = (planned − measured) ÷ measured. Hover a row for its formula (docs/planner.md)."));
+      },
+      [this, id](const QString& m) {
+        if (id == run_) plan_basis_->setText(m);
+      });
 }
 
 }  // namespace td::gui

@@ -1,5 +1,5 @@
 // RunView: one run's live page — status line, Stop/Resume, the Dashboard's charts, generated
-// samples (with their step) and the engine's log. For a run on an SSH node (the store has its
+// samples (with their step), the engine's log and the plan beside what the run measured. For a run on an SSH node (the store has its
 // remote_runs row) also the node, the connection state, the deploy (or checkpoint download)
 // progress with its phase, and "Download checkpoint"; Stop/Resume then go to the
 // RemoteRunController.
@@ -8,6 +8,7 @@
 // history is read on a pool thread (QtConcurrent) and live text arrives from RunController.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QPointer>
 #include <QWidget>
 
@@ -15,6 +16,7 @@ class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QTableWidget;
 class QTabWidget;
 class QTextBrowser;
 class QTimer;
@@ -41,6 +43,11 @@ class RunView : public QWidget {
   QPushButton* stopButton() const { return stop_; }
   QPushButton* resumeButton() const { return resume_; }
   QLabel* statusLabel() const { return status_; }
+  /// "Plan vs measured" tab: rows memory per rank, tokens/s and, for data-parallel runs,
+  /// collective bytes and bus bandwidth; columns quantity, planned, measured, error
+  /// (gui/plan/run_plan.h). Refreshed with the status. planBasisLabel() says the MFU assumed.
+  QTableWidget* planTable() const { return plan_table_; }
+  QLabel* planBasisLabel() const { return plan_basis_; }
 
   /// Remote runs: connects the controller's deploy progress, connection state, log, ingest,
   /// start/end and checkpoint download signals to this view (the main window need not wire
@@ -77,6 +84,7 @@ class RunView : public QWidget {
   void retranslate();
   void loadLog();
   void loadSamples();
+  void loadPlan();
   void showProgress(const QString& run_id, qint64 done, qint64 total, const QString& phase);
   void updateRemoteBar();
   bool runActive(const QString& run_id) const;
@@ -100,6 +108,9 @@ class RunView : public QWidget {
   QTabWidget* bottom_;
   QTextBrowser* samples_;
   QPlainTextEdit* log_;
+  QTableWidget* plan_table_;
+  QLabel* plan_basis_;
+  QElapsedTimer plan_loaded_;  // since the last loadPlan()
   QTimer* refresh_timer_;
   int samples_shown_ = -1;
   quint64 log_generation_ = 0;

@@ -222,7 +222,11 @@ void ChartView::rebuildSeries() {
         s.key = SeriesKey{runs_[ri], m.metric, rank};
         s.spec = m;
         s.label = m.label;
-        if (ranks.size() > 1) s.label += tr(" rank %1").arg(rank);
+        // A rank's series names its host where the run says (a multi-node run: one node each).
+        if (ranks.size() > 1 || (m.all_ranks && f->world_size > 1)) {
+          const bool host = rank >= 0 && size_t(rank) < f->hosts.size() && !f->hosts[size_t(rank)].isEmpty();
+          s.label += host ? tr(" rank %1 (%2)").arg(rank).arg(f->hosts[size_t(rank)]) : tr(" rank %1").arg(rank);
+        }
         if (overlay) s.label = runs_[ri] + QStringLiteral(" · ") + s.label;
         const int colour = overlay ? ri : static_cast<int>(want.size());
         s.color = seriesColour(colour);

@@ -119,18 +119,17 @@ void Dashboard::buildCharts() {
     grid->addWidget(c, row, col);
     charts_.insert(name, c);
     if (name == QLatin1String("memory")) c->setValueFormat(YSide::Left, ValueFormat::Bytes);
-    if (name == QLatin1String("network")) {
-      c->setValueFormat(YSide::Left, ValueFormat::Bytes);
-      c->setValueFormat(YSide::Right, ValueFormat::BytesPerSecond);
-    }
+    if (name == QLatin1String("network")) c->setValueFormat(YSide::Left, ValueFormat::Bytes);
     names_ << name;
   };
   add(QStringLiteral("loss"), tr("Loss"), tr("loss (nats/token)"), QString(),
       {{QStringLiteral("loss"), tr("train loss"), SeriesStyle::Line, YSide::Left, false},
        {QStringLiteral("val_loss"), tr("val loss"), SeriesStyle::Markers, YSide::Left, false}},
       tr("No loss yet: the run has not completed its first step."), 0, 0);
+  // A data-parallel run adds each rank's own tokens/s (docs/events.md "Per-rank figures").
   add(QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), tr("MFU (0..1)"),
       {{QStringLiteral("tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, false},
+       {QStringLiteral("rank_tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, true},
        {QStringLiteral("mfu"), tr("MFU"), SeriesStyle::Line, YSide::Right, false}},
       tr("No throughput yet: the run has not completed its first step."), 0, 1);
   add(QStringLiteral("memory"), tr("Memory"), tr("bytes"), QString(),
@@ -139,9 +138,11 @@ void Dashboard::buildCharts() {
       tr("No memory figures yet: the run reports process RSS at every step (and GPU memory on the "
          "CUDA backend)."),
       1, 0);
-  add(QStringLiteral("network"), tr("Network"), tr("bytes"), tr("bytes/s"),
-      {{QStringLiteral("comm_bytes"), tr("collective bytes"), SeriesStyle::Line, YSide::Left, true},
-       {QStringLiteral("comm_bandwidth"), tr("bandwidth"), SeriesStyle::Line, YSide::Right, true}},
+  // Per rank (and so per node): payload bytes its collectives sent in each step, and the bus
+  // bandwidth they achieved (nccl-tests' busbw, GB/s = 10^9 bytes/s; docs/events.md).
+  add(QStringLiteral("network"), tr("Network"), tr("bytes per step"), tr("bus bandwidth (GB/s)"),
+      {{QStringLiteral("comm_bytes_sent"), tr("collective bytes sent"), SeriesStyle::Line, YSide::Left, true},
+       {QStringLiteral("busbw_gb_s"), tr("bus bandwidth"), SeriesStyle::Line, YSide::Right, true}},
       tr("No network traffic: single-process runs do not communicate; distributed runs report "
          "collective bytes here."),
       1, 1);

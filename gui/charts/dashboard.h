@@ -1,9 +1,9 @@
 // Dashboard: the live charts of one run, or several runs overlaid for comparison.
 //
 // Charts (ChartView, names for chart()): "loss" (train loss line, val_loss markers),
-// "throughput" (tokens_per_s left, mfu right), "memory" (rss_bytes, gpu_mem_bytes per rank),
-// "network" (comm_bytes left, comm_bandwidth right, per rank), "optimizer" (lr left, grad_norm
-// right). Controls: x axis by step | tokens | wall time, smoothing (EMA weight 0..0.99),
+// "throughput" (tokens_per_s and each rank's rank_tokens_per_s left, mfu right), "memory"
+// (rss_bytes, gpu_mem_bytes per rank), "network" (comm_bytes_sent left, busbw_gb_s right, per
+// rank; a rank's series names its host), "optimizer" (lr left, grad_norm right). Controls: x axis by step | tokens | wall time, smoothing (EMA weight 0..0.99),
 // log scale, export PNG / CSV. The dashboard owns its MetricsModel; every query goes through
 // the StoreClient given.
 //

@@ -162,6 +162,8 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
       case Gpus: return n.gpus;
       case WorkDir: return QString::fromStdString(n.work_dir);
       case Jump: return QString::fromStdString(n.jump);
+      case Address: return QString::fromStdString(n.address);
+      case IfName: return QString::fromStdString(n.ifname);
       case Resolved: return r.hint;
       case Status:
         switch (r.state) {
@@ -181,6 +183,12 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
     if (index.column() == Gpus) return tr("GPUs to use on the node; 0: train on its CPU");
     if (index.column() == WorkDir) return tr("Folder on the node for the engine, data and runs (relative: under the home folder)");
     if (index.column() == Jump) return tr("Jump host(s) \"[user@]host[:port]\", comma-separated; empty: the ProxyJump of ~/.ssh/config");
+    if (index.column() == Address)
+      return tr("Runs on several nodes: the address the other nodes reach this node at, used for the rendezvous "
+                "when it is the first node; empty: its host as SSH reaches it");
+    if (index.column() == IfName)
+      return tr("Runs on several nodes: the network interface for collectives (e.g. eth0, ib0); empty: the "
+                "interface toward the first node");
   }
   if (role == Qt::DecorationRole && index.column() == Status && QApplication::style()) {
     switch (r.state) {
@@ -215,6 +223,8 @@ bool NodeTableModel::setData(const QModelIndex& index, const QVariant& value, in
     case Gpus: n.gpus = text.empty() ? 0 : value.toString().trimmed().toInt(&ok); break;
     case WorkDir: n.work_dir = text; break;
     case Jump: n.jump = text; break;
+    case Address: n.address = text; break;
+    case IfName: n.ifname = text; break;
     default: ok = false;
   }
   if (!ok) return false;
@@ -225,7 +235,7 @@ bool NodeTableModel::setData(const QModelIndex& index, const QVariant& value, in
 Qt::ItemFlags NodeTableModel::flags(const QModelIndex& index) const {
   if (!index.isValid()) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
-  if (index.column() <= Jump) f |= Qt::ItemIsEditable;
+  if (index.column() <= IfName) f |= Qt::ItemIsEditable;
   return f;
 }
 
@@ -241,6 +251,8 @@ QVariant NodeTableModel::headerData(int section, Qt::Orientation orientation, in
     case Gpus: return tr("GPUs");
     case WorkDir: return tr("Work directory");
     case Jump: return tr("Jump host");
+    case Address: return tr("Cluster address");
+    case IfName: return tr("Interface");
     case Resolved: return tr("As resolved");
     case Status: return tr("Test");
   }

@@ -29,7 +29,8 @@ QString resolvedHint(const td::remote::NodeSpec& node, const QString& ssh_config
 class NodeTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Name, Host, Port, User, Auth, KeyFile, Gpus, WorkDir, Jump, Status, Resolved, ColumnCount };
+  // Address and IfName: multi-node runs (remote/cluster.h NodeSpec::address, ifname).
+  enum Column { Name, Host, Port, User, Auth, KeyFile, Gpus, WorkDir, Jump, Address, IfName, Status, Resolved, ColumnCount };
   enum class TestState { None, Testing, Ok, Failed };
 
   explicit NodeTableModel(QObject* parent = nullptr);

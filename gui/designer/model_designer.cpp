@@ -16,9 +16,11 @@
 #include <QSaveFile>
 #include <QScrollArea>
 #include <QStyle>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include "gui/designer/estimate_panel.h"
+#include "gui/designer/infra_panel.h"
 
 // The presets are compiled into this static library: their initialiser must be called by name.
 static void initPresetResources() { Q_INIT_RESOURCE(presets); }
@@ -123,8 +125,20 @@ ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Pl
   scroll->setWidget(form_widget);
   body->addWidget(scroll, 3);
 
-  estimates_ = new EstimatePanel(this);
-  body->addWidget(estimates_, 2);
+  // Beside the form: this machine's estimates and the infrastructure plan, one tab each.
+  auto* tabs = new QTabWidget(this);
+  tabs->setObjectName(QStringLiteral("estimate_tabs"));
+  estimates_ = new EstimatePanel(tabs);
+  tabs->addTab(estimates_, tr("This machine"));
+  auto* infra_scroll = new QScrollArea(tabs);
+  infra_scroll->setWidgetResizable(true);
+  infra_scroll->setFrameShape(QFrame::NoFrame);
+  infra_ = new InfraPanel(planner_, infra_scroll);
+  infra_scroll->setWidget(infra_);
+  tabs->addTab(infra_scroll, tr("Infrastructure"));
+  tabs->setTabToolTip(1, tr("The config on a cluster: memory per device for ZeRO stages 0-3, time and cost of a token "
+                            "budget, network and storage bandwidth, devices needed"));
+  body->addWidget(tabs, 2);
   outer->addLayout(body, 1);
 
   connect(estimates_, &EstimatePanel::calibrateRequested, this, [this] {
@@ -322,6 +336,7 @@ void ModelDesigner::revalidate() {
   other_errors_->setText(others.join('\n'));
   other_errors_->setVisible(!others.isEmpty());
   estimates_->showCheck(check_);
+  infra_->showCheck(check_);
   if (check_.valid != valid_) {
     valid_ = check_.valid;
     emit validityChanged(valid_);

@@ -1,5 +1,6 @@
 // The model designer: a form for a run config's model and training fields and its dataset,
-// with live estimates (parameters, FLOPs, memory per rank, tokens/s on this machine).
+// with live estimates (parameters, FLOPs, memory per rank, tokens/s on this machine) and the
+// infrastructure plan (memory per device for ZeRO 0-3, time, bandwidths, devices needed, cost).
 #pragma once
 
 #include <QHash>
@@ -21,6 +22,7 @@ class QVBoxLayout;
 namespace td::gui {
 
 class EstimatePanel;
+class InfraPanel;
 
 /// Edits a run config (engine/config.h). Fields: model.{vocab_size, seq_len, n_layer, n_head,
 /// d_model, d_ff, tie_embeddings}, train.{micro_batch, grad_accum, steps, lr, warmup, min_lr,
@@ -56,6 +58,8 @@ class ModelDesigner : public QWidget {
   /// The last check: errors and, when has_plan, the plan and estimates the panel shows.
   const PlanCheck& lastCheck() const { return check_; }
   Planner* planner() { return planner_; }
+  /// The Infrastructure tab beside the estimates (the config on a cluster of catalogue devices).
+  InfraPanel* infraPanel() const { return infra_; }
 
   /// Fills the data.path combo with dataset directories (the text being edited stays).
   void setDatasets(const QStringList& paths);
@@ -99,6 +103,7 @@ class ModelDesigner : public QWidget {
 
   Planner* planner_;
   EstimatePanel* estimates_;
+  InfraPanel* infra_;
   QComboBox* presets_;
   QLabel* other_errors_;
   QList<Row> rows_;

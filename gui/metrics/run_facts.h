@@ -25,6 +25,8 @@ struct RunFacts {
   QString status;                   // unknown | running | completed | stopped | failed
   std::optional<int64_t> last_step;  // last completed step the store knows
   int world_size = 1;
+  /// The host each rank ran on, by rank (the run_start event's `hosts`); empty when unknown.
+  std::vector<QString> hosts;
   /// Tokens per optimizer step: micro_batch * seq_len * grad_accum * world_size from the run's
   /// config; when the config lacks them, tokens_seen / step at the last step; 0 when unknown.
   double tokens_per_step = 0;

@@ -12,9 +12,14 @@
 #include "engine/common/error.h"
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/sysinfo.h"
+#include "engine/plan/compare.h"
 #include "gui/core/paths.h"
 
 namespace td::gui {
+
+// Plan-vs-measured (engine/plan/compare.h) plans CPU runs at the MFU this designer assumes.
+static_assert(Planner::kDefaultCpuMfu == td::kPlanCpuMfu);
+
 namespace {
 
 using json = nlohmann::json;
@@ -243,7 +248,43 @@ std::optional<double> Planner::peakFlops(int threads) const {
 
 void Planner::reloadCalibration() {
   peak_memo_.clear();
+  devices_.reset();  // the "cpu" entry's peak comes from the calibration cache
   emit estimatesChanged();
+}
+
+const td::DeviceCatalogue& Planner::devices() const {
+  if (!devices_) {
+    devices_error_.clear();
+    try {
+      devices_ = td::load_device_catalogue();
+    } catch (const std::exception& e) {
+      devices_error_ = tr("Your device catalogue was not read (%1); the built-in devices are shown.")
+                           .arg(QString::fromUtf8(e.what()));
+      devices_ = td::load_device_catalogue(std::string());
+    }
+  }
+  return *devices_;
+}
+
+QString Planner::devicesError() const {
+  devices();
+  return devices_error_;
+}
+
+void Planner::reloadDevices() {
+  devices_.reset();
+  emit estimatesChanged();
+}
+
+ClusterCheck Planner::planCluster(const PlanCheck& check, const td::ClusterOptions& o) const {
+  ClusterCheck r;
+  if (!check.has_plan) return r;
+  try {
+    r.plan = td::make_cluster_plan(check.config, devices(), o);
+  } catch (const std::exception& e) {
+    r.error = QString::fromUtf8(e.what());
+  }
+  return r;
 }
 
 bool Planner::isCalibrating() const { return proc_ != nullptr; }
@@ -300,6 +341,7 @@ void Planner::finishCalibration(int exit_code, bool crashed) {
     return;
   }
   peak_memo_.clear();
+  devices_.reset();
   std::optional<double> peak = peakFlops(proc_threads_);
   if (!peak) {
     emit calibrationFailed(tr("The engine finished, but its calibration cache %1 holds no peak for %2 "

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config.h"
+#include "engine/plan/cluster.h"
 #include "engine/plan/plan.h"
 
 class QProcess;
@@ -51,6 +52,12 @@ struct PlanCheck {
   double mfu = 0;           // the efficiency the estimate assumes (Planner::mfu())
   double tokens_per_s = 0;  // peak_flops * mfu / plan.flops_per_token; 0 when unknown
   double run_seconds = 0;   // train.steps * plan.tokens_per_step / tokens_per_s; 0 when unknown
+};
+
+/// A cluster plan of a checked config (Planner::planCluster).
+struct ClusterCheck {
+  std::optional<td::ClusterPlan> plan;  // empty when the config has no plan or the options are refused
+  QString error;                        // the planner's message when it refused the options
 };
 
 /// Validation and estimates for the designer. Lives on the GUI thread: check() is arithmetic
@@ -89,6 +96,19 @@ class Planner : public QObject {
   std::optional<double> peakFlops(int threads) const;
   /// Forgets the memo of the calibration cache and emits estimatesChanged().
   void reloadCalibration();
+  /// The device catalogue (engine/plan/devices.h): the built-in devices merged with the user's
+  /// devices.json, read at the first call and kept (the file is a few KB, like the calibration
+  /// cache; reloadDevices() and a calibration read it again). When the user file is malformed
+  /// the built-in catalogue is used and devicesError() says why.
+  const td::DeviceCatalogue& devices() const;
+  QString devicesError() const;
+  /// Forgets the catalogue (read again at the next devices()) and emits estimatesChanged().
+  void reloadDevices();
+  /// The infrastructure plan (td::make_cluster_plan) of `check`'s config on devices() with
+  /// options `o`: arithmetic only, microseconds. Never throws: a refused option (an unknown
+  /// device, an MFU outside (0, 1]) gives the planner's message in ClusterCheck::error.
+  ClusterCheck planCluster(const PlanCheck& check, const td::ClusterOptions& o) const;
+
   /// Threads a run with train.threads = `threads` uses: `threads`, or all cores when 0.
   static int resolveThreads(int threads);
 
@@ -117,6 +137,8 @@ class Planner : public QObject {
   double mfu_ = kDefaultCpuMfu;
   QString engine_;
   mutable QHash<int, std::optional<double>> peak_memo_;
+  mutable std::optional<td::DeviceCatalogue> devices_;
+  mutable QString devices_error_;
   QPointer<QProcess> proc_;
   int proc_threads_ = 0;
   bool cancelled_ = false;

@@ -13,6 +13,7 @@
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_task.h"
 #include "remote/checkpoints.h"
+#include "remote/multinode.h"
 #include "gui/runs/run_controller.h"
 #include "store/store.h"
 
@@ -68,8 +69,8 @@ bool RemoteRunController::isDeploying(const QString& run_id) const {
   return it != runs_.end() && it->second.deploying;
 }
 
-QString RemoteRunController::startRun(const QString& cluster, const td::remote::NodeSpec& node,
-                                      const QString& experiment, const nlohmann::json& config, QString* error) {
+QString RemoteRunController::startProblem(const td::remote::ClusterSpec& cluster, const nlohmann::json& config,
+                                          QString* error) const {
   if (!store_) {
     set_error(error, tr("No store is open."));
     return {};
@@ -78,17 +79,29 @@ QString RemoteRunController::startRun(const QString& cluster, const td::remote::
     set_error(error, tr("No way to connect to nodes is set up (no connector)."));
     return {};
   }
-  if (node.host.empty()) {
-    set_error(error, tr("The node has no host: set it in the cluster designer."));
+  if (cluster.nodes.empty()) {
+    set_error(error, tr("The cluster %1 has no nodes: add them on the Clusters page.")
+                         .arg(QString::fromStdString(cluster.name)));
     return {};
   }
-  {
-    td::remote::ClusterSpec one;  // the node's own checks (port, GPUs, work directory)
-    one.name = cluster.isEmpty() ? std::string("cluster") : cluster.toStdString();
-    one.nodes.push_back(node);
-    if (const auto problems = td::remote::validate(one); !problems.empty()) {
-      set_error(error, tr("The node %1 cannot be used: %2. Fix it on the Clusters page.")
-                           .arg(QString::fromStdString(node.display_name()), QString::fromStdString(problems.front())));
+  for (const td::remote::NodeSpec& node : cluster.nodes)
+    if (node.host.empty()) {
+      set_error(error, tr("The node has no host: set it in the cluster designer."));
+      return {};
+    }
+  if (const auto problems = td::remote::validate(cluster); !problems.empty()) {
+    // The nodes' own checks (port, GPUs, work directory, addresses).
+    const QString who = cluster.nodes.size() == 1 ? QString::fromStdString(cluster.nodes[0].display_name())
+                                                   : QString::fromStdString(cluster.name);
+    set_error(error, tr("The node %1 cannot be used: %2. Fix it on the Clusters page.")
+                         .arg(who, QString::fromStdString(problems.front())));
+    return {};
+  }
+  if (td::remote::is_multi_rank(cluster)) {
+    try {
+      td::remote::cluster_device(cluster);
+    } catch (const td::Error& e) {
+      set_error(error, QString::fromStdString(e.what()));
       return {};
     }
   }
@@ -97,22 +110,53 @@ QString RemoteRunController::startRun(const QString& cluster, const td::remote::
     return {};
   }
   const QString engine = engineExecutable();
-  if (engine.isEmpty()) {
+  if (engine.isEmpty())
     set_error(error, tr("The training engine (traindeck-engine) was not found. Build it (cmake --build build) or "
                         "set TRAINDECK_ENGINE to its path."));
-    return {};
-  }
+  return engine;
+}
+
+QString RemoteRunController::startRun(const QString& cluster, const td::remote::NodeSpec& node,
+                                      const QString& experiment, const nlohmann::json& config, QString* error) {
+  td::remote::ClusterSpec one;
+  one.name = cluster.isEmpty() ? std::string("cluster") : cluster.toStdString();
+  one.nodes.push_back(node);
+  return startClusterRun(one, experiment, config, error);
+}
+
+QString RemoteRunController::startClusterRun(const td::remote::ClusterSpec& cluster, const QString& experiment,
+                                             const nlohmann::json& config, QString* error) {
+  const QString engine = startProblem(cluster, config, error);
+  if (engine.isEmpty()) return {};
   RemoteRunSpec spec;
   spec.mode = RemoteRunSpec::Mode::Start;
   spec.run_id = new_run_id();
   spec.experiment = experiment;
-  spec.cluster = cluster;
-  spec.node = node;
+  spec.cluster = QString::fromStdString(cluster.name);
+  spec.node = cluster.nodes.front();
+  if (td::remote::is_multi_rank(cluster)) spec.nodes = cluster.nodes;
   spec.engine = engine;
   spec.config_json = config.dump(2) + "\n";
   const QString id = spec.run_id;
   launchTask(std::move(spec));
   return id;
+}
+
+bool RemoteRunController::placeFromStore(const td::store::RemoteRun& row, RemoteRunSpec& spec, QString* error) {
+  try {
+    spec.node = td::remote::node_from_json(nlohmann::json::parse(row.node_json));
+    spec.nodes.clear();
+    spec.layout_json = row.layout_json;
+    if (!row.layout_json.empty()) {
+      const td::remote::ClusterRun layout = td::remote::cluster_run_from_json(nlohmann::json::parse(row.layout_json));
+      for (const td::remote::NodeRanks& n : layout.nodes) spec.nodes.push_back(n.node);
+    }
+    return true;
+  } catch (const std::exception& e) {
+    set_error(error, tr("Run %1: its stored node is unreadable: %2")
+                         .arg(QString::fromStdString(row.run_id), QString::fromUtf8(e.what())));
+    return false;
+  }
 }
 
 void RemoteRunController::launchTask(RemoteRunSpec spec) {
@@ -126,7 +170,10 @@ void RemoteRunController::launchTask(RemoteRunSpec spec) {
   run.control->kill_timeout_ms = kill_timeout_ms_;
   run.deploying = spec.mode != RemoteRunSpec::Mode::Attach;
   run.serial = ++serial_;
-  nodes_[id] = QString::fromStdString(spec.node.display_name());
+  QStringList names;
+  for (const td::remote::NodeSpec& n : is_multi_rank(spec) ? spec.nodes : std::vector<td::remote::NodeSpec>{spec.node})
+    names << QString::fromStdString(n.display_name());
+  nodes_[id] = names.join(QStringLiteral(", "));
   auto control = run.control;
   auto connector = connector_;
   run.task = std::make_unique<RemoteTask>(
@@ -237,11 +284,9 @@ bool RemoteRunController::resumeRun(const QString& run_id, QString* error) {
         spec.run_id = run_id;
         spec.experiment = QString::fromStdString(f.info->experiment);
         spec.cluster = QString::fromStdString(f.remote->cluster);
-        try {
-          spec.node = td::remote::node_from_json(nlohmann::json::parse(f.remote->node_json));
-        } catch (const std::exception& e) {
-          return emit this->error(tr("Run %1: its stored node is unreadable: %2").arg(run_id, QString::fromUtf8(e.what())));
-        }
+        QString problem;
+        if (!placeFromStore(*f.remote, spec, &problem)) return emit this->error(problem);
+        spec.layout_json.clear();  // the resumed ranks get a new layout
         spec.engine = engine;
         // The mirrors stay where the run's events were ingested from.
         if (!f.info->events_path.empty())
@@ -280,10 +325,9 @@ void RemoteRunController::reattach() {
           spec.run_id = id;
           spec.experiment = QString::fromStdString(l.experiment);
           spec.cluster = QString::fromStdString(l.remote.cluster);
-          try {
-            spec.node = td::remote::node_from_json(nlohmann::json::parse(l.remote.node_json));
-          } catch (const std::exception& e) {
-            emit this->error(tr("Run %1: its stored node is unreadable: %2").arg(id, QString::fromUtf8(e.what())));
+          QString problem;
+          if (!placeFromStore(l.remote, spec, &problem)) {
+            emit this->error(problem);
             continue;
           }
           spec.remote_run_dir = l.remote.run_dir;

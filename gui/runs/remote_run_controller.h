@@ -36,6 +36,10 @@
 #include "remote/cluster.h"
 #include "remote/session.h"
 
+namespace td::store {
+struct RemoteRun;
+}
+
 namespace td::gui {
 
 class StoreClient;
@@ -73,8 +77,18 @@ class RemoteRunController : public QObject {
   /// datasetProblem(), no engine binary); nothing is stored then. The deploy goes on on a worker:
   /// deployProgress() reports it, runStarted() comes once the engine runs on the node and the
   /// store has the run, startFailed() (and error() unless cancelled) when deploy or launch fail.
+  /// A node with several GPUs starts one rank per GPU there (startClusterRun with that node).
   QString startRun(const QString& cluster, const td::remote::NodeSpec& node, const QString& experiment,
                    const nlohmann::json& config, QString* error = nullptr);
+  /// Starts a run across every node of `cluster` (remote/multinode.h): one rank per GPU, one per
+  /// CPU node; deploy to each node, rendezvous on the first node (its address as the others
+  /// reach it, or its NodeSpec::address), ranks started detached, rank 0 (first node) followed
+  /// like a single-node run; a stop signals every rank; the layout (every node, run folder and
+  /// pid) goes into the store for reattach and resume. A cluster with one rank in all is a
+  /// plain startRun() on its node. Returns the run id or "" with *error as startRun() (also for
+  /// a cluster that mixes GPU and CPU nodes).
+  QString startClusterRun(const td::remote::ClusterSpec& cluster, const QString& experiment,
+                          const nlohmann::json& config, QString* error = nullptr);
   /// Stops run `run_id` (followed here): the engine's graceful stop (SIGTERM: finish the step,
   /// checkpoint, run_end 'stopped'), then SIGKILL after killTimeoutMs(); during the deploy it
   /// cancels the deploy. Returns false with *error when the run is not followed here.
@@ -149,6 +163,11 @@ class RemoteRunController : public QObject {
     quint64 serial = 0;  // events of an earlier task of the same run id are dropped
   };
   QStringList runs_keys() const;
+  // The checks every start makes (store, connector, the nodes' problems, dataset, engine); the
+  // engine binary's path, or "" with *error set.
+  QString startProblem(const td::remote::ClusterSpec& nodes, const nlohmann::json& config, QString* error) const;
+  // Fills spec's node/nodes (and layout) from a stored remote_runs row; false with *error.
+  static bool placeFromStore(const td::store::RemoteRun& row, RemoteRunSpec& spec, QString* error);
   void launchTask(RemoteRunSpec spec);
   void onEvent(const QString& run_id, quint64 serial, const RemoteRunEvent& e);
   void finish(const QString& run_id);

@@ -20,6 +20,7 @@
 #include "gui/runs/remote_ops.h"
 #include "gui/runs/run_controller.h"
 #include "remote/deploy.h"
+#include "remote/multinode.h"
 #include "remote/remote_run.h"
 #include "store/store.h"
 
@@ -70,14 +71,21 @@ std::string read_text(const fs::path& path) {
 // One deploy at a time per node work directory in this process. Two runs started together on a
 // node (a sweep) upload the same bundle and dataset files: both wrote the same "<file>.part" at
 // once and one deploy failed (or the other renamed a half-written file). The second deploy waits
-// (cancellable) and then finds everything there: it sends nothing.
+// (cancellable) and then finds everything there: it sends nothing. A multi-rank run takes the
+// keys of all its nodes at once (never one after the other, so two runs cannot deadlock).
 class NodeDeployLock {
  public:
-  NodeDeployLock(std::string key, const std::function<bool()>& cancelled, const std::function<void()>& waiting)
-      : key_(std::move(key)) {
+  NodeDeployLock(std::vector<std::string> keys, const std::function<bool()>& cancelled,
+                 const std::function<void()>& waiting)
+      : keys_(std::move(keys)) {
     std::unique_lock<std::mutex> lock(mu());
     bool told = false;
-    while (busy().count(key_)) {
+    auto any_busy = [&] {
+      for (const std::string& k : keys_)
+        if (busy().count(k)) return true;
+      return false;
+    };
+    while (any_busy()) {
       if (cancelled()) throw td::Error("deploy cancelled");
       if (!told) {
         told = true;
@@ -88,12 +96,12 @@ class NodeDeployLock {
       }
       cv().wait_for(lock, std::chrono::milliseconds(100));
     }
-    busy().insert(key_);
+    for (const std::string& k : keys_) busy().insert(k);
   }
   ~NodeDeployLock() {
     {
       std::lock_guard<std::mutex> lock(mu());
-      busy().erase(key_);
+      for (const std::string& k : keys_) busy().erase(k);
     }
     cv().notify_all();
   }
@@ -113,13 +121,40 @@ class NodeDeployLock {
     static std::set<std::string> b;
     return b;
   }
-  std::string key_;
+  std::vector<std::string> keys_;
 };
 
-// Deploys (bundle, dataset, config) and launches; returns (run folder on the node, pid).
-std::pair<std::string, int64_t> deploy_and_launch(const RemoteRunSpec& spec, const RemoteConnector& connect,
-                                                  RemoteRunControl& control, RemoteTask::Shared& shared,
-                                                  const std::function<void(Event)>& report) {
+// The deploy lock's key of a node: "user@host:port|work dir" after ~/.ssh/config.
+std::string deploy_key(const td::remote::NodeSpec& n) {
+  std::string where = n.host;
+  try {
+    const td::remote::ResolvedNode r = td::remote::resolve_node(n);
+    where = r.target.user + "@" + r.target.host + ":" + std::to_string(r.target.port);
+  } catch (const td::Error&) {
+    // A malformed jump list: the connect fails with the explanation; the host alone is the key.
+  }
+  return where + "|" + n.work_dir;
+}
+
+// The display name of a run's place: the node, or the nodes of a multi-rank run.
+std::string place_name(const RemoteRunSpec& spec) {
+  if (!is_multi_rank(spec)) return spec.node.display_name();
+  std::string names;
+  for (const td::remote::NodeSpec& n : spec.nodes) names += (names.empty() ? "" : ", ") + n.display_name();
+  return names;
+}
+
+// What a start or resume launched: rank 0's run folder and pid, and a multi-rank run's layout.
+struct Launched {
+  std::string run_dir;
+  int64_t pid = 0;
+  std::optional<td::remote::ClusterRun> layout;
+};
+
+// Deploys (bundle, dataset, config) and launches one engine on spec.node, or every rank of a
+// multi-rank run on spec.nodes; records the run in the store.
+Launched deploy_and_launch(const RemoteRunSpec& spec, const RemoteConnector& connect, RemoteRunControl& control,
+                           RemoteTask::Shared& shared, const std::function<void(Event)>& report) {
   const fs::path local_dir = spec.local_dir.toStdString();
   const bool resume = spec.mode == RemoteRunSpec::Mode::Resume;
   std::string config_json = spec.config_json;
@@ -142,54 +177,93 @@ std::pair<std::string, int64_t> deploy_and_launch(const RemoteRunSpec& spec, con
   auto fold = [&] {
     if (shared.cancelled()) control.cancel_deploy = true;
   };
+  auto check = [&] {
+    fold();
+    if (cancelled()) throw td::Error("deploy cancelled");
+  };
+  const QString uploading = tr("uploading the engine and the dataset");
+  auto last = Clock::now() - std::chrono::seconds(1);
+  // At most ~10 progress reports a second, and always the last one.
+  auto upload_progress = [&](const QString& text, uint64_t done, uint64_t total) {
+    fold();
+    if (done == total || Clock::now() - last > std::chrono::milliseconds(100)) {
+      last = Clock::now();
+      phase(text, qint64(done), qint64(total));
+    }
+  };
 
   phase(tr("preparing the engine bundle"));
   const fs::path bundle = remote_ops::cached_bundle(spec.engine.toStdString(), spec.bundle_cache.toStdString());
-  fold();
-  if (cancelled()) throw td::Error("deploy cancelled");
+  check();
 
-  phase(tr("connecting to %1").arg(QString::fromStdString(spec.node.display_name())));
-  td::remote::Session s = connect(spec.node);
-  fold();
-  if (cancelled()) throw td::Error("deploy cancelled");
+  std::vector<std::string> keys;
+  for (const td::remote::NodeSpec& n : is_multi_rank(spec) ? spec.nodes : std::vector<td::remote::NodeSpec>{spec.node})
+    keys.push_back(deploy_key(n));
+  const NodeDeployLock one_deploy(keys, cancelled, [&] {
+    phase(tr("waiting for another deploy to %1").arg(QString::fromStdString(place_name(spec))));
+  });
 
-  const NodeDeployLock one_deploy(
-      s.where() + "|" + spec.node.work_dir, cancelled,
-      [&] { phase(tr("waiting for another deploy to %1").arg(QString::fromStdString(spec.node.display_name()))); });
-  const QString uploading = tr("uploading the engine and the dataset");
-  phase(uploading);
-  auto last = Clock::now() - std::chrono::seconds(1);
-  td::remote::DeployResult d = td::remote::deploy(
-      s, bundle, dataset, config_json, spec.node.work_dir, spec.run_id.toStdString(),
-      [&](uint64_t done, uint64_t total) {
-        fold();
-        // At most ~10 reports a second, and always the last one.
-        if (done == total || Clock::now() - last > std::chrono::milliseconds(100)) {
-          last = Clock::now();
-          phase(uploading, qint64(done), qint64(total));
-        }
-      },
-      &control.cancel_deploy);
-  fold();
-  if (cancelled()) throw td::Error("deploy cancelled");
-
-  phase(resume ? tr("resuming the engine on the node") : tr("starting the engine on the node"));
-  const int64_t pid = remote_ops::launch_engine(s, d, spec.run_id.toStdString(), resume);
+  Launched l;
+  if (!is_multi_rank(spec)) {
+    phase(tr("connecting to %1").arg(QString::fromStdString(spec.node.display_name())));
+    td::remote::Session s = connect(spec.node);
+    check();
+    phase(uploading);
+    td::remote::DeployResult d = td::remote::deploy(
+        s, bundle, dataset, config_json, spec.node.work_dir, spec.run_id.toStdString(),
+        [&](uint64_t done, uint64_t total) { upload_progress(uploading, done, total); }, &control.cancel_deploy);
+    check();
+    phase(resume ? tr("resuming the engine on the node") : tr("starting the engine on the node"));
+    l.pid = remote_ops::launch_engine(s, d, spec.run_id.toStdString(), resume);
+    l.run_dir = d.run_dir;
+  } else {
+    using Step = td::remote::ClusterLaunchOptions::Step;
+    td::remote::ClusterSpec cluster;
+    cluster.name = spec.cluster.isEmpty() ? std::string("cluster") : spec.cluster.toStdString();
+    cluster.nodes = spec.nodes;
+    auto node_name = [&](size_t i) { return QString::fromStdString(spec.nodes.at(i).display_name()); };
+    td::remote::ClusterLaunchOptions o;
+    o.resume = resume;
+    o.cancel = &control.cancel_deploy;
+    o.phase = [&](Step step, size_t i) {
+      fold();
+      switch (step) {
+        case Step::Connecting: phase(tr("connecting to %1").arg(node_name(i))); break;
+        case Step::Deploying:
+          phase(tr("uploading the engine and the dataset to %1 (node %2 of %3)")
+                    .arg(node_name(i)).arg(i + 1).arg(spec.nodes.size()));
+          break;
+        case Step::Starting:
+          phase(resume ? tr("resuming the ranks on %1").arg(node_name(i)) : tr("starting the ranks on %1").arg(node_name(i)));
+          break;
+      }
+    };
+    o.progress = [&](size_t i, uint64_t done, uint64_t total) {
+      upload_progress(tr("uploading the engine and the dataset to %1 (node %2 of %3)")
+                          .arg(node_name(i)).arg(i + 1).arg(spec.nodes.size()),
+                      done, total);
+    };
+    l.layout = td::remote::launch_cluster_run(cluster, connect, bundle, dataset, config_json,
+                                              spec.run_id.toStdString(), o);
+    l.run_dir = l.layout->first().run_dir;
+    l.pid = l.layout->rank0_pid();
+  }
 
   // The run exists from here on: the store knows it before its first event is ingested.
   td::store::Store store(spec.store_path.toStdString());
   const double t = now_s();
   store.note_launch(spec.run_id.toStdString(), spec.experiment.toStdString(), (local_dir / "events.jsonl").string(),
-                    pid, spec.node.display_name(), t);
+                    l.pid, spec.node.display_name(), t);
   td::store::RemoteRun row;
   row.run_id = spec.run_id.toStdString();
   row.cluster = spec.cluster.toStdString();
   row.node_json = td::remote::to_json(spec.node).dump();
-  row.run_dir = d.run_dir;
-  row.pid = pid;
+  row.run_dir = l.run_dir;
+  row.pid = l.pid;
   row.created = t;
+  if (l.layout) row.layout_json = td::remote::to_json(*l.layout).dump();
   store.note_remote_run(row);
-  return {d.run_dir, pid};
+  return l;
 }
 
 }  // namespace
@@ -199,9 +273,21 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
   const std::string run_id = spec.run_id.toStdString();
   std::string remote_dir = spec.remote_run_dir;
   int64_t pid = spec.pid;
+  std::optional<td::remote::ClusterRun> layout;  // a multi-rank run: every rank, for stop and cleanup
+  if (spec.mode == RemoteRunSpec::Mode::Attach && !spec.layout_json.empty()) {
+    try {
+      layout = td::remote::cluster_run_from_json(nlohmann::json::parse(spec.layout_json));
+    } catch (const std::exception& e) {
+      report({Event::Kind::Failed, 0, 0, QString::fromStdString(e.what()), false});
+      return;
+    }
+  }
   if (spec.mode != RemoteRunSpec::Mode::Attach) {
     try {
-      std::tie(remote_dir, pid) = deploy_and_launch(spec, connect, control, shared, report);
+      Launched l = deploy_and_launch(spec, connect, control, shared, report);
+      remote_dir = l.run_dir;
+      pid = l.pid;
+      layout = std::move(l.layout);
     } catch (const std::exception& e) {
       const bool cancelled = control.cancel_deploy.load() || shared.cancelled();
       if (!shared.cancelled())
@@ -265,6 +351,13 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
       return false;
     }
   };
+  // `signal` ("TERM", "KILL") to the run: its engine, or every rank of a multi-rank run that is
+  // still running (the engine's stop is collective, but a rank whose peers are gone needs its
+  // own). False when a node could not be reached: the next poll tries again.
+  auto signal_run = [&](const std::string& signal) {
+    if (layout) return td::remote::signal_cluster_run(*layout, connect, signal).errors.empty();
+    return !follower->remote_alive() || send_signal(("-" + signal).c_str());
+  };
 
   QString state;
   auto set_state = [&](const QString& s) {
@@ -286,13 +379,13 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
       // Stop: the engine's graceful signal first, the hard kill once the timeout passed. A
       // signal that could not be sent (connection lost) is sent again at the next poll.
       if (control.stop.load() && !term_sent) {
-        if (!follower->remote_alive() || send_signal("-TERM")) {
+        if (signal_run("TERM")) {
           term_sent = true;
           kill_at = Clock::now() + std::chrono::milliseconds(control.kill_timeout_ms.load());
           set_state(tr("stopping"));
         }
       } else if (term_sent && !kill_sent && Clock::now() >= kill_at) {
-        if (!follower->remote_alive() || send_signal("-KILL")) kill_sent = true;
+        if (signal_run("KILL")) kill_sent = true;
       }
       const td::remote::FollowState st = follower->poll();
       attempt = 0;
@@ -317,6 +410,15 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
           fetch_log();
         } catch (const td::Error&) {
           // The node went away meanwhile: the log mirror keeps what it has.
+        }
+        // The other ranks end on their own after rank 0 (a failed run's peers notice the closed
+        // rendezvous); those still blocked 10 s later are killed.
+        if (layout) {
+          try {
+            td::remote::end_leftover_ranks(*layout, connect, 10000);
+          } catch (const std::exception&) {
+            // A node that cannot be reached keeps its rank until it notices on its own.
+          }
         }
         set_state(tr("ended"));
         report({Event::Kind::Ended, 0, 0, QString::fromStdString(st.status), false});

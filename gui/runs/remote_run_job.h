@@ -1,5 +1,8 @@
 // The body of one remote run's RemoteTask: deploy and launch (a new run or a --resume), then
 // follow it with td::remote::RemoteFollower until it ends, is detached, or following fails.
+// A multi-rank run (RemoteRunSpec::nodes) deploys to and starts ranks on every node
+// (remote/multinode.h), follows rank 0 on the first node the same way, signals every rank on
+// a stop, and kills ranks left behind once the run ended.
 // RemoteRunController (remote_run_controller.h) starts these; this header is its internals.
 //
 // Threading rule: run_remote_job() runs on the task's thread with a td::store::Store connection
@@ -13,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "gui/runs/remote_task.h"
 #include "remote/cluster.h"
@@ -30,7 +34,13 @@ struct RemoteRunSpec {
   QString run_id;
   QString experiment;
   QString cluster;
-  td::remote::NodeSpec node;
+  td::remote::NodeSpec node;  ///< the node (a multi-rank run: its first node, which holds rank 0)
+  /// A multi-rank run (remote/multinode.h: several nodes, or one node with several GPUs): every
+  /// node in rank order, nodes[0] == node. Empty: one engine process on `node`.
+  std::vector<td::remote::NodeSpec> nodes;
+  /// Attach of a multi-rank run: its stored layout (remote/multinode.h ClusterRun JSON), whose
+  /// ranks are signalled by a stop and cleaned up at the end. Set by the job after a launch.
+  std::string layout_json;
   QString store_path;
   QString local_dir;     ///< <runs root>/<run_id>: config.json (local data.path), events.jsonl and engine.log mirrors
   QString engine;        ///< Start/Resume: the local traindeck-engine binary (bundled once per build)
@@ -66,6 +76,9 @@ struct RemoteRunEvent {
   QString text;
   bool cancelled = false;
 };
+
+/// Whether `spec` is a multi-rank run (RemoteRunSpec::nodes set).
+inline bool is_multi_rank(const RemoteRunSpec& spec) { return !spec.nodes.empty(); }
 
 /// Runs the job (see the header comment). Returns when the run ended, start or following failed,
 /// or shared.cancelled() (detach: the run keeps going on the node, nothing more is reported).

@@ -89,6 +89,53 @@ class TestPlanner : public QObject {
     QCOMPARE(p.weights_bytes + p.grads_bytes + p.optimizer_bytes, fp32[0]);
   }
 
+  void bf16_activation_bytes_by_hand() {
+    // L=1, T=64, C=64, NH=2, F=256, V=128, B=1 (every buffer a multiple of 64 bytes): BT = 64.
+    // Act buffers: encoded 4096; block: ln1, atty, attproj, res2, ln2, fcproj, res3 7 x 4096,
+    // qkv 12288, att NH T T = 8192, fch + fch_gelu 2 x 16384 -> 81920; lnf 4096; logits 8192:
+    // 98304 elements. Backward scratch: dres, dc 2 x 4096, dqkv 12288, df1, df2 2 x 16384 ->
+    // 53248. fp32 always: 3 LayerNorms x (mean, rstd) + losses = 7 x 64 floats = 1792 bytes.
+    td::ModelConfig m;
+    m.vocab_size = 128, m.seq_len = 64, m.n_layer = 1, m.n_head = 2, m.d_model = 64, m.d_ff = 256;
+    QCOMPARE(td::gpt_activation_bytes(m, 1, 64, td::DType::kBF16), size_t(2 * (98304 + 53248) + 1792));
+    QCOMPARE(td::gpt_activation_bytes(m, 1, 64, td::DType::kF32), size_t(4 * (98304 + 53248) + 1792));
+    QCOMPARE(td::gpt_activation_floats(m, 1, 64), size_t(98304 + 53248 + 448));
+    // A CUDA config trains in bf16 unless told otherwise; the plan adds the bf16 weight copy (2 bytes
+    // per parameter beside the 4 of the master) and counts bf16 activations.
+    nlohmann::json doc = gpt2_124m(16, 1);
+    doc["train"]["device"] = "cuda";
+    td::RunConfig c = td::parse_config(doc);
+    QCOMPARE(td::resolved_precision(c.train), std::string("bf16"));
+    td::Plan p = td::make_plan(c, 1);
+    QCOMPARE(p.weights_bytes, 6 * kPsi);
+    QCOMPARE(p.activations_bytes, uint64_t(td::gpt_activation_bytes(c.model, 16, 1024, td::DType::kBF16)));
+    doc["train"]["precision"] = "fp32";
+    QCOMPARE(td::resolved_precision(td::parse_config(doc).train), std::string("fp32"));
+    doc["train"]["device"] = "cpu";
+    doc["train"]["precision"] = "auto";
+    QCOMPARE(td::resolved_precision(td::parse_config(doc).train), std::string("fp32"));
+    doc["train"]["device"] = "cuda:x";
+    QVERIFY_THROWS_EXCEPTION(td::ConfigError, td::parse_config(doc));
+  }
+
+  void cuda_device_names_map_to_the_catalogue() {
+    const td::DeviceCatalogue cat = td::load_device_catalogue();
+    const uint64_t GiB = uint64_t(1) << 30;
+    auto peak = [&](const char* name, uint64_t mem) -> double {
+      const td::Device* d = td::find_cuda_device(cat, name, mem);
+      return d ? d->peak(td::Precision::mixed).value_or(-1) : 0;
+    };
+    // Dense bf16 peaks from the datasheets (resources/devices.json): H200 and H100 SXM 989 TF, A100 312 TF.
+    QCOMPARE(peak("NVIDIA H200", 141 * GiB), 989e12);
+    QCOMPARE(peak("NVIDIA H100 80GB HBM3", 80 * GiB), 989e12);
+    QCOMPARE(peak("NVIDIA A100-SXM4-80GB", 80 * GiB), 312e12);
+    QCOMPARE(td::find_cuda_device(cat, "NVIDIA A100-PCIE-40GB", 40 * GiB)->name, std::string("A100-40GB"));
+    // Other clocks than the catalogue's, or unknown: no entry (MFU null, never a guess).
+    QCOMPARE(peak("NVIDIA H100 PCIe", 80 * GiB), 0.0);
+    QCOMPARE(peak("NVIDIA H200 NVL", 141 * GiB), 0.0);
+    QCOMPARE(peak("NVIDIA GeForce RTX 4090", 24 * GiB), 0.0);
+  }
+
   void collective_bytes_by_hand() {
     // Ring all-reduce of the bf16 gradients, n = 8: 2 (7/8) 2Ψ = 3.5Ψ = 435539328 bytes.
     QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::mixed, 0, 8, 1), 435539328.0);

@@ -49,6 +49,25 @@ class TestRobustness : public QObject {
     QVERIFY2(r.err.startsWith("error: "), qPrintable(r.err));
   }
 
+  void a_cuda_device_without_a_gpu_or_module_is_a_clear_error() {
+    // Without a GPU (CI): the CUDA module loads but finds no device. With no module at the path
+    // given: that path is named. Either way nothing is written and the message says what to do.
+    if (qEnvironmentVariableIsSet("TD_TEST_HAS_GPU")) QSKIP("a GPU is present: the CUDA path is tested by test_parity");
+    auto r = train(path("cuda_run"), {"--set", "train.device=\"cuda\""});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("no CUDA device") || r.err.contains("has no CUDA backend"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("train.device"), qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(path("cuda_run")));
+    qputenv("TRAINDECK_CUDA_MODULE", path("no-such-module.so").toUtf8());
+    r = train(path("cuda_run"), {"--set", "train.device=\"cuda:1\""});
+    qunsetenv("TRAINDECK_CUDA_MODULE");
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("TRAINDECK_CUDA_MODULE is set to") && r.err.contains("no-such-module.so"), qPrintable(r.err));
+    r = train(path("cuda_run"), {"--set", "train.device=\"gpu\""});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("train.device") && r.err.contains("\"cuda:N\""), qPrintable(r.err));
+  }
+
   void out_that_is_a_file_is_refused() {
     write_file(path("afile"), "x");
     auto r = train(path("afile"));

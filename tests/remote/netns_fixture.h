@@ -3,6 +3,10 @@
 //
 //   host  10.77.N.1 --veth-- 10.77.N.2  node2 (netns tdn<pid>b)  10.78.N.1 --veth-- 10.78.N.2  node3 (netns tdn<pid>c)
 //
+// Each namespace also has its own UTS namespace whose host name is the namespace's name (when
+// util-linux's `unshare` is there; else hostname2/hostname3 stay empty and both share this
+// machine's name), so processes started over SSH on node2 and node3 report different hosts.
+//
 // node2 is reachable from the host; node3 only from node2 (no route from the host to
 // 10.78.N.0/24, node3 has no default route and node2 does not forward), so the host reaches it
 // only with node2 as jump host. Both sshds listen on port 22 of their address and use the host
@@ -37,6 +41,8 @@ class NetnsNodes {
   int net = 0;              ///< N of 10.77.N.0/24 and 10.78.N.0/24
   std::string ns2, ns3;     ///< namespace names
   std::string host_addr, node2_addr, node2_inner_addr, node3_addr;
+  std::string node2_ifname, node3_ifname;  ///< node2's interface toward node3 (10.78.N.1) and node3's (10.78.N.2)
+  std::string hostname2, hostname3;        ///< the nodes' own host names; "" when they share this machine's
 
   NetnsNodes() = default;
   NetnsNodes(const NetnsNodes&) = delete;
@@ -109,7 +115,13 @@ class NetnsNodes {
         !ip({"-n", ns3, "link", "set", tag + "y", "up"}, "ip link set up (node3)") ||
         !ip({"-n", ns3, "link", "set", "lo", "up"}, "ip link set lo up (node3)"))
       return false;
-    return start_sshd(keys, ns2, node2_addr, &pid2_) && start_sshd(keys, ns3, node3_addr, &pid3_);
+    node2_ifname = tag + "x";
+    node3_ifname = tag + "y";
+    if (access("/usr/bin/unshare", X_OK) == 0) {
+      hostname2 = ns2;
+      hostname3 = ns3;
+    }
+    return start_sshd(keys, ns2, node2_addr, hostname2, &pid2_) && start_sshd(keys, ns3, node3_addr, hostname3, &pid3_);
   }
 
   /// Kills the sshds and everything else running in the namespaces, deletes them and the veths.
@@ -180,7 +192,9 @@ class NetnsNodes {
     }
   }
 
-  bool start_sshd(const SshdFixture& keys, const std::string& ns, const std::string& addr, pid_t* pid) {
+  // `hostname` non-empty: sshd runs in a UTS namespace of its own with that host name.
+  bool start_sshd(const SshdFixture& keys, const std::string& ns, const std::string& addr, const std::string& hostname,
+                  pid_t* pid) {
     const char* sftp = access("/usr/lib/openssh/sftp-server", X_OK) == 0 ? "/usr/lib/openssh/sftp-server"
                                                                           : "internal-sftp";
     const std::string conf = (keys.dir / ("sshd_config." + ns)).string();
@@ -198,8 +212,14 @@ class NetnsNodes {
       int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       dup2(fd, 1);
       dup2(fd, 2);
-      // `ip netns exec` enters the namespace and execs sshd in this same process.
-      execlp("ip", "ip", "netns", "exec", ns.c_str(), "/usr/sbin/sshd", "-D", "-e", "-f", conf.c_str(), nullptr);
+      // `ip netns exec` enters the namespace and execs sshd in this same process (through
+      // unshare and sh, which exec too, when the node gets a host name of its own).
+      if (!hostname.empty())
+        execlp("ip", "ip", "netns", "exec", ns.c_str(), "/usr/bin/unshare", "--uts", "sh", "-c",
+               "printf '%s' \"$1\" > /proc/sys/kernel/hostname && shift && exec \"$@\"", "sh", hostname.c_str(),
+               "/usr/sbin/sshd", "-D", "-e", "-f", conf.c_str(), nullptr);
+      else
+        execlp("ip", "ip", "netns", "exec", ns.c_str(), "/usr/sbin/sshd", "-D", "-e", "-f", conf.c_str(), nullptr);
       _exit(127);
     }
     // sshd writes its PidFile once it listens.

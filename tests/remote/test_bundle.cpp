@@ -4,6 +4,9 @@
 // bundle + dataset + config, a second deploy uploads nothing, mismatches are clear errors.
 #include <QtTest>
 
+#include <algorithm>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
@@ -124,7 +127,28 @@ class TestBundle : public QObject {
     for (const auto& e : fs::recursive_directory_iterator(bundle_))
       if (e.is_regular_file() && e.path().filename() != "manifest.json") ++files;
     QCOMPARE(r.files.size(), files);
-    QCOMPARE(files, size_t(2 + bundled));
+    // The CUDA backend module travels beside the engine binary where the build made one; its
+    // cuBLAS libraries are node libraries (listed, not copied), its others are bundled.
+    const fs::path module = fs::path(TD_ENGINE_EXE).parent_path() / "libtraindeck-cuda.so";
+    size_t module_files = 0;
+    if (fs::exists(module)) {
+      QVERIFY(fs::exists(bundle_ / "bin" / "libtraindeck-cuda.so"));
+      QCOMPARE(sha256sum(bundle_ / "bin" / "libtraindeck-cuda.so"), sha256sum(module));
+      module_files = 1;
+      std::set<std::string> engine_libs;
+      for (const auto& [name, path] : resolve_libraries(TD_ENGINE_EXE)) engine_libs.insert(name);
+      for (const auto& [name, path] : resolve_libraries(module)) {
+        if (is_glibc_library(name) || engine_libs.count(name)) continue;
+        if (is_node_library(name)) {
+          QVERIFY2(std::any_of(r.node_libs.begin(), r.node_libs.end(), [&](const NodeLibrary& l) { return l.soname == name; }), name.c_str());
+          QVERIFY2(!fs::exists(bundle_ / "lib" / name), name.c_str());
+        } else {
+          QVERIFY2(fs::exists(bundle_ / "lib" / name), name.c_str());
+          ++module_files;
+        }
+      }
+    }
+    QCOMPARE(files, size_t(2 + bundled) + module_files);
     for (const BundleFile& f : r.files) {
       QCOMPARE(f.size, uint64_t(fs::file_size(bundle_ / f.path)));
       QCOMPARE(f.sha256, sha256sum(bundle_ / f.path));

@@ -61,7 +61,7 @@ class TestCudaDeploy : public QObject {
   std::vector<std::pair<std::string, std::string>> cuda_libs_;  // soname, path as ldd resolves them here
 
   DeployResult deploy_to(Session& s, const std::string& work, const DeployOptions& o) {
-    return deploy(s, bundle_, dataset_, R"({"data":{"path":"x"}})", work, "cuda-run", {}, nullptr, o);
+    return deploy(s, bundle_, dataset_, R"({"train":{"device":"cuda"},"data":{"path":"x"}})", work, "cuda-run", {}, nullptr, o);
   }
 
  private slots:

@@ -1,10 +1,13 @@
 // Clusters and remote runs in the store (schema version 4): save/replace/list/forget clusters,
 // secrets refused with nothing written, remote run records tied to their run rows (deleted
-// with them), and the active ones listed for a reattach.
+// with them), and the active ones listed for a reattach. Version 5: a multi-node run's layout
+// and every rank's host, and a version-4 store migrated with its rows intact.
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "engine/common/error.h"
+#include "store/ingest.h"
+#include "store/schema.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 
@@ -85,6 +88,64 @@ class TestClusters : public QObject {
     QCOMPARE(*st.remote_run("r1")->pid, int64_t(5151));
     Stmt(st.handle(), "DELETE FROM runs WHERE run_id = 'r1'").exec();
     QVERIFY(!st.remote_run("r1"));
+  }
+
+  void multi_node_layout_and_hosts() {
+    QTemporaryDir dir;
+    Store st(dir.filePath("td.db").toStdString());
+    st.note_launch("mn", "exp", dir.filePath("events.jsonl").toStdString(), 11, "node-a", 100.0);
+    RemoteRun r{"mn", "pair", R"({"host":"a"})", "/w/runs/mn", 11, 0};
+    r.layout_json = R"({"run_id":"mn","world_size":2,"nodes":[{"node":{"host":"a"},"ranks":[{"rank":0,"pid":11}]},)"
+                    R"({"node":{"host":"b"},"ranks":[{"rank":1,"pid":12}]}]})";
+    st.note_remote_run(r);
+    QCOMPARE(st.remote_run("mn")->layout_json, r.layout_json);
+    QCOMPARE(st.active_remote_runs().at(0).layout_json, r.layout_json);
+    RemoteRun bad = r;
+    bad.layout_json = R"({"nodes":[{"node":{"host":"b","password":"hunter2"}}]})";
+    QVERIFY_THROWS_EXCEPTION(td::Error, st.note_remote_run(bad));
+    QCOMPARE(st.remote_run("mn")->layout_json, r.layout_json);  // unchanged
+    // A single-node run has none.
+    st.note_launch("one", "exp", dir.filePath("one.jsonl").toStdString(), 5, "a", 100.0);
+    st.note_remote_run({"one", "pair", R"({"host":"a"})", "/w/runs/one", 5, 0});
+    QCOMPARE(st.remote_run("one")->layout_json, std::string());
+    // run_start's hosts reach the run (charts name each rank's series by it).
+    std::FILE* f = std::fopen(dir.filePath("events.jsonl").toStdString().c_str(), "wb");
+    const std::string line = R"({"type":"run_start","v":1,"t":100,"run_id":"mn","attempt":0,"rank":0,"world_size":2,)"
+                             R"("host":"node-a","hosts":["node-a","node-b"]})" "\n";
+    std::fwrite(line.data(), 1, line.size(), f);
+    std::fclose(f);
+    Ingester ing(st, dir.filePath("events.jsonl").toStdString(), "exp");
+    ing.poll_all();
+    QCOMPARE(st.chart_run("mn").hosts, (std::vector<std::string>{"node-a", "node-b"}));
+    QVERIFY(st.chart_run("one").hosts.empty());
+  }
+
+  void version_four_store_is_migrated() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("v4.db").toStdString();
+    {
+      sqlite3* db = nullptr;
+      QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      migrate(db, path, migrations().first(4));  // a store written by the version-4 build
+      exec_sql(db,
+               "INSERT INTO experiments(id, name, created) VALUES (1, 'e', 5);"
+               "INSERT INTO runs(id, run_id, experiment, status) VALUES (1, 'r1', 1, 'running');"
+               "INSERT INTO remote_runs(run, cluster, node, run_dir, pid, created)"
+               " VALUES (1, 'lab', '{\"host\":\"gpu1\"}', '/w/runs/r1', 77, 9);");
+      QCOMPARE(read_user_version(db), 4);
+      sqlite3_close(db);
+    }
+    Store st(path);
+    QCOMPARE(read_user_version(st.handle()), schema_version());
+    QVERIFY(schema_version() >= 5);
+    const auto r = st.remote_run("r1");
+    QVERIFY(r);
+    QCOMPARE(r->node_json, std::string(R"({"host":"gpu1"})"));
+    QCOMPARE(r->run_dir, std::string("/w/runs/r1"));
+    QCOMPARE(*r->pid, int64_t(77));
+    QCOMPARE(r->layout_json, std::string());
+    QVERIFY(st.chart_run("r1").hosts.empty());
+    QCOMPARE(int(st.active_remote_runs().size()), 1);
   }
 };
 

@@ -360,7 +360,7 @@ class TestIngest : public QObject {
     unknown["util"] = 0.9;
     text += line(unknown);                                                // 8: unknown type
     json extra = step("r7", 5.0, 1, 1.25);
-    extra["gpu_mem_bytes"] = 123;                                         // unknown fields,
+    extra["gpu_temp_c"] = 61;                                             // unknown fields,
     extra["nested"] = {{"a", {1, 2}}};                                    // full parser
     text += line(extra);                                                  // 9: kept
     text += "{\"type\":\"eval\",\"v\":1,\"t\":6,\"run_id\":\"r7\",\"step\":1,\"val_loss\":null}\r\n";  // 10
@@ -368,7 +368,10 @@ class TestIngest : public QObject {
     flat_extra["gpu_util"] = 0.5;                                         // unknown, fast path
     text += line(flat_extra);                                             // 11: kept
     text += line(unknown);                                                // 12: again, no warning
-    text += line(step("r7", 8.0, 3, 1.0));                                // 13: kept
+    json gpu = step("r7", 8.0, 3, 1.0);
+    gpu["gpu_mem_bytes"] = 4096;                                          // a GPU run's memory:
+    gpu["gpu_mem_peak_bytes"] = 8192;                                     // stored metrics
+    text += line(gpu);                                                    // 13: kept
     write_file(events, text);
 
     Store st(dir.filePath("td.db").toStdString());
@@ -378,7 +381,7 @@ class TestIngest : public QObject {
     QCOMPARE(s.skipped, size_t(6));  // lines 2, 3, 4, 5, 6, 10
     QCOMPARE(s.ignored, size_t(2));  // lines 8, 12
     QCOMPARE(s.unknown_fields, size_t(3));  // lines 1, 9, 11
-    QCOMPARE(s.metric_rows, size_t(3 * 8));  // lines 9, 11, 13
+    QCOMPARE(s.metric_rows, size_t(3 * 8 + 2));  // lines 9, 11, 13 (+ its two GPU memory figures)
     const std::string at = events + ":";
     const std::vector<std::string> want = {
         at + "1: unknown field \"gpu_name\" in a \"run_start\" event (from a newer engine?); the field is "
@@ -389,7 +392,7 @@ class TestIngest : public QObject {
         at + "5: \"step\" event without an integer \"step\"; line skipped",
         at + "6: events schema version 2 is newer than this TrainDeck reads (1); update TrainDeck; line skipped",
         at + "8: unknown event type \"gpu_stats\" (from a newer engine?); its lines are ignored",
-        at + "9: unknown field \"gpu_mem_bytes\" in a \"step\" event (from a newer engine?); the field is "
+        at + "9: unknown field \"gpu_temp_c\" in a \"step\" event (from a newer engine?); the field is "
              "ignored, the rest of the line kept",
         at + "9: unknown field \"nested\" in a \"step\" event (from a newer engine?); the field is ignored, "
              "the rest of the line kept",
@@ -401,9 +404,11 @@ class TestIngest : public QObject {
     for (size_t i = 0; i < want.size(); ++i) QCOMPARE(s.messages[i], want[i]);
     QCOMPARE(st.metric_series("r7", "loss").value, (std::vector<double>{1.25, 1.125, 1.0}));
     QCOMPARE(st.metric_series("r7", "loss").step, (std::vector<int64_t>{1, 2, 3}));
-    QCOMPARE(count(st, "SELECT count(*) FROM metrics"), int64_t(24));
-    QCOMPARE(count(st, "SELECT count(*) FROM metric_names WHERE name IN ('gpu_util', 'gpu_mem_bytes', 'util')"),
+    QCOMPARE(count(st, "SELECT count(*) FROM metrics"), int64_t(26));
+    QCOMPARE(count(st, "SELECT count(*) FROM metric_names WHERE name IN ('gpu_util', 'gpu_temp_c', 'util')"),
              int64_t(0));
+    QCOMPARE(st.metric_series("r7", "gpu_mem_bytes").value, (std::vector<double>{4096}));
+    QCOMPARE(st.metric_series("r7", "gpu_mem_peak_bytes").step, (std::vector<int64_t>{3}));
     QCOMPARE(st.get_run("r7").host, std::string("nodeA"));  // line 1 kept despite its extra field
     QCOMPARE(count(st, "SELECT skipped FROM event_files"), int64_t(6));
     QCOMPARE(ing.offset(), int64_t(text.size()));

@@ -224,14 +224,20 @@ class TestMainWindow : public QObject {
       td::store::Store st(path.toStdString());
       st.save_cluster("lab", R"({"name":"lab","nodes":[{"name":"gpu1","host":"127.0.0.1","port":1,"gpus":2},)"
                              R"({"name":"cpu9","host":"127.0.0.1","port":1}]})");
+      st.save_cluster("pair", R"({"name":"pair","nodes":[{"name":"a","host":"127.0.0.1","port":1},)"
+                              R"({"name":"b","host":"127.0.0.1","port":1}]})");
     }
     MainWindow w(path, data_);
     w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
     w.show();
-    QTRY_COMPARE(w.trainOn()->count(), 3);
+    // A cluster of CPU nodes also trains on all of them as one run; "lab" mixes a GPU node and
+    // a CPU node, which cannot be one run, so it offers its nodes one by one only.
+    QTRY_COMPARE(w.trainOn()->count(), 6);
     QCOMPARE(w.trainOn()->itemText(0), ClusterList::localName());
     QCOMPARE(w.trainOn()->itemText(1), QString("lab / gpu1 (2 GPUs)"));
     QCOMPARE(w.trainOn()->itemText(2), QString("lab / cpu9 (CPU)"));
+    QCOMPARE(w.trainOn()->itemText(3), QString("pair / all 2 nodes (2 ranks)"));
+    QCOMPARE(w.trainOn()->itemText(5), QString("pair / b (CPU)"));
     QCOMPARE(w.pages()->tabText(MainWindow::ClustersPage), QString("Clusters"));
 
     w.trainOn()->setCurrentIndex(1);

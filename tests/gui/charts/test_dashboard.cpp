@@ -51,6 +51,52 @@ class TestDashboard : public QObject {
     QVERIFY(view.plot()->yAxis->tickVectorLabels().contains("2.0 MiB"));
   }
 
+  // A two-node data-parallel run: each rank's tokens/s, collective bytes and bus bandwidth are
+  // series of their own, named by rank and host (run_start's `hosts`, stored by the ingest).
+  void perNodeSeries() {
+    QTemporaryDir dir;
+    const QString events = dir.filePath("events.jsonl");
+    {
+      std::FILE* f = std::fopen(events.toStdString().c_str(), "wb");
+      std::string text =
+          R"({"type":"run_start","v":1,"t":1000,"run_id":"mn","attempt":0,"rank":0,"world_size":2,)"
+          R"("host":"node-a","hosts":["node-a","node-b"]})" "\n";
+      for (int s = 1; s <= 20; ++s) {
+        const std::string step = std::to_string(s), t = std::to_string(1000 + s);
+        text += R"({"type":"step","v":1,"t":)" + t + R"(,"run_id":"mn","attempt":0,"rank":0,"step":)" + step +
+                R"(,"loss":3.5,"tokens_per_s":2000,"ranks":[)"
+                R"({"rank":0,"host":"node-a","tokens_per_s":1100,"comm_bytes_sent":4096,"comm_bytes_received":4096,"comm_ms":2,"busbw_gb_s":0.5},)"
+                R"({"rank":1,"host":"node-b","tokens_per_s":900,"comm_bytes_sent":4096,"comm_bytes_received":4096,"comm_ms":3,"busbw_gb_s":0.25}]})"
+                "\n";
+      }
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+      td::store::Store st(dir.filePath("td.db").toStdString());
+      td::store::Ingester ing(st, events.toStdString(), "e");
+      ing.poll_all();
+      QCOMPARE(st.chart_run("mn").hosts, (std::vector<std::string>{"node-a", "node-b"}));
+    }
+    StoreClient client(dir.filePath("td.db"));
+    Dashboard dash(&client);
+    dash.resize(1400, 1000);
+    dash.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dash));
+    dash.setRuns({"mn"});
+    ChartView* tp = dash.chart("throughput");
+    QTRY_COMPARE(tp->seriesCount(), 3);
+    QCOMPARE(tp->legendLabels(), (QStringList{"tokens/s", "tokens/s rank 0 (node-a)", "tokens/s rank 1 (node-b)"}));
+    ChartView* net = dash.chart("network");
+    QTRY_COMPARE(net->seriesCount(), 4);
+    QCOMPARE(net->legendLabels(),
+             (QStringList{"collective bytes sent rank 0 (node-a)", "collective bytes sent rank 1 (node-b)",
+                          "bus bandwidth rank 0 (node-a)", "bus bandwidth rank 1 (node-b)"}));
+    QVERIFY(!net->emptyTextVisible());
+    QTRY_COMPARE(net->drawn(3).line.size(), size_t(20));
+    QCOMPARE(net->drawn(3).line[0], 0.25);
+    QTRY_COMPARE(tp->drawn(2).line.size(), size_t(20));
+    QCOMPARE(tp->drawn(2).line[0], 900.0);
+  }
+
   void smallRun() {
     QTemporaryDir dir;
     write_small_run(dir.filePath("td.db"), dir.filePath("events.jsonl"), "s", 200);

@@ -1,0 +1,402 @@
+#!/usr/bin/env bash
+# bench/gpu.sh: the GPU check of the CUDA backend in one go (bench/gpu/README.md).
+#
+#   bench/gpu.sh --prepare [DIR] [--build-dir B]   HERE (Debian build machine): build the engine,
+#                     libtraindeck-cuda.so and test_parity in B (default build-gpubench), bundle
+#                     them (remote/bundle.h, without NVIDIA's libraries) with the tinyshakespeare
+#                     dataset into DIR/carry.tar.xz (DIR default .gpu-carry, inside the repository
+#                     and git-ignored so the device tool can carry it).
+#   bench/gpu.sh [--carry-dir DIR] RESULTS_DIR       THERE (GPU machine: nvcc, PyTorch, NVIDIA's pip
+#                     wheels; no Qt, no Debian packages, no network): parity, GPT-2 124M engine vs
+#                     PyTorch, tinyshakespeare on the GPU; results in RESULTS_DIR (8 files at most).
+#   bench/gpu.sh --dry-run [--carry-dir DIR] RESULTS_DIR   HERE, no GPU: the same steps as far as a
+#                     CPU allows (CUDA rows skipped, tiny models on train.device=cpu), to prove the
+#                     plumbing; says what it skipped.
+# Exit status (run): 0 when parity passed with no skipped row, else 1 (the other stages are
+# reported, never fatal). Dry run: 0 when every stage that can run without a GPU ran.
+# Every stage has its own time limit inside an overall budget (TD_GPU_BUDGET_S, default 465 s).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+gpu=$here/gpu
+
+mode=run carry= build=$root/build-gpubench results=
+die() { echo "gpu.sh: error: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --prepare) mode=prepare ;;
+    --dry-run) mode=dry-run ;;
+    --build-dir) [ $# -ge 2 ] || die "--build-dir needs a folder"; build=$2; shift ;;
+    --carry-dir) [ $# -ge 2 ] || die "--carry-dir needs a folder"; carry=$2; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -*) die "unknown option $1 (see bench/gpu.sh --help)" ;;
+    *) if [ "$mode" = prepare ]; then carry=$1; else results=$1; fi ;;
+  esac
+  shift
+done
+carry=${carry:-$root/.gpu-carry}
+case $carry in /*) ;; *) carry=$PWD/$carry ;; esac
+case $build in /*) ;; *) build=$PWD/$build ;; esac
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+# ---------------------------------------------------------------------------------------------
+# --prepare: build, bundle, dataset, tarball
+# ---------------------------------------------------------------------------------------------
+prepare() {
+  case $carry/ in "$root"/*) ;; *) die "$carry is outside the repository $root: the device tool carries only paths inside it" ;; esac
+  mkdir -p "$carry" || die "cannot create $carry"
+  git -C "$root" check-ignore -q "$carry/carry.tar.xz" ||
+    die "$carry is not git-ignored: add it to .gitignore (the repository's copy carries it only through 'carry')"
+  [ "$(uname -m)" = x86_64 ] || die "this is $(uname -m); the GPU machine is x86_64: prepare on an x86_64 machine"
+  if [ ! -f "$build/build.ninja" ]; then
+    echo "== configuring $build"
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINDECK_CUDA=ON -DTRAINDECK_REMOTE=ON \
+      -DTRAINDECK_GUI=OFF >"$carry/configure.log" 2>&1 || die "cmake configure failed: $carry/configure.log"
+  fi
+  [ -f "$build/build.ninja" ] || die "$build is not a Ninja build folder (configure it with -G Ninja)"
+  local missing=() t
+  echo "== building traindeck-engine gpu_make_bundle in $build"
+  cmake --build "$build" --target traindeck-engine gpu_make_bundle >"$carry/build.log" 2>&1 ||
+    die "build of traindeck-engine / gpu_make_bundle failed (configure with -DTRAINDECK_REMOTE=ON): tail $carry/build.log"
+  local targets
+  targets=$(ninja -C "$build" -t targets all 2>/dev/null)  # not piped into grep -q: pipefail + SIGPIPE
+  for t in traindeck-cuda test_parity test_nccl; do
+    if ! grep -q "^$t:" <<<"$targets"; then
+      echo "   target $t is not defined in this build: left out"; missing+=("$t (no target)"); continue
+    fi
+    echo "== building $t"
+    cmake --build "$build" --target "$t" >>"$carry/build.log" 2>&1 || { echo "   $t did not build: left out (see $carry/build.log)"; missing+=("$t (build failed)"); }
+  done
+  local engine=$build/engine/cli/traindeck-engine
+  local module parity args=()
+  module=$(find "$build" -name libtraindeck-cuda.so \( -type f -o -type l \) 2>/dev/null | head -1)
+  parity=$(find "$build/tests" -name test_parity -type f -perm -u+x 2>/dev/null | head -1)
+  [ -n "$parity" ] && args+=(--program "$parity")
+  local nccl_test
+  nccl_test=$(find "$build/tests" -name test_nccl -type f -perm -u+x 2>/dev/null | head -1)
+  [ -n "$nccl_test" ] && args+=(--program "$nccl_test")
+  [ -n "$module" ] && args+=(--module "$(readlink -f "$module")")
+  [ -n "$parity" ] || [[ " ${missing[*]-} " == *" test_parity "* ]] || missing+=("test_parity")
+  [ -n "$module" ] || [[ " ${missing[*]-} " == *" traindeck-cuda "* ]] || missing+=("libtraindeck-cuda.so")
+
+  local stage=$carry/stage
+  rm -rf "$stage" && mkdir -p "$stage/data" || die "cannot create $stage"
+  echo "== bundling (remote/bundle.h; CUDA libraries left to the GPU machine)"
+  "$build/bench/gpu/gpu_make_bundle" "$engine" "$stage/bundle" "${args[@]}" || die "gpu_make_bundle failed"
+
+  local corpus=$root/../shared/data/tinyshakespeare.txt
+  [ -f "$corpus" ] || corpus=$root/shared/data/tinyshakespeare.txt
+  [ -f "$corpus" ] || { corpus=/usr/share/games/fortunes; missing+=("tinyshakespeare.txt (Debian fortunes instead)"); }
+  echo "== preparing $(basename "$corpus") (byte tokenizer, as tests/engine/test_train.cpp's real-text run)"
+  "$stage/bundle/bin/traindeck-engine" prepare --input "$corpus" --out "$stage/data/tinyshakespeare" --tokenizer byte --quiet ||
+    die "prepare of $corpus failed"
+
+  local commit dirty
+  commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+  dirty=$(git -C "$root" status --porcelain 2>/dev/null | wc -l)
+  python3 - "$stage/info.json" "$commit" "$dirty" "$build" "$corpus" "${missing[@]+"${missing[@]}"}" <<'PY'
+import json, sys, time
+out, commit, dirty, build, corpus, *missing = sys.argv[1:]
+json.dump({"created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": commit, "git_changed_files": int(dirty),
+           "build_dir": build, "corpus": corpus, "missing": missing}, open(out, "w"), indent=1)
+PY
+  echo "== packing $carry/carry.tar.xz"
+  tar -C "$stage" -cJf "$carry/carry.tar.xz.tmp" . && mv "$carry/carry.tar.xz.tmp" "$carry/carry.tar.xz" || die "tar failed"
+  local unpacked packed tree
+  unpacked=$(du -sb "$stage" | cut -f1)
+  packed=$(stat -c %s "$carry/carry.tar.xz")
+  rm -rf "$stage"
+  # What the device tool sends besides: tracked and untracked-not-ignored files (and shared/ inside).
+  tree=$(cd "$root" && git ls-files -z -co --exclude-standard | xargs -0 stat -c %s 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+  [ -d "$root/shared" ] && tree=$((tree + $(du -sb "$root/shared" | cut -f1)))
+  local total=$((packed + tree))
+  echo "carry: ${carry#"$root"/}/carry.tar.xz $(mib "$packed") MiB (unpacked $(mib "$unpacked") MiB) + working tree $(mib "$tree") MiB = $(mib "$total") MiB of 64 MiB"
+  [ ${#missing[@]} -eq 0 ] || echo "NOT in the carry: ${missing[*]}"
+  [ "$total" -le $((64 * 1048576)) ] || die "the carry is over 64 MiB"
+  echo "on the GPU machine: bench/gpu.sh \$OUT   (device run: carry [\"${carry#"$root"/}/carry.tar.xz\"], timeout_s 540)"
+}
+
+# ---------------------------------------------------------------------------------------------
+# run / --dry-run
+# ---------------------------------------------------------------------------------------------
+dry=0 notbuilt=failed
+[ "$mode" = dry-run ] && dry=1 notbuilt=not-built
+t0=$(date +%s)
+budget=${TD_GPU_BUDGET_S:-465}
+now() { date +%s; }
+remaining() { echo $((budget - ($(now) - t0))); }
+# limit CAP RESERVE: seconds for a stage: CAP, cut so that RESERVE seconds stay for later stages.
+# Never under 10 s: a stage that starts at all gets a chance to finish.
+limit() { local c=$1 r; r=$(($(remaining) - $2)); [ "$r" -lt "$c" ] && c=$r; [ "$c" -lt 10 ] && c=10; echo "$c"; }
+say() { printf '%s\n' "$*" | tee -a "$log"; }
+# record STAGE STATUS START_EPOCH NOTE
+record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$(($(now) - $3))" "$4" >>"$work/stages.tsv"; say "-- $1: $2${4:+ ($4)}"; }
+meta() { printf '%s\t%s\n' "$1" "$2" >>"$work/meta.tsv"; }
+# show NAME FILE: the stage's output into gpu.log; its last lines on the console.
+show() { { echo "---- $1 output ($2)"; cat "$2"; echo "---- end of $1"; } >>"$log"; tail -n "${3:-12}" "$2" | sed 's/^/   | /'; }
+is_oom() { grep -qiE 'out of memory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|OutOfMemory|\bOOM\b' "$@" 2>/dev/null; }
+sampler_pid=
+stop_sampler() { if [ -n "$sampler_pid" ]; then kill "$sampler_pid" 2>/dev/null; wait "$sampler_pid" 2>/dev/null; sampler_pid=; fi; }
+
+run() {
+  [ -n "$results" ] || die "usage: bench/gpu.sh [--dry-run] [--carry-dir DIR] RESULTS_DIR"
+  mkdir -p "$results" || die "cannot create $results"
+  results=$(cd "$results" && pwd)
+  work=$(mktemp -d "${TMPDIR:-/tmp}/traindeck-gpu.XXXXXX") || die "mktemp failed"
+  trap 'stop_sampler; [ -n "${TD_GPU_KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
+  rm -f "$results"/{summary.md,summary.json,parity.json,nccl.json,engine_gpt2.jsonl,torch_gpt2.json,tinyshakespeare.jsonl,gpu.log}
+  log=$results/gpu.log
+  : >"$work/stages.tsv"; : >"$work/meta.tsv"
+  meta mode "$mode"
+  say "== TrainDeck GPU check ($mode), $(date -u +%Y-%m-%dT%H:%M:%SZ), budget ${budget} s, results in $results"
+  local ts
+
+  # -- unpack the carry ---------------------------------------------------------------------
+  ts=$(now)
+  local tarball=$carry/carry.tar.xz c=$work/carry
+  mkdir -p "$c"
+  if [ ! -f "$tarball" ]; then
+    record unpack failed "$ts" "no $tarball: run bench/gpu.sh --prepare on the build machine and carry it"
+  elif ! { tar -C "$c" -xJf "$tarball" 2>>"$log" ||
+           python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$tarball" "$c" 2>>"$log"; }; then
+    record unpack failed "$ts" "cannot unpack $tarball"
+  else
+    record unpack ok "$ts" "$(mib "$(stat -c %s "$tarball")") MiB"
+  fi
+  local bundle=$c/bundle
+  local engine=$bundle/bin/traindeck-engine
+  [ -f "$c/info.json" ] && { echo "---- carry info.json"; cat "$c/info.json"; } >>"$log"
+  meta bundle_hash "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hash"])' "$bundle/manifest.json" 2>/dev/null || echo none)"
+
+  # -- libraries: bundle lib/ (by the launcher) + NVIDIA's libraries of this machine ----------
+  ts=$(now)
+  local libdirs
+  libdirs=$(python3 - <<'PY' 2>/dev/null
+import glob, os, site
+roots = []
+try:
+    import nvidia
+    roots += list(nvidia.__path__)
+except Exception:
+    pass
+try:
+    roots += [os.path.join(p, "nvidia") for p in site.getsitepackages() + [site.getusersitepackages()]]
+except Exception:
+    pass
+seen = []
+for r in roots:
+    for pat in ("*/lib", "cu13/lib", "*/cu13/lib", "cu1*/lib"):
+        for d in sorted(glob.glob(os.path.join(r, pat))):
+            d = os.path.realpath(d)
+            if d not in seen and any(glob.glob(os.path.join(d, n)) for n in ("libcublas*.so*", "libcudart.so*", "libnccl.so*")):
+                seen.append(d)
+print("\n".join(seen))
+PY
+)
+  local d extra=
+  for d in /usr/local/cuda/lib64 /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do [ -d "$d" ] && extra+=$d$'\n'; done
+  if [ -d "$bundle/bin" ]; then
+    printf '%s\n%s' "$libdirs" "$extra" | sed '/^$/d' >"$bundle/node-lib-path"
+    { echo "---- node-lib-path (NVIDIA's libraries: pip wheels first, then the toolkit and driver folders)"; cat "$bundle/node-lib-path"; } >>"$log"
+    local ldpath="$bundle/lib:$(paste -sd: "$bundle/node-lib-path")"
+    local mod=$bundle/bin/libtraindeck-cuda.so
+    if [ -f "$mod" ]; then
+      LD_LIBRARY_PATH=$ldpath ldd "$mod" >"$work/ldd.txt" 2>&1
+      show "ldd libtraindeck-cuda.so" "$work/ldd.txt" 0
+      local libs
+      libs=$(grep -E 'lib(cudart|cublas|cublasLt|nccl)\.so' "$work/ldd.txt" | awk '{print $1 " -> " $3}' | paste -sd ';' -)
+      meta cuda_libs "${libs:-none}"
+      if grep -q 'not found' "$work/ldd.txt"; then
+        record libraries failed "$ts" "libtraindeck-cuda.so: $(grep 'not found' "$work/ldd.txt" | awk '{print $1}' | paste -sd ' ' -) not found"
+      else
+        record libraries ok "$ts" "${libs:-no CUDA library linked}"
+      fi
+    else
+      meta cuda_libs "no CUDA module in the carry"
+      record libraries "$notbuilt" "$ts" "no libtraindeck-cuda.so in the carry (not built at --prepare)"
+    fi
+  fi
+  # glibc: the bundle's need against this machine's
+  local need have
+  need=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("glibc",""))' "$bundle/extras.json" 2>/dev/null)
+  have=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+  meta bundle_glibc "${need:-?}"; meta machine_glibc "${have:-?}"
+  if [ -n "$need" ] && [ -n "$have" ] && [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | tail -1)" != "$have" ]; then
+    # Only Debian's libstdc++ / libgcc_s need more than 2.34 (bookworm: 2.36); the machine's own
+    # (same or newer GCC on any distribution with glibc >= 2.34) can stand in for them.
+    say "!! the bundle needs glibc $need, this machine has $have: using this machine's libstdc++ and libgcc_s instead of the bundled ones"
+    for d in libstdc++.so.6 libgcc_s.so.1; do [ -f "$bundle/lib/$d" ] && mv "$bundle/lib/$d" "$bundle/lib/$d.off"; done
+  fi
+
+  # -- the GPU ----------------------------------------------------------------------------------
+  local gpu_name= peak16= peak32= peak_src=
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >"$work/smi.txt" 2>&1; then
+    show nvidia-smi "$work/smi.txt" 0
+    head -n 20 "$work/smi.txt"
+    gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    meta driver "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+  else
+    say "-- no nvidia-smi / no GPU here"
+  fi
+  meta gpu_name "${gpu_name:-none}"
+  # Dense datasheet peaks (resources/devices.json) for MFU; TD_GPU_PEAK_FLOPS overrides bf16's.
+  case $gpu_name in
+    *H100*|*H200*|*H800*|*GH200*) peak16=989e12 peak32=67e12 peak_src="$gpu_name dense bf16 datasheet (resources/devices.json)" ;;
+    *A100*|*A800*) peak16=312e12 peak32=19.5e12 peak_src="$gpu_name dense bf16 datasheet (resources/devices.json)" ;;
+  esac
+  [ -n "${TD_GPU_PEAK_FLOPS:-}" ] && { peak16=$TD_GPU_PEAK_FLOPS; peak_src="TD_GPU_PEAK_FLOPS"; }
+  if [ $dry = 1 ]; then peak16=1e11 peak32=1e11 peak_src="dry run: a stand-in 100 GFLOP/s, not a measurement"; fi
+  [ -n "$peak16" ] && { meta peak_flops_bf16 "$peak16"; meta peak_source "$peak_src"; }
+
+  # -- a) parity ----------------------------------------------------------------------------------
+  ts=$(now)
+  local prc=
+  if [ ! -x "$bundle/bin/test_parity" ]; then
+    record parity "$notbuilt" "$ts" "no test_parity in the carry (not built at --prepare)"
+  else
+    local pargs=(--json "$results/parity.json")
+    [ $dry = 1 ] || pargs=(--require-cuda "${pargs[@]}")
+    timeout -k 5 "$(limit 90 200)" "$bundle/bin/test_parity" "${pargs[@]}" >"$work/parity.log" 2>&1
+    prc=$?
+    meta parity_rc "$prc"
+    show test_parity "$work/parity.log" 6
+    local counts
+    counts=$(python3 "$gpu/summarize.py" parity "$results/parity.json" 2>&1)
+    if [ $dry = 1 ]; then
+      [ "$prc" = 0 ] && record parity ran "$ts" "dry run, exit 0, $counts (CUDA rows skip without a GPU)" ||
+        record parity failed "$ts" "exit $prc, $counts"
+    elif [ "$prc" = 0 ] && [[ $counts == *"failed 0 skipped 0" ]]; then
+      record parity passed "$ts" "$counts"
+    else
+      record parity failed "$ts" "exit $prc$([ "$prc" = 124 ] && echo ' (timed out)'), $counts"
+    fi
+  fi
+
+  # -- a2) NCCL, world size 1 (docs/distributed.md; NCCL refuses two ranks on one GPU) -----------
+  ts=$(now)
+  if [ ! -x "$bundle/bin/test_nccl" ]; then
+    record nccl "$notbuilt" "$ts" "no test_nccl in the carry (not built at --prepare)"
+  else
+    local nargs=(--json "$results/nccl.json")
+    [ $dry = 1 ] || nargs=(--require-cuda "${nargs[@]}")
+    timeout -k 5 "$(limit 60 120)" "$bundle/bin/test_nccl" "${nargs[@]}" >"$work/nccl.log" 2>&1
+    local nrc=$?
+    meta nccl_rc "$nrc"
+    show test_nccl "$work/nccl.log" 6
+    if [ "$nrc" = 0 ]; then
+      record nccl "$([ $dry = 1 ] && echo ran || echo passed)" "$ts" "exit 0$([ $dry = 1 ] && echo ' (dry run: skipped without a GPU)')"
+    else
+      record nccl failed "$ts" "exit $nrc$([ "$nrc" = 124 ] && echo ' (timed out)')"
+    fi
+  fi
+
+  # -- b) GPT-2 124M on the engine: the largest micro batch that fits ------------------------------
+  ts=$(now)
+  local syn=$work/synthetic chosen= B sets=() batches=(64 32 16 8) erc last=
+  if [ $dry = 1 ]; then
+    batches=(4 2)
+    sets=(--set train.device=cpu --set train.precision=fp32 --set train.threads=2 --set model.n_layer=2
+          --set model.n_head=2 --set model.d_model=64 --set model.seq_len=64 --set train.steps=2)
+  fi
+  if ! python3 "$gpu/synthetic_tokens.py" "$syn" --vocab 50304 >>"$log" 2>&1; then
+    record engine_gpt2 failed "$ts" "synthetic_tokens.py failed (gpu.log)"
+  elif [ ! -x "$engine" ]; then
+    record engine_gpt2 failed "$ts" "no engine in the carry"
+  else
+    for B in "${batches[@]}"; do
+      local lim
+      lim=$(limit 150 130)
+      [ "$lim" -ge 20 ] || { say "-- engine: out of time before micro batch $B"; break; }
+      last=$B
+      if command -v nvidia-smi >/dev/null 2>&1 && [ $dry = 0 ]; then
+        nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$work/smi_b$B.txt" 2>/dev/null &
+        sampler_pid=$!
+      fi
+      say "-- engine: GPT-2 124M$([ $dry = 1 ] && echo ' (dry run: tiny model, CPU, 2 steps)'), micro_batch $B (limit ${lim} s)"
+      timeout -k 10 "$lim" "$engine" train --config "$gpu/gpt2-124m.json" --set "data.path=$syn" --set "train.micro_batch=$B" \
+        "${sets[@]+"${sets[@]}"}" --out "$work/gpt2_b$B" --quiet --no-events-stdout ${peak16:+--peak-flops "$peak16"} \
+        >"$work/gpt2_b$B.log" 2>&1
+      erc=$?
+      stop_sampler
+      show "engine micro_batch $B" "$work/gpt2_b$B.log" 6
+      if [ "$erc" = 0 ]; then chosen=$B; break; fi
+      if is_oom "$work/gpt2_b$B.log" "$work/gpt2_b$B/events.jsonl"; then say "-- engine: micro_batch $B does not fit (out of memory)"; continue; fi
+      break
+    done
+    if [ -n "$last" ] && [ -f "$work/gpt2_b$last/events.jsonl" ]; then
+      cp "$work/gpt2_b$last/events.jsonl" "$results/engine_gpt2.jsonl"
+      [ -s "$work/smi_b$last.txt" ] && meta engine_smi_peak_mib "$(sort -n "$work/smi_b$last.txt" | tail -1)"
+    fi
+    if [ -n "$chosen" ]; then
+      record engine_gpt2 ok "$ts" "micro_batch $chosen"
+    elif [ -z "$last" ]; then
+      record engine_gpt2 failed "$ts" "out of time"
+    else
+      record engine_gpt2 failed "$ts" "micro_batch $last: exit $erc$([ "$erc" = 124 ] && echo ' (timed out; figures from the steps done)'): $(grep -m1 -iE 'error' "$work/gpt2_b$last.log" | cut -c1-200)"
+    fi
+  fi
+
+  # -- e) tinyshakespeare on the GPU (before PyTorch, so that a slow torch.compile cannot starve it) -
+  ts=$(now)
+  local tsd=$c/data/tinyshakespeare tsets=()
+  [ $dry = 1 ] && tsets=(--set train.device=cpu --set train.steps=20 --set train.eval_interval=10 --set train.log_interval=10)
+  if [ ! -f "$tsd/manifest.json" ] || [ ! -x "$engine" ]; then
+    record tinyshakespeare failed "$ts" "no dataset or engine in the carry"
+  else
+    local lim trc
+    lim=$(limit 90 70)
+    say "-- engine: tinyshakespeare (limit ${lim} s)"
+    timeout -k 10 "$lim" "$engine" train --config "$gpu/tinyshakespeare.json" --set "data.path=$tsd" "${tsets[@]+"${tsets[@]}"}" \
+      --out "$work/tinyshakespeare" --quiet --no-events-stdout ${peak32:+--peak-flops "$peak32"} >"$work/ts.log" 2>&1
+    trc=$?
+    show tinyshakespeare "$work/ts.log" 6
+    [ -f "$work/tinyshakespeare/events.jsonl" ] && cp "$work/tinyshakespeare/events.jsonl" "$results/tinyshakespeare.jsonl"
+    local val
+    val=$(python3 -c 'import json,sys; e=[json.loads(l) for l in open(sys.argv[1])]; v=[x["val_loss"] for x in e if x.get("type")=="eval"]; print("%.4f" % v[-1] if v else "none")' "$results/tinyshakespeare.jsonl" 2>/dev/null || echo none)
+    [ "$trc" = 0 ] && record tinyshakespeare ok "$ts" "final val loss $val" ||
+      record tinyshakespeare failed "$ts" "exit $trc$([ "$trc" = 124 ] && echo ' (timed out)'), last val loss $val: $(grep -m1 -iE 'error' "$work/ts.log" | cut -c1-200)"
+  fi
+
+  # -- c) PyTorch's own training step of the same model ---------------------------------------------
+  ts=$(now)
+  local tb=${chosen:-64}
+  python3 -m py_compile "$gpu/torch_gpt2.py" 2>>"$log" || say "!! torch_gpt2.py does not compile"
+  if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+    record torch_gpt2 skipped "$ts" "$(python3 -c 'import torch' >/dev/null 2>&1 && echo 'PyTorch sees no GPU' || echo 'no PyTorch on this machine')"
+  else
+    local mode_c=auto trc=1 tries=0 lim
+    while [ $tries -lt 3 ]; do
+      tries=$((tries + 1))
+      lim=$(limit 240 0)
+      [ "$lim" -ge 30 ] || { say "-- torch: out of time"; break; }
+      say "-- torch: micro_batch $tb, compile $mode_c (limit ${lim} s)"
+      PYTHONUNBUFFERED=1 timeout -k 10 "$lim" python3 "$gpu/torch_gpt2.py" --micro-batch "$tb" --steps 30 --compile "$mode_c" \
+        ${peak16:+--peak-flops "$peak16"} --out "$work/torch.json" >"$work/torch.log" 2>&1
+      trc=$?
+      show "torch micro_batch $tb compile $mode_c" "$work/torch.log" 4
+      [ -f "$work/torch.json" ] && cp "$work/torch.json" "$results/torch_gpt2.json"
+      case $trc in
+        0) break ;;
+        3) [ "$tb" -gt 1 ] && [ $tries -lt 3 ] || break; tb=$((tb / 2)); say "-- torch: out of memory, micro_batch $tb" ;;
+        124|137) [ $mode_c = off ] && break; mode_c=off; say "-- torch: timed out (torch.compile?): eager" ;;
+        *) [ $mode_c = off ] && break; mode_c=off ;;
+      esac
+    done
+    [ "$trc" = 0 ] && record torch_gpt2 ok "$ts" "micro_batch $tb, $(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("torch.compile" if j.get("compiled") else "eager")' "$work/torch.json" 2>/dev/null)" ||
+      record torch_gpt2 failed "$ts" "exit $trc"
+  fi
+
+  # -- d) summary ---------------------------------------------------------------------------------
+  say ""
+  python3 "$gpu/summarize.py" summary "$results" "$work" | tee -a "$log" || say "!! summarize.py failed"
+  say "== done in $(($(now) - t0)) s"
+  if [ $dry = 1 ]; then
+    say "dry run: not exercised here (no GPU): CUDA parity rows, the CUDA backend's training path, bf16, the micro-batch search's out-of-memory step, PyTorch"
+    grep -P '\tnot-built\t' "$work/stages.tsv" | cut -f1,4 | sed 's/^/dry run: not exercised (missing from the carry): /' | tee -a "$log"
+    ! grep -qP '\tfailed\t' "$work/stages.tsv"
+    return
+  fi
+  grep -qP '^parity\tpassed\t' "$work/stages.tsv"
+}
+
+if [ "$mode" = prepare ]; then prepare; else run; fi

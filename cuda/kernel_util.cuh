@@ -1,0 +1,61 @@
+// Device helpers shared by the element-wise and reduction kernels (encoder, layernorm, gelu,
+// residual, softmax_cross_entropy, optimizer): 128-bit packs, fixed-order warp and block
+// reductions (deterministic: the same inputs and launch shape give the same bits), and the
+// grid size of a one-thread-per-item launch.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cuda/common.cuh"
+
+namespace td::cuda {
+
+/// 16 bytes of T (4 floats or 8 bf16), loaded and stored with one 128-bit access. Only for
+/// addresses that are multiples of 16 (check with aligned16).
+template <class T>
+struct alignas(16) Pack16 {
+  static constexpr int kN = 16 / (int)sizeof(T);
+  T v[kN];
+};
+template <class T> __device__ __forceinline__ Pack16<T> load_pack(const T* p) {
+  return *reinterpret_cast<const Pack16<T>*>(p);
+}
+template <class T> __device__ __forceinline__ void store_pack(T* p, const Pack16<T>& x) {
+  *reinterpret_cast<Pack16<T>*>(p) = x;
+}
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+/// Sum / max over the 32 lanes of a warp (butterfly: every lane gets the result; fixed order).
+__device__ __forceinline__ float warp_sum(float x) {
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(kFullMask, x, o);
+  return x;
+}
+
+/// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the
+/// result. `shared` holds 32 floats. Contains __syncthreads: call from all threads.
+__device__ __forceinline__ float block_sum(float x, float* shared) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  x = warp_sum(x);
+  __syncthreads();  // shared may still be read by a previous call
+  if (lane == 0) shared[warp] = x;
+  __syncthreads();
+  x = lane < nwarps ? shared[lane] : 0.0f;
+  return warp_sum(x);
+}
+
+/// Blocks for n items at `per_block` items per block; throws td::Error past CUDA's grid limit.
+inline unsigned grid_for(size_t n, size_t per_block, const char* kernel) {
+  size_t g = (n + per_block - 1) / per_block;
+  if (g > (size_t)INT_MAX)
+    fail(std::string(kernel) + ": " + std::to_string(n) + " elements exceed one launch's grid; split the tensor");
+  return (unsigned)g;
+}
+
+}  // namespace td::cuda

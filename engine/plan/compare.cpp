@@ -1,0 +1,129 @@
+#include "engine/plan/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "engine/plan/cluster.h"
+#include "engine/plan/plan.h"
+
+namespace td {
+
+std::optional<double> error_percent(const std::optional<double>& planned, const std::optional<double>& measured) {
+  if (!planned || !measured || *measured == 0 || !std::isfinite(*planned) || !std::isfinite(*measured)) return std::nullopt;
+  return 100.0 * (*planned - *measured) / *measured;
+}
+
+std::vector<PlanVsMeasuredRow> plan_vs_measured(const RunConfig& c, const RunMeasured& m, double mfu) {
+  const bool gpu = c.train.device != "cpu";
+  if (!(mfu > 0)) mfu = gpu ? kPlanGpuMfu : kPlanCpuMfu;
+  const int world = std::max(1, m.world_size);
+  const Plan plan = make_plan(c, world);
+  std::vector<PlanVsMeasuredRow> rows;
+  char buf[256];
+
+  PlanVsMeasuredRow mem;
+  mem.key = "memory";
+  mem.unit = "bytes";
+  if (gpu) {
+    mem.quantity = "memory per rank (GPU peak)";
+    mem.planned = double(plan.total_bytes + kCudaRuntimeBytes);
+    mem.measured = m.gpu_mem_peak_bytes;
+    mem.basis = "weights + gradients + AdamW + activations (make_plan) + 32 MiB cuBLAS workspace";
+  } else {
+    mem.quantity = "memory per rank (peak RSS)";
+    mem.planned = double(plan.total_bytes + kCpuRuntimeBytes);
+    mem.measured = m.peak_rss_bytes;
+    mem.basis = "weights + gradients + AdamW + activations (make_plan) + 12 MiB process baseline";
+  }
+  mem.error_pct = error_percent(mem.planned, mem.measured);
+  rows.push_back(mem);
+
+  PlanVsMeasuredRow tps;
+  tps.key = "tokens_per_s";
+  tps.quantity = "tokens/s";
+  tps.unit = "tokens/s";
+  if (m.peak_flops && *m.peak_flops > 0 && plan.flops_per_token > 0) {
+    tps.planned = world * *m.peak_flops * mfu / plan.flops_per_token;
+    std::snprintf(buf, sizeof buf, "%d x peak %.3g FLOP/s x MFU %.2f / %.4g FLOPs per token", world, *m.peak_flops, mfu,
+                  plan.flops_per_token);
+    tps.basis = buf;
+  } else {
+    tps.basis = "the run reported no peak FLOP/s";
+  }
+  tps.measured = m.tokens_per_s;
+  tps.error_pct = error_percent(tps.planned, tps.measured);
+  rows.push_back(tps);
+
+  if (world > 1) {
+    const Precision prec = resolved_precision(c.train) == "bf16" ? Precision::mixed : Precision::fp32;
+    // The engine trains ZeRO stages 0 and 1; 1 moves the bytes of 0 (cluster.h).
+    const int stage = c.train.zero == 1 ? 1 : 0;
+    const double bytes = collective_bytes_per_step(plan.n_params, prec, stage, world, c.train.grad_accum);
+    PlanVsMeasuredRow cb;
+    cb.key = "comm_bytes";
+    cb.quantity = "collective bytes per step and rank";
+    cb.unit = "bytes";
+    cb.planned = bytes;
+    cb.measured = m.comm_bytes_per_step;
+    std::snprintf(buf, sizeof buf, "ring %s of the %s gradients over %d ranks (ZeRO-%d)", stage == 0 ? "all-reduce" : "reduce-scatter + all-gather",
+                  prec == Precision::mixed ? "bf16" : "fp32", world, stage);
+    cb.basis = buf;
+    cb.error_pct = error_percent(cb.planned, cb.measured);
+    rows.push_back(cb);
+
+    PlanVsMeasuredRow bw;
+    bw.key = "busbw";
+    bw.quantity = "bus bandwidth (needed to hide / reached)";
+    bw.unit = "bytes/s";
+    if (tps.planned && *tps.planned > 0) {
+      const double step_s = double(plan.tokens_per_step) / *tps.planned;
+      bw.planned = bytes / step_s;
+      std::snprintf(buf, sizeof buf, "collective bytes / planned compute time of a step (%.3g s)", step_s);
+      bw.basis = buf;
+    } else {
+      bw.basis = "no planned step time (no peak FLOP/s)";
+    }
+    bw.measured = m.busbw_bytes_per_s;
+    bw.error_pct = error_percent(bw.planned, bw.measured);
+    rows.push_back(bw);
+  }
+  return rows;
+}
+
+static std::string fmt_value(const std::optional<double>& v, const std::string& unit) {
+  if (!v) return "-";
+  char buf[48];
+  double x = *v;
+  if (unit == "bytes") {
+    const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (std::fabs(x) >= 1024 && i < 4) x /= 1024, ++i;
+    std::snprintf(buf, sizeof buf, i ? "%.1f %s" : "%.0f %s", x, u[i]);
+  } else {
+    const char* u[] = {"", "k", "M", "G", "T"};
+    int i = 0;
+    while (std::fabs(x) >= 1000 && i < 4) x /= 1000, ++i;
+    std::snprintf(buf, sizeof buf, "%.3g %s%s", x, u[i], unit == "bytes/s" ? "B/s" : "");
+  }
+  return buf;
+}
+
+std::string plan_vs_measured_table(const std::vector<PlanVsMeasuredRow>& rows) {
+  std::ostringstream o;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "  %-42s %14s %14s %9s\n", "QUANTITY", "PLANNED", "MEASURED", "ERROR");
+  o << buf;
+  for (const auto& r : rows) {
+    char err[32] = "-";
+    if (r.error_pct) std::snprintf(err, sizeof err, "%+.1f%%", *r.error_pct);
+    std::snprintf(buf, sizeof buf, "  %-42s %14s %14s %9s\n", r.quantity.c_str(), fmt_value(r.planned, r.unit).c_str(),
+                  fmt_value(r.measured, r.unit).c_str(), err);
+    o << buf;
+  }
+  for (const auto& r : rows) o << "  " << r.quantity << ": " << r.basis << "\n";
+  return o.str();
+}
+
+}  // namespace td

@@ -1,0 +1,224 @@
+// The designer's Infrastructure panel driven with QTest: GPT-2 124M (micro_batch 16) on 8 H100,
+// 1e9 tokens at 40 % MFU, a 0.1 h deadline and 2.50 per device-hour — every label against the
+// figure computed by hand (docs/planner.md's worked example); inputs recompute; the memory bars
+// hold the ZeRO accounting; the model designer hosts the panel and feeds it its config.
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "gui/designer/infra_panel.h"
+#include "gui/designer/memory_bars.h"
+#include "gui/designer/model_designer.h"
+
+using nlohmann::json;
+using td::gui::InfraPanel;
+
+namespace {
+
+// Activations of GPT-2 124M at micro_batch 16 (B T = 16384, C = 768, F = 3072, V = 50257,
+// NH = 12, T = 1024), floats, from the engine's layout (engine/model/gpt.cpp):
+//   per block 10 BTC + 2 BTF + 4 BT + B NH T T = 125829120 + 100663296 + 65536 + 201326592
+//             = 427884544; x 12 = 5134614528
+//   encoded, ln_f: 2 BTC = 25165824; ln_f mean, rstd 2 BT = 32768; logits BTV = 823410688;
+//   losses BT = 16384 -> 848625664
+//   backward scratch 5 BTC + 2 BTF = 163577856
+//   total 6146818048 floats; mixed precision: 2 bytes each = 12293636096 bytes (11.45 GiB).
+constexpr uint64_t kActBytes = 12293636096ull;
+
+json gpt2Doc() {
+  return {{"model", {{"vocab_size", 50257}, {"seq_len", 1024}, {"n_layer", 12}, {"n_head", 12}, {"d_model", 768}}},
+          {"train", {{"steps", 100}, {"micro_batch", 16}}},
+          {"data", {{"path", "/data/fineweb"}}}};
+}
+
+QString text(QWidget& w, const char* name) {
+  auto* label = w.findChild<QLabel*>(QString::fromLatin1(name));
+  return label ? label->text() : QStringLiteral("<no label %1>").arg(name);
+}
+
+// The row of `device` in the needs table; -1 when absent.
+int needsRow(QTableWidget* t, const QString& device) {
+  for (int r = 0; r < t->rowCount(); ++r)
+    if (t->item(r, 0) && t->item(r, 0)->text() == device) return r;
+  return -1;
+}
+
+}  // namespace
+
+class TestInfraPanel : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+  // Sets the worked example's inputs the way a user does.
+  void enterWorkedExample(InfraPanel& p) {
+    auto* device = p.findChild<QComboBox*>("infra_device");
+    QVERIFY(device);
+    device->setCurrentIndex(device->findData(QStringLiteral("H100")));
+    p.findChild<QSpinBox*>("infra_world_size")->setValue(8);
+    auto* tokens = p.findChild<QLineEdit*>("infra_tokens");
+    tokens->setFocus();
+    tokens->selectAll();
+    QTest::keyClicks(tokens, QStringLiteral("1e9"));
+    p.findChild<QDoubleSpinBox*>("infra_mfu")->setValue(40);
+    p.findChild<QDoubleSpinBox*>("infra_deadline")->setValue(0.1);
+    p.findChild<QDoubleSpinBox*>("infra_price")->setValue(2.5);
+    p.findChild<QComboBox*>("infra_zero")->setCurrentIndex(0);
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    // No user catalogue, no calibration of this machine.
+    qputenv("XDG_CONFIG_HOME", dir_.filePath("config").toUtf8());
+    qputenv("XDG_CACHE_HOME", dir_.filePath("cache").toUtf8());
+  }
+
+  void parsesTokenCounts() {
+    QCOMPARE(*td::gui::parseTokenCount("1e9"), 1e9);
+    QCOMPARE(*td::gui::parseTokenCount(" 2.5G "), 2.5e9);
+    QCOMPARE(*td::gui::parseTokenCount("300M"), 3e8);
+    QCOMPARE(*td::gui::parseTokenCount("1,000,000"), 1e6);
+    QCOMPARE(*td::gui::parseTokenCount("10k"), 1e4);
+    QCOMPARE(*td::gui::parseTokenCount(""), 0.0);
+    QVERIFY(!td::gui::parseTokenCount("ten"));
+    QVERIFY(!td::gui::parseTokenCount("-5"));
+    QVERIFY(!td::gui::parseTokenCount("5B"));
+  }
+
+  void gpt2On8H100ByHand() {
+    td::gui::Planner planner;
+    InfraPanel p(&planner);
+    p.show();
+    p.showCheck(planner.check(gpt2Doc()));
+    enterWorkedExample(p);
+    QVERIFY(p.plan().has_value());
+    const td::ClusterOptions o = p.options();
+    QCOMPARE(o.device, std::string("H100"));
+    QCOMPARE(o.world_size, 8);
+    QCOMPARE(o.tokens, 1e9);
+    QCOMPARE(*o.price_per_hour, 2.5);
+
+    // Memory per device, mixed precision, n = 8 (ZeRO paper): model states 16Ψ = 1991036928,
+    // 4Ψ + 12Ψ/8 = 684418944, 2Ψ + 14Ψ/8 = 466649280, 16Ψ/8 = 248879616 bytes; + activations.
+    //   stage 0: 14284673024 B = 13.30 GiB; stage 1: 12978055040 = 12.09 GiB;
+    //   stage 2: 12760285376 = 11.88 GiB; stage 3: 12542515712 = 11.68 GiB.
+    QCOMPARE(text(p, "infra_memory_0"), QStringLiteral("13.30 GiB"));
+    QCOMPARE(text(p, "infra_memory_1"), QStringLiteral("12.09 GiB"));
+    QCOMPARE(text(p, "infra_memory_2"), QStringLiteral("11.88 GiB"));
+    QCOMPARE(text(p, "infra_memory_3"), QStringLiteral("11.68 GiB"));
+    const auto& bars = p.memoryBars()->bars();
+    QCOMPARE(bars[0].total(), 1991036928ull + kActBytes);
+    QCOMPARE(bars[3].params, 31109952ull);  // 2Ψ / 8
+    QCOMPARE(bars[1].optimizer, 186659712ull);  // 12Ψ / 8
+    QCOMPARE(bars[2].activations, kActBytes);
+    QCOMPARE(p.memoryBars()->limitBytes(), 80ull << 30);
+    // 1e9 tokens x 855166464 FLOP = 8.55166464e17 = 855.2 PFLOP; / (8 x 989e12 x 0.4) = 270.2 s.
+    QCOMPARE(text(p, "infra_budget"), QStringLiteral("1.00 G tokens"));
+    QCOMPARE(text(p, "infra_flops"), QStringLiteral("855.2 PFLOP"));
+    QCOMPARE(text(p, "infra_time"), QStringLiteral("4 min 30 s"));
+    // 3.1648e15 FLOP/s / 855166464 = 3700800 tokens/s; x 2 bytes = 7.40 MB/s of storage.
+    QCOMPARE(text(p, "infra_tokens_per_s"), QStringLiteral("3.70 M tokens/s"));
+    QCOMPARE(text(p, "infra_storage"), QStringLiteral("7.40 MB/s"));
+    // A step: 16384 tokens x 855166464 / 3.956e14 = 35.4 ms; ring all-reduce of bf16 gradients
+    // 2 (7/8) 2Ψ = 435539328 B, hidden at 435539328 / 0.0354172 = 12.3 GB/s.
+    QCOMPARE(text(p, "infra_step_time"), QStringLiteral("35.4 ms"));
+    QCOMPARE(text(p, "infra_collective"), QStringLiteral("435.5 MB"));
+    QCOMPARE(text(p, "infra_network"), QStringLiteral("12.3 GB/s"));
+    // 8 x 270.2 s = 0.6005 device-hours x 2.50 = 1.50.
+    QCOMPARE(text(p, "infra_cost"), QStringLiteral("1.50 (2.50 per device-hour)"));
+    // Devices needed by 0.1 h: H100 ceil(2161.7 s / 360 s) = 7; V100 (fp16 125 TF):
+    // 8.55166464e17 / 5e13 = 17103 s / 360 -> 48; TPU v5e (197 TF) -> 31.
+    auto* needs = p.findChild<QTableWidget*>("infra_needs");
+    QVERIFY(needs);
+    const int h100 = needsRow(needs, "H100");
+    QVERIFY(h100 >= 0);
+    QCOMPARE(needs->item(h100, 2)->text(), QStringLiteral("1"));  // fits on one at ZeRO-0
+    QCOMPARE(needs->item(h100, 3)->text(), QStringLiteral("7"));
+    QCOMPARE(needs->item(h100, 4)->text(), QStringLiteral("7"));
+    QCOMPARE(needs->item(h100, 6)->text(), QStringLiteral("0.6"));
+    QCOMPARE(needs->item(h100, 7)->text(), QStringLiteral("1.50"));
+    QCOMPARE(needs->item(needsRow(needs, "V100-16GB"), 3)->text(), QStringLiteral("48"));
+    QCOMPARE(needs->item(needsRow(needs, "TPUv5e"), 3)->text(), QStringLiteral("31"));
+    QCOMPARE(needs->item(needsRow(needs, "H200"), 7)->text(), QStringLiteral("–"));  // no catalogue price
+
+    // Edits recompute: 16 devices halve the time; ZeRO-3 moves 1.5x the bytes (653.3 MB).
+    QSignalSpy changed(&p, &InfraPanel::planChanged);
+    p.findChild<QSpinBox*>("infra_world_size")->setValue(16);
+    QVERIFY(changed.count() >= 1);
+    QCOMPARE(text(p, "infra_time"), QStringLiteral("2 min 15 s"));
+    p.findChild<QSpinBox*>("infra_world_size")->setValue(8);
+    p.findChild<QComboBox*>("infra_zero")->setCurrentIndex(3);
+    QCOMPARE(text(p, "infra_collective"), QStringLiteral("653.3 MB"));
+    QCOMPARE(needs->horizontalHeaderItem(2)->text(), QStringLiteral("Fit (ZeRO-3)"));
+    QVERIFY(p.findChild<QLabel*>("infra_note")->text().contains("planning estimates"));
+    // A budget that is not a number: the note says so and train.steps x tokens per step is
+    // used (the global batch: 100 steps x 16 x 1024 tokens x 8 devices = 13107200 tokens).
+    auto* tokens = p.findChild<QLineEdit*>("infra_tokens");
+    tokens->setText(QStringLiteral("lots"));
+    QVERIFY(p.findChild<QLabel*>("infra_note")->isVisibleTo(&p));
+    QVERIFY(p.findChild<QLabel*>("infra_note")->text().contains("not a number"));
+    QCOMPARE(text(p, "infra_budget"), QStringLiteral("13.1 M tokens"));
+  }
+
+  void deviceThatIsTooSmallIsMarked() {
+    // A 1.5 GiB user device: stage 0 (16Ψ + activations) does not fit; planning it says so.
+    QDir().mkpath(dir_.filePath("config/traindeck"));
+    QFile f(dir_.filePath("config/traindeck/devices.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(R"({"devices": [{"name": "Small", "memory_gib": 1.5, "peak_tflops": {"bf16": 100}}]})");
+    f.close();
+    td::gui::Planner planner;
+    InfraPanel p(&planner);
+    QFile::remove(dir_.filePath("config/traindeck/devices.json"));
+    json doc = gpt2Doc();
+    doc["train"]["micro_batch"] = 1;
+    p.showCheck(planner.check(doc));
+    auto* device = p.findChild<QComboBox*>("infra_device");
+    const int small = device->findData(QStringLiteral("Small"));
+    QVERIFY(small >= 0);
+    device->setCurrentIndex(small);
+    QVERIFY(text(p, "infra_memory_0").endsWith("(does not fit)"));
+    QVERIFY(p.plan() && !p.plan()->fits);
+    QCOMPARE(p.memoryBars()->limitBytes(), uint64_t(1610612736));
+  }
+
+  void modelDesignerFeedsThePanel() {
+    td::gui::ModelDesigner d;
+    d.show();
+    d.setConfig(gpt2Doc());
+    InfraPanel* p = d.infraPanel();
+    QVERIFY(p);
+    td::ClusterOptions o;
+    o.device = "H100";
+    o.world_size = 8;
+    o.tokens = 1e9;
+    o.mfu = 0.4;
+    p->setOptions(o);
+    QCOMPARE(text(*p, "infra_time"), QStringLiteral("4 min 30 s"));
+    // micro_batch 8 halves the activations (6146818048 / 2 floats x 2 bytes) and the step time:
+    // stage 0 = 1991036928 + 6146818048 = 8137854976 B = 7.58 GiB; 17.7 ms.
+    auto* mb = qobject_cast<QLineEdit*>(d.fieldEditor("train.micro_batch"));
+    QVERIFY(mb);
+    mb->setFocus();
+    mb->selectAll();
+    QTest::keyClick(mb, Qt::Key_Backspace);
+    QTest::keyClicks(mb, "8");
+    QCOMPARE(text(*p, "infra_memory_0"), QStringLiteral("7.58 GiB"));
+    QCOMPARE(text(*p, "infra_step_time"), QStringLiteral("17.7 ms"));
+    // An invalid field greys the panel and keeps the last figures.
+    QTest::keyClick(mb, Qt::Key_Backspace);
+    QTest::keyClicks(mb, "0");
+    QVERIFY(!d.isValid());
+    QCOMPARE(text(*p, "infra_memory_0"), QStringLiteral("7.58 GiB"));
+    QVERIFY(p->findChild<QLabel*>("infra_note")->text().contains("Fix the marked fields"));
+  }
+};
+
+QTEST_MAIN(TestInfraPanel)
+#include "test_infra_panel.moc"

@@ -1,0 +1,93 @@
+// Plan beside measured for runs in a store (gui/plan/run_plan.h, store/plan_measured.h): a
+// two-rank CPU run written as events by hand and ingested by the store's Ingester; every
+// planned, measured and error figure against a value computed by hand in the comments.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+
+#include "engine/common/error.h"
+#include "engine/model/gpt.h"
+#include "gui/plan/run_plan.h"
+#include "store/plan_measured.h"
+#include "tests/gui/plan/run_plan_fixture.h"
+
+namespace {
+
+bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::fabs(b); }
+
+}  // namespace
+
+using namespace td::gui::test;
+
+class TestRunPlan : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    makePlanRunStore(dir_.path());
+  }
+
+  void measuredFiguresFromTheStore() {
+    td::store::Store st(dir_.filePath("td.db").toStdString());
+    const td::store::MeasuredFigures f = td::store::measured_figures(st, "run-p");
+    QCOMPARE(f.world_size, 2);
+    QCOMPARE(*f.peak_flops, 1e11);
+    QCOMPARE(*f.peak_rss_bytes, 21e6);
+    QVERIFY(!f.gpu_mem_peak_bytes);
+    QCOMPARE(*f.tokens_per_s, 400000.0);
+    QCOMPARE(*f.comm_bytes_per_step, 140000.0);
+    QVERIFY(near(*f.busbw_bytes_per_s, 2.5e8));
+    QVERIFY_THROWS_EXCEPTION(td::Error, td::store::measured_figures(st, "no-such-run"));
+  }
+
+  void rowsByHand() {
+    td::store::Store st(dir_.filePath("td.db").toStdString());
+    const td::gui::RunPlanComparison c = td::gui::comparePlanWithRun(st, "run-p");
+    QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+    QVERIFY(!c.gpu);
+    QCOMPARE(c.mfu, 0.5);  // the designer's CPU default
+    QCOMPARE(int(c.rows.size()), 4);
+    // Memory: 16 N = 555520 bytes of weights, gradients and AdamW, the activations (the
+    // engine's layout, gpt_activation_floats x 4) and the CPU attention scratch
+    // B NH T T x 4 = 32768 bytes, + the 12 MiB process baseline; against 21e6.
+    const double act = 4.0 * td::gpt_activation_floats(td::parse_config(engineConfig()).model, 4, 32);
+    const double mem = 555520 + act + 32768 + 12 * 1048576;
+    QCOMPARE(*c.rows[0].planned, mem);
+    QCOMPARE(*c.rows[0].measured, 21e6);
+    QVERIFY(near(*c.rows[0].error_pct, 100 * (mem - 21e6) / 21e6));
+    // Tokens/s: 2 x 1e11 x 0.5 / 226752 = 441010.45 against 400000: +10.25 %.
+    QVERIFY(near(*c.rows[1].planned, 1e11 / 226752.0));
+    QVERIFY(near(*c.rows[1].error_pct, 100 * (1e11 / 226752.0 - 4e5) / 4e5));
+    QCOMPARE(td::gui::formatErrorPercent(c.rows[1].error_pct), QStringLiteral("+10.3 %"));
+    // Collective bytes: ring all-reduce of fp32 gradients, 2 (1/2) 4N = 138880 against 140000:
+    // -0.8 %.
+    QCOMPARE(*c.rows[2].planned, 138880.0);
+    QCOMPARE(td::gui::formatErrorPercent(c.rows[2].error_pct), QStringLiteral("−0.8 %"));
+    QCOMPARE(td::gui::formatPlanValue(c.rows[2].planned, c.rows[2].unit), QStringLiteral("135.6 KiB"));
+    // Bus bandwidth to hide them in the planned step (256 tokens / 441010.45 tokens/s =
+    // 0.58048 ms): 239.248 MB/s, against 250 MB/s reached: -4.3 %.
+    QVERIFY(near(*c.rows[3].planned, 138880.0 * (1e11 / 226752.0) / 256));
+    QCOMPARE(td::gui::formatPlanValue(c.rows[3].planned, c.rows[3].unit), QStringLiteral("239.2 MB/s"));
+    QCOMPARE(td::gui::formatErrorPercent(c.rows[3].error_pct), QStringLiteral("−4.3 %"));
+    QCOMPARE(td::gui::planRowLabel(c.rows[0]), QStringLiteral("Memory per rank (peak RSS)"));
+    QCOMPARE(td::gui::formatPlanValue(c.rows[1].measured, c.rows[1].unit), QStringLiteral("400.0 k tokens/s"));
+  }
+
+  void runWithAConfigThisEngineRefuses() {
+    // The fixture's run_start config has no data.path: nothing to plan, and the error says why.
+    td::store::Store st(dir_.filePath("td.db").toStdString());
+    const std::string path = dir_.filePath("q.jsonl").toStdString();
+    write_file(path, line(run_start("run-q", 5)) + line(step("run-q", 6, 1, 4.0)));
+    td::store::Ingester ing(st, path, "exp");
+    ing.poll_all();
+    const td::gui::RunPlanComparison c = td::gui::comparePlanWithRun(st, "run-q");
+    QVERIFY(c.rows.empty());
+    QVERIFY(!c.error.isEmpty());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunPlan)
+#include "test_run_plan.moc"

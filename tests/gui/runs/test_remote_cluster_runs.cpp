@@ -1,0 +1,193 @@
+// RemoteRunController::startClusterRun: a 2-rank CPU run across two "nodes" — two work
+// directories on the real OpenSSH sshd on 127.0.0.1 (remote_node_fixture.h), so the rendezvous
+// is on the loopback and both ranks run on this machine (the namespaced nodes with their own
+// addresses are tests/remote/test_multinode.cpp). Start → completed with both ranks' figures and
+// the layout in the store; a long run detached, re-attached by a new controller from the stored
+// layout, stopped there (every rank ends), then resumed on both nodes from its checkpoint.
+#include <QtTest>
+
+#include <dirent.h>
+
+#include <filesystem>
+
+#include "../gui_test_util.h"
+#include "engine/common/error.h"
+#include "gui/core/store_client.h"
+#include "gui/runs/remote_run_controller.h"
+#include "remote/cluster.h"
+#include "remote/multinode.h"
+#include "remote_node_fixture.h"
+#include "store/store.h"
+
+using namespace td::gui;
+using td::remote::testing::read_text;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Live (not zombie) engine processes of this machine whose command line holds the word `id`.
+int processes_with_arg(const std::string& id) {
+  int n = 0;
+  DIR* d = opendir("/proc");
+  if (!d) return 0;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_text("/proc/" + name + "/stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
+    const std::string cmd = read_text("/proc/" + name + "/cmdline");
+    // Not the shells that start or check the engines (their arguments hold the run id too).
+    const std::string arg0 = cmd.substr(0, cmd.find('\0'));
+    const std::string base = arg0.substr(arg0.rfind('/') == std::string::npos ? 0 : arg0.rfind('/') + 1);
+    if (base == "sh" || base == "dash" || base == "bash") continue;
+    for (size_t at = 0; at < cmd.size();) {
+      const size_t end = cmd.find('\0', at);
+      if (cmd.substr(at, end - at) == id) {
+        ++n;
+        break;
+      }
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+}  // namespace
+
+class TestRemoteClusterRuns : public QObject {
+  Q_OBJECT
+  tdguitest::RemoteNode fx_;  // sshd, dataset, store path; fx_.node is node-a
+  td::remote::ClusterSpec cluster_;
+
+  RemoteRunController::Connector connector() {
+    return [this](const td::remote::NodeSpec& n) { return fx_.open(n); };
+  }
+  std::string run_dir(size_t node, const QString& id) const {
+    return cluster_.nodes[node].work_dir + "/runs/" + id.toStdString();
+  }
+  QString why(const QString& id) {
+    td::store::Store s(fx_.db.toStdString());
+    const auto info = s.find_run(id.toStdString());
+    return QString::fromStdString((info ? info->status + ": " + info->end_reason : std::string("(no run)")) +
+                                  "\nrank 0: " + read_text(run_dir(0, id) + "/engine.log") +
+                                  "\nrank 1: " + read_text(run_dir(1, id) + "/engine.rank1.log"));
+  }
+
+ private slots:
+  void initTestCase() {
+    if (!fx_.start("node-a", "a work")) {
+      if (!fx_.sshd.skip_reason.empty()) QSKIP(fx_.sshd.skip_reason.c_str());
+      QFAIL("the tiny dataset could not be prepared");
+    }
+    td::remote::NodeSpec b = fx_.node;
+    b.name = "node-b";
+    b.work_dir = (fx_.sshd.dir / "b work").string();
+    cluster_.name = "pair";
+    cluster_.nodes = {fx_.node, b};
+  }
+  void cleanupTestCase() { fx_.kill_engines(); }
+
+  void refuses_before_any_work() {
+    StoreClient client(fx_.db);
+    RemoteRunController c(&client, connector());
+    td::remote::ClusterSpec mixed = cluster_;
+    mixed.nodes[1].gpus = 2;
+    QString err;
+    QVERIFY(c.startClusterRun(mixed, "e", tdguitest::tiny_config(fx_.data, 10), &err).isEmpty());
+    QVERIFY2(err.contains("mixes GPU nodes and CPU nodes"), qPrintable(err));
+    td::remote::ClusterSpec empty{"none", {}};
+    QVERIFY(c.startClusterRun(empty, "e", tdguitest::tiny_config(fx_.data, 10), &err).isEmpty());
+    QVERIFY2(err.contains("has no nodes"), qPrintable(err));
+    QVERIFY(c.activeRuns().isEmpty());
+  }
+
+  void two_ranks_complete() {
+    StoreClient client(fx_.db);
+    RemoteRunController c(&client, connector());
+    QSignalSpy started(&c, &RemoteRunController::runStarted), ended(&c, &RemoteRunController::runEnded),
+        progress(&c, &RemoteRunController::deployProgress), errs(&c, &RemoteRunController::error);
+    const int steps = 40;
+    QString err;
+    const QString id = c.startClusterRun(cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, steps), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    QCOMPARE(c.nodeOf(id), QString("node-a, node-b"));
+    const QString status = tdguitest::wait_ended(ended, id, 90000);
+    QVERIFY2(status == "completed", qPrintable(status + " " + why(id)));
+    QCOMPARE(started.count(), 1);
+    QVERIFY(errs.isEmpty());
+    QStringList phases;
+    for (const auto& a : progress) phases << a.at(3).toString();
+    QVERIFY2(phases.contains("uploading the engine and the dataset to node-b (node 2 of 2)"), qPrintable(phases.join("|")));
+    QVERIFY(phases.contains("starting the ranks on node-b"));
+
+    td::store::Store s(fx_.db.toStdString());
+    const auto remote = s.remote_run(id.toStdString());
+    QVERIFY(remote);
+    QCOMPARE(remote->run_dir, run_dir(0, id));
+    QVERIFY(!remote->layout_json.empty());
+    const auto layout = td::remote::cluster_run_from_json(nlohmann::json::parse(remote->layout_json));
+    QCOMPARE(layout.world_size, 2);
+    QCOMPARE(layout.nodes.size(), size_t(2));
+    QCOMPARE(layout.nodes[1].node.name, std::string("node-b"));
+    QCOMPARE(layout.nodes[1].run_dir, run_dir(1, id));
+    QCOMPARE(layout.master_addr, std::string("127.0.0.1"));
+    QCOMPARE(remote->pid.value_or(0), layout.rank0_pid());
+    // Both ranks' figures at every step; rank 1 logged on its node.
+    for (int rank : {0, 1}) {
+      QCOMPARE(int64_t(s.metric_series(id.toStdString(), "comm_bytes_sent", rank).size()), int64_t(steps));
+      QCOMPARE(int64_t(s.metric_series(id.toStdString(), "rank_tokens_per_s", rank).size()), int64_t(steps));
+    }
+    QCOMPARE(s.chart_run(id.toStdString()).hosts.size(), size_t(2));
+    QVERIFY(fs::exists(run_dir(1, id) + "/engine.rank1.log"));
+    QVERIFY(!fs::exists(run_dir(1, id) + "/events.jsonl"));
+    QCOMPARE(processes_with_arg(id.toStdString()), 0);
+  }
+
+  void reattach_stop_resume() {
+    QString id;
+    {
+      StoreClient client(fx_.db);
+      RemoteRunController c(&client, connector());
+      QSignalSpy ingested(&c, &RemoteRunController::runIngested);
+      QString err;
+      id = c.startClusterRun(cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, 200000), &err);
+      QVERIFY2(!id.isEmpty(), qPrintable(err));
+      QVERIFY2(tdguitest::wait_step(ingested, id, 5, 90000) >= 5, qPrintable(why(id)));
+      c.detachAll();  // the window closes: both ranks keep training
+    }
+    QCOMPARE(processes_with_arg(id.toStdString()), 2);
+    // A new controller re-attaches from the stored layout and stops every rank.
+    StoreClient client(fx_.db);
+    RemoteRunController c(&client, connector());
+    QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded),
+        started(&c, &RemoteRunController::runStarted), errs(&c, &RemoteRunController::error);
+    QTRY_VERIFY_WITH_TIMEOUT(c.isActive(id), 10000);
+    QString err;
+    QVERIFY(c.stopRun(id, &err));
+    const QString status = tdguitest::wait_ended(ended, id, 60000);
+    QVERIFY2(status == "stopped", qPrintable(status + " " + why(id)));
+    QTRY_COMPARE_WITH_TIMEOUT(processes_with_arg(id.toStdString()), 0, 15000);
+    const int64_t stopped_at = tdguitest::loss_rows(fx_.db, id).last;
+    QVERIFY(stopped_at >= 5);
+
+    // Resume on both nodes from rank 0's checkpoint, then stop again.
+    ended.clear();
+    QVERIFY2(c.resumeRun(id, &err), qPrintable(err));
+    QTRY_VERIFY_WITH_TIMEOUT(started.count() == 1, 60000);
+    QCOMPARE(processes_with_arg(id.toStdString()), 2);
+    QSignalSpy ingested(&c, &RemoteRunController::runIngested);
+    QVERIFY2(tdguitest::wait_step(ingested, id, stopped_at + 3, 60000) >= stopped_at + 3, qPrintable(why(id)));
+    QVERIFY(c.stopRun(id, &err));
+    QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QString("stopped"));
+    QTRY_COMPARE_WITH_TIMEOUT(processes_with_arg(id.toStdString()), 0, 15000);
+    QVERIFY2(errs.isEmpty(), qPrintable(errs.isEmpty() ? QString() : errs.first().at(0).toString()));
+    td::store::Store s(fx_.db.toStdString());
+    QCOMPARE(s.get_run(id.toStdString()).attempts, 2);
+  }
+};
+
+QTEST_MAIN(TestRemoteClusterRuns)
+#include "test_remote_cluster_runs.moc"
