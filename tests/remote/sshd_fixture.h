@@ -8,6 +8,7 @@
 // start() returns false with skip_reason set when that cannot be done (no sshd, ...).
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
@@ -74,6 +75,37 @@ inline std::string read_text(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+/// Pids of live (not zombie) processes on this machine whose command line holds the word `id`,
+/// shells left out (the sh that starts or checks an engine carries the run id too). Network
+/// namespaces share this machine's pid space, so this sees the engines of namespaced nodes.
+inline std::vector<long> processes_with_arg(const std::string& id) {
+  std::vector<long> pids;
+  DIR* d = opendir("/proc");
+  if (!d) return pids;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = read_text("/proc/" + name + "/stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
+    const std::string cmd = read_text("/proc/" + name + "/cmdline");
+    const std::string arg0 = cmd.substr(0, cmd.find('\0'));
+    const std::string base = arg0.substr(arg0.rfind('/') == std::string::npos ? 0 : arg0.rfind('/') + 1);
+    if (base == "sh" || base == "dash" || base == "bash") continue;
+    for (size_t at = 0; at < cmd.size();) {
+      const size_t end = cmd.find('\0', at);
+      if (cmd.substr(at, end - at) == id) {
+        pids.push_back(std::stol(name));
+        break;
+      }
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+  }
+  closedir(d);
+  return pids;
 }
 
 /// The td::Error message `f` throws, or "(no error)" when it returns.

@@ -27,44 +27,9 @@ using td::remote::testing::error_message;
 using td::remote::testing::NetnsNodes;
 using td::remote::testing::read_text;
 using td::remote::testing::run_cmd;
+using td::remote::testing::processes_with_arg;
 using td::remote::testing::SshdFixture;
 namespace fs = std::filesystem;
-
-namespace {
-
-// Pids of live (not zombie) engine processes on this machine whose command line holds the word `id`:
-// the namespaces share this machine's pid space, so the test can look at a node's processes.
-std::vector<long> processes_with_arg(const std::string& id) {
-  std::vector<long> pids;
-  DIR* d = opendir("/proc");
-  if (!d) return pids;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_text("/proc/" + name + "/stat");
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
-    const std::string cmd = read_text("/proc/" + name + "/cmdline");
-    // Not the shells that start or check the engines (their arguments hold the run id too).
-    const std::string arg0 = cmd.substr(0, cmd.find('\0'));
-    const std::string base = arg0.substr(arg0.rfind('/') == std::string::npos ? 0 : arg0.rfind('/') + 1);
-    if (base == "sh" || base == "dash" || base == "bash") continue;
-    size_t at = 0;
-    while (at < cmd.size()) {
-      const size_t end = cmd.find('\0', at);
-      if (cmd.substr(at, end - at) == id) {
-        pids.push_back(std::stol(name));
-        break;
-      }
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-  }
-  closedir(d);
-  return pids;
-}
-
-}  // namespace
 
 class TestMultinode : public QObject {
   Q_OBJECT

@@ -20,42 +20,9 @@
 #include "store/store.h"
 
 using namespace td::gui;
+using td::remote::testing::processes_with_arg;
 using td::remote::testing::read_text;
 namespace fs = std::filesystem;
-
-namespace {
-
-// Live (not zombie) engine processes of this machine whose command line holds the word `id`.
-int processes_with_arg(const std::string& id) {
-  int n = 0;
-  DIR* d = opendir("/proc");
-  if (!d) return 0;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_text("/proc/" + name + "/stat");
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
-    const std::string cmd = read_text("/proc/" + name + "/cmdline");
-    // Not the shells that start or check the engines (their arguments hold the run id too).
-    const std::string arg0 = cmd.substr(0, cmd.find('\0'));
-    const std::string base = arg0.substr(arg0.rfind('/') == std::string::npos ? 0 : arg0.rfind('/') + 1);
-    if (base == "sh" || base == "dash" || base == "bash") continue;
-    for (size_t at = 0; at < cmd.size();) {
-      const size_t end = cmd.find('\0', at);
-      if (cmd.substr(at, end - at) == id) {
-        ++n;
-        break;
-      }
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-  }
-  closedir(d);
-  return n;
-}
-
-}  // namespace
 
 class TestRemoteClusterRuns : public QObject {
   Q_OBJECT
@@ -143,7 +110,7 @@ class TestRemoteClusterRuns : public QObject {
     QCOMPARE(s.chart_run(id.toStdString()).hosts.size(), size_t(2));
     QVERIFY(fs::exists(run_dir(1, id) + "/engine.rank1.log"));
     QVERIFY(!fs::exists(run_dir(1, id) + "/events.jsonl"));
-    QCOMPARE(processes_with_arg(id.toStdString()), 0);
+    QCOMPARE((int)processes_with_arg(id.toStdString()).size(), 0);
   }
 
   void reattach_stop_resume() {
@@ -158,7 +125,7 @@ class TestRemoteClusterRuns : public QObject {
       QVERIFY2(tdguitest::wait_step(ingested, id, 5, 90000) >= 5, qPrintable(why(id)));
       c.detachAll();  // the window closes: both ranks keep training
     }
-    QCOMPARE(processes_with_arg(id.toStdString()), 2);
+    QCOMPARE((int)processes_with_arg(id.toStdString()).size(), 2);
     // A new controller re-attaches from the stored layout and stops every rank.
     StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
@@ -169,7 +136,7 @@ class TestRemoteClusterRuns : public QObject {
     QVERIFY(c.stopRun(id, &err));
     const QString status = tdguitest::wait_ended(ended, id, 60000);
     QVERIFY2(status == "stopped", qPrintable(status + " " + why(id)));
-    QTRY_COMPARE_WITH_TIMEOUT(processes_with_arg(id.toStdString()), 0, 15000);
+    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(id.toStdString()).size(), 0, 15000);
     const int64_t stopped_at = tdguitest::loss_rows(fx_.db, id).last;
     QVERIFY(stopped_at >= 5);
 
@@ -177,12 +144,12 @@ class TestRemoteClusterRuns : public QObject {
     ended.clear();
     QVERIFY2(c.resumeRun(id, &err), qPrintable(err));
     QTRY_VERIFY_WITH_TIMEOUT(started.count() == 1, 60000);
-    QCOMPARE(processes_with_arg(id.toStdString()), 2);
+    QCOMPARE((int)processes_with_arg(id.toStdString()).size(), 2);
     QSignalSpy ingested(&c, &RemoteRunController::runIngested);
     QVERIFY2(tdguitest::wait_step(ingested, id, stopped_at + 3, 60000) >= stopped_at + 3, qPrintable(why(id)));
     QVERIFY(c.stopRun(id, &err));
     QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QString("stopped"));
-    QTRY_COMPARE_WITH_TIMEOUT(processes_with_arg(id.toStdString()), 0, 15000);
+    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(id.toStdString()).size(), 0, 15000);
     QVERIFY2(errs.isEmpty(), qPrintable(errs.isEmpty() ? QString() : errs.first().at(0).toString()));
     td::store::Store s(fx_.db.toStdString());
     QCOMPARE(s.get_run(id.toStdString()).attempts, 2);

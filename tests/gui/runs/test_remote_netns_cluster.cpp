@@ -27,42 +27,9 @@
 
 using namespace td::gui;
 using td::remote::testing::NetnsNodes;
+using td::remote::testing::processes_with_arg;
 using td::remote::testing::read_text;
 namespace fs = std::filesystem;
-
-namespace {
-
-// Live (not zombie) engine processes of this machine whose command line holds the word `id`
-// (the namespaces share this machine's pid space).
-int processes_with_arg(const std::string& id) {
-  int n = 0;
-  DIR* d = opendir("/proc");
-  if (!d) return 0;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_text("/proc/" + name + "/stat");
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
-    const std::string cmd = read_text("/proc/" + name + "/cmdline");
-    const std::string arg0 = cmd.substr(0, cmd.find('\0'));
-    const std::string base = arg0.substr(arg0.rfind('/') == std::string::npos ? 0 : arg0.rfind('/') + 1);
-    if (base == "sh" || base == "dash" || base == "bash") continue;
-    for (size_t at = 0; at < cmd.size();) {
-      const size_t end = cmd.find('\0', at);
-      if (cmd.substr(at, end - at) == id) {
-        ++n;
-        break;
-      }
-      if (end == std::string::npos) break;
-      at = end + 1;
-    }
-  }
-  closedir(d);
-  return n;
-}
-
-}  // namespace
 
 class TestRemoteNetnsCluster : public QObject {
   Q_OBJECT
@@ -202,7 +169,7 @@ class TestRemoteNetnsCluster : public QObject {
                               qPrintable(tp->legendLabels().join(" | ")), 10000);
 
     // Nothing is left running on either node.
-    QTRY_COMPARE_WITH_TIMEOUT(processes_with_arg(run), 0, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(run).size(), 0, 10000);
   }
 };
 
