@@ -22,16 +22,16 @@ MeasuredFigures measured_figures(Store& s, const std::string& run_id) {
   const Store::RunNumbers numbers = s.run_numbers(run_id);
   MeasuredFigures f;
   f.config_json = numbers.info.config_json;
-  f.world_size = numbers.info.world_size ? static_cast<int>(*numbers.info.world_size) : 1;
-  f.peak_flops = numbers.info.peak_flops;
-  f.tokens_per_s = numbers.tokens_per_s;
+  f.measured.world_size = numbers.info.world_size ? static_cast<int>(*numbers.info.world_size) : 1;
+  f.measured.peak_flops = numbers.info.peak_flops;
+  f.measured.tokens_per_s = numbers.tokens_per_s;
   for (const MetricInfo& m : s.list_metrics(run_id)) {
     if (m.rank != 0 || m.count == 0) continue;
-    if (m.name == "rss_bytes") f.peak_rss_bytes = m.max_value;
-    if (m.name == "gpu_mem_peak_bytes") f.gpu_mem_peak_bytes = m.max_value;
+    if (m.name == "rss_bytes") f.measured.peak_rss_bytes = m.max_value;
+    if (m.name == "gpu_mem_peak_bytes") f.measured.gpu_mem_peak_bytes = m.max_value;
   }
-  f.comm_bytes_per_step = median_after(s.metric_series(run_id, "comm_bytes_sent", 0).value, Store::kWarmupSteps);
-  if (auto bw = median_after(s.metric_series(run_id, "busbw_gb_s", 0).value, Store::kWarmupSteps)) f.busbw_bytes_per_s = *bw * 1e9;
+  f.measured.comm_bytes_per_step = median_after(s.metric_series(run_id, "comm_bytes_sent", 0).value, Store::kWarmupSteps);
+  if (auto bw = median_after(s.metric_series(run_id, "busbw_gb_s", 0).value, Store::kWarmupSteps)) f.measured.busbw_bytes_per_s = *bw * 1e9;
   return f;
 }
 

@@ -6,19 +6,18 @@
 #include <optional>
 #include <string>
 
+#include "engine/plan/compare.h"  // td::RunMeasured (a plain struct: no engine library is linked)
 #include "store/store.h"
 
 namespace td::store {
 
+/// measured: world_size and peak_flops from run_start; peak_rss_bytes and gpu_mem_peak_bytes the
+/// max of rank 0's rss_bytes / gpu_mem_peak_bytes; tokens_per_s Store::RunNumbers::tokens_per_s
+/// (median after warm-up); comm_bytes_per_step and busbw_bytes_per_s the medians of rank 0's
+/// comm_bytes_sent and busbw_gb_s (x 1e9) after warm-up.
 struct MeasuredFigures {
-  std::string config_json;                   // run_start.config ("" when the run never started)
-  int world_size = 1;                        // run_start.world_size
-  std::optional<double> peak_flops;          // run_start.peak_flops, FLOP/s per device
-  std::optional<double> peak_rss_bytes;      // max rss_bytes of rank 0
-  std::optional<double> gpu_mem_peak_bytes;  // max gpu_mem_peak_bytes of rank 0
-  std::optional<double> tokens_per_s;        // Store::RunNumbers::tokens_per_s (median after warm-up)
-  std::optional<double> comm_bytes_per_step; // median comm_bytes_sent of rank 0 after warm-up
-  std::optional<double> busbw_bytes_per_s;   // median busbw_gb_s of rank 0 after warm-up, x 1e9
+  std::string config_json;  // run_start.config ("" when the run never started)
+  RunMeasured measured;
 };
 
 /// The figures of `run_id`. Medians skip the first Store::kWarmupSteps stored steps when the

@@ -123,14 +123,7 @@ void print_plan_vs_measured(store::Store& st, const std::string& run_id, std::os
     out << "  (this engine cannot plan the run's config: " << first_line(e.what(), 100) << ")\n";
     return;
   }
-  RunMeasured m;
-  m.world_size = f.world_size;
-  m.peak_flops = f.peak_flops;
-  m.peak_rss_bytes = f.peak_rss_bytes;
-  m.gpu_mem_peak_bytes = f.gpu_mem_peak_bytes;
-  m.tokens_per_s = f.tokens_per_s;
-  m.comm_bytes_per_step = f.comm_bytes_per_step;
-  m.busbw_bytes_per_s = f.busbw_bytes_per_s;
+  const RunMeasured& m = f.measured;
   out << plan_vs_measured_table(plan_vs_measured(c, m));
 }
 

@@ -28,14 +28,7 @@ RunPlanComparison comparePlanWithRun(td::store::Store& s, const std::string& run
     out.error = tr("This version cannot plan the run's config: %1").arg(QString::fromUtf8(e.what()));
     return out;
   }
-  td::RunMeasured m;
-  m.world_size = f.world_size;
-  m.peak_flops = f.peak_flops;
-  m.peak_rss_bytes = f.peak_rss_bytes;
-  m.gpu_mem_peak_bytes = f.gpu_mem_peak_bytes;
-  m.tokens_per_s = f.tokens_per_s;
-  m.comm_bytes_per_step = f.comm_bytes_per_step;
-  m.busbw_bytes_per_s = f.busbw_bytes_per_s;
+  const td::RunMeasured& m = f.measured;
   out.gpu = c.train.device != "cpu";
   out.mfu = out.gpu ? td::kPlanGpuMfu : td::kPlanCpuMfu;
   out.rows = td::plan_vs_measured(c, m, out.mfu);

@@ -33,13 +33,13 @@ class TestRunPlan : public QObject {
   void measuredFiguresFromTheStore() {
     td::store::Store st(dir_.filePath("td.db").toStdString());
     const td::store::MeasuredFigures f = td::store::measured_figures(st, "run-p");
-    QCOMPARE(f.world_size, 2);
-    QCOMPARE(*f.peak_flops, 1e11);
-    QCOMPARE(*f.peak_rss_bytes, 21e6);
-    QVERIFY(!f.gpu_mem_peak_bytes);
-    QCOMPARE(*f.tokens_per_s, 400000.0);
-    QCOMPARE(*f.comm_bytes_per_step, 140000.0);
-    QVERIFY(near(*f.busbw_bytes_per_s, 2.5e8));
+    QCOMPARE(f.measured.world_size, 2);
+    QCOMPARE(*f.measured.peak_flops, 1e11);
+    QCOMPARE(*f.measured.peak_rss_bytes, 21e6);
+    QVERIFY(!f.measured.gpu_mem_peak_bytes);
+    QCOMPARE(*f.measured.tokens_per_s, 400000.0);
+    QCOMPARE(*f.measured.comm_bytes_per_step, 140000.0);
+    QVERIFY(near(*f.measured.busbw_bytes_per_s, 2.5e8));
     QVERIFY_THROWS_EXCEPTION(td::Error, td::store::measured_figures(st, "no-such-run"));
   }
 
