@@ -1,11 +1,22 @@
 #include "engine/checkpoint/checkpoint.h"
 
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
+#include "engine/checkpoint/checksums.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
@@ -63,6 +74,185 @@ std::vector<float> download_all(Backend& be, const float* p, size_t n) {
   return host;
 }
 
+// One read of a checkpoint file: its SHA-256 and, for a safetensors file, the non-finite floats
+// of its data section (the float32 values after the 8 + N header bytes).
+struct FileScan {
+  std::string sha256;          // lowercase hex
+  uint64_t nonfinite = 0;      // NaN or +-Inf values (safetensors only)
+  uint64_t first_nonfinite = 0;  // byte offset of the first in the data section
+};
+
+// Reads path once (O_NOFOLLOW: a symlink in a checkpoint is refused, not followed). Throws
+// td::Error naming the file when it cannot be opened or read.
+FileScan scan_file(const std::string& path, bool safetensors) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) fail_errno("cannot open", path);
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (fstat(fd, &st) != 0) fail_errno("cannot stat", path);
+  if (!S_ISREG(st.st_mode)) fail("'" + path + "' is not a regular file");
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) fail("cannot start a SHA-256 (OpenSSL) for '" + path + "'");
+  FileScan out;
+  uint64_t data_start = UINT64_MAX;  // unknown until the header length is read
+  uint64_t pos = 0;
+  std::vector<char> buf(4u << 20);
+  size_t carry = 0;  // bytes of a float cut by the end of the previous read, at the front of buf
+  for (;;) {
+    ssize_t n = ::read(fd, buf.data() + carry, buf.size() - carry);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_errno("cannot read", path);
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buf.data() + carry, (size_t)n);
+    const uint64_t begin = pos - carry;  // file offset of buf[0]
+    pos += (uint64_t)n;
+    size_t have = carry + (size_t)n;
+    carry = 0;
+    if (!safetensors) continue;
+    if (data_start == UINT64_MAX) {
+      if (pos < 8) {  // the 8-byte header length is not in yet
+        carry = have;
+        continue;
+      }
+      uint64_t hn;
+      std::memcpy(&hn, buf.data(), 8);  // begin == 0 here
+      data_start = hn > (uint64_t)st.st_size ? (uint64_t)st.st_size : 8 + hn;
+    }
+    // The floats of the data section within buf: from max(begin, data_start), whole ones only.
+    uint64_t off = std::max(begin, data_start);
+    const uint64_t end = begin + have;
+    for (; off + 4 <= end; off += 4) {
+      float v;
+      std::memcpy(&v, buf.data() + (off - begin), 4);
+      if (!std::isfinite(v)) {
+        if (out.nonfinite++ == 0) out.first_nonfinite = off - data_start;
+      }
+    }
+    if (off < end && off >= data_start) {  // a float cut by this read: keep its bytes
+      carry = (size_t)(end - off);
+      std::memmove(buf.data(), buf.data() + (off - begin), carry);
+    }
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  static const char* kHex = "0123456789abcdef";
+  for (unsigned i = 0; i < len; i++) {
+    out.sha256 += kHex[md[i] >> 4];
+    out.sha256 += kHex[md[i] & 15];
+  }
+  return out;
+}
+
+bool is_safetensors(const std::string& name) {
+  return name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0;
+}
+
+// "<file>: N non-finite values ..., the first in tensor '<name>'" for a scan that found some.
+std::string nonfinite_problem(const std::string& path, const std::string& file, const FileScan& scan) {
+  std::string tensor;
+  try {
+    SafetensorsFile f(path);
+    for (const auto& [name, e] : f.entries())
+      if (scan.first_nonfinite >= e.begin && scan.first_nonfinite < e.end) tensor = name;
+  } catch (const Error&) {
+  }
+  return file + " holds " + std::to_string(scan.nonfinite) + " non-finite value" + (scan.nonfinite == 1 ? "" : "s") +
+         " (NaN or Inf)" + (tensor.empty() ? std::string() : ", the first in tensor '" + tensor + "'") +
+         ": training diverged before this checkpoint was written; use an older one (train --resume-from STEP)";
+}
+
+// Checkpoints that verified in this process, with the identity of their files then (inode,
+// size, modification time): checking one again reads nothing unless a file changed. A
+// checkpoint this process wrote is entered when written.
+std::mutex g_verified_mu;
+std::map<std::string, std::string> g_verified;
+
+std::string files_identity(const std::string& dir) {
+  std::string id;
+  for (const char* name : {"model.safetensors", "optimizer.safetensors", "trainer.json", kChecksumsFile}) {
+    struct stat st;
+    id += name;
+    if (::lstat((dir + "/" + name).c_str(), &st) != 0) {
+      id += ":-;";
+      continue;
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ":%llu:%lld:%lld.%09ld;", (unsigned long long)st.st_ino, (long long)st.st_size,
+                  (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    id += buf;
+  }
+  return id;
+}
+
+void remember_verified(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(g_verified_mu);
+  g_verified[dir] = files_identity(dir);
+}
+
+bool known_verified(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(g_verified_mu);
+  auto it = g_verified.find(dir);
+  return it != g_verified.end() && it->second == files_identity(dir);
+}
+
+// A checkpoint's SHA256SUMS read with O_NOFOLLOW (at most 64 KiB), parsed.
+std::vector<std::pair<std::string, std::string>> read_sums(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) fail_errno("cannot open", path);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      fail_errno("cannot read", path);
+    }
+    if (n == 0 || text.size() > (64u << 10)) break;
+    text.append(buf, (size_t)n);
+  }
+  ::close(fd);
+  if (text.size() > (64u << 10)) fail("'" + path + "' is larger than 64 KiB: it is not a checkpoint's checksum file");
+  return parse_sha256sums(text, "'" + path + "'");
+}
+
+// Why the files of dir do not verify ("" when they do): against SHA256SUMS when it is there,
+// and finite floats in every safetensors file either way.
+std::string files_problem(const std::string& dir) {
+  const std::string sums_path = dir + "/" + kChecksumsFile;
+  struct stat st;
+  if (::lstat(sums_path.c_str(), &st) != 0) {  // written before checksums: finite values only
+    for (const char* name : {"model.safetensors", "optimizer.safetensors"}) {
+      const std::string p = dir + "/" + name;
+      if (::lstat(p.c_str(), &st) != 0) continue;  // the structural check said which are required
+      FileScan scan = scan_file(p, true);
+      if (scan.nonfinite) return nonfinite_problem(p, name, scan);
+    }
+    return "";
+  }
+  const auto sums = read_sums(sums_path);
+  for (const char* required : {"model.safetensors", "trainer.json", "optimizer.safetensors"}) {
+    const bool listed = std::any_of(sums.begin(), sums.end(), [&](const auto& e) { return e.first == required; });
+    const bool there = ::lstat((dir + "/" + required).c_str(), &st) == 0;
+    if (!listed && (there || std::string(required) != "optimizer.safetensors"))
+      return std::string(kChecksumsFile) + " does not list " + required + ": the checksum file is damaged";
+  }
+  for (const auto& [name, hex] : sums) {
+    const std::string p = dir + "/" + name;
+    if (::lstat(p.c_str(), &st) != 0) return name + " is listed in " + kChecksumsFile + " but missing: the checkpoint is incomplete";
+    FileScan scan = scan_file(p, is_safetensors(name));
+    if (scan.sha256 != hex)
+      return name + " does not match its SHA-256 in " + kChecksumsFile + " (" + scan.sha256.substr(0, 12) + "..., listed " +
+             hex.substr(0, 12) + "...): the file was damaged or changed after the checkpoint was written; use an older checkpoint";
+    if (scan.nonfinite) return nonfinite_problem(p, name, scan);
+  }
+  return "";
+}
+
 }  // namespace
 
 // Writes the checkpoint files into tmp, fsyncs them, renames tmp to final_dir.
@@ -89,11 +279,24 @@ static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::s
   std::string tj = state.to_json().dump(2) + "\n";
   write_text_synced(tmp + "/trainer.json", tj);
   info.bytes += tj.size();
+  // SHA256SUMS of the files as written (read back once: the page cache holds them), and the
+  // values checked for NaN/Inf in the same pass.
+  std::vector<std::pair<std::string, std::string>> sums;
+  for (const char* name : {"model.safetensors", "optimizer.safetensors", "trainer.json"}) {
+    if (!opt && std::string(name) == "optimizer.safetensors") continue;
+    FileScan scan = scan_file(tmp + "/" + name, is_safetensors(name));
+    if (scan.nonfinite && info.problem.empty()) info.problem = nonfinite_problem(tmp + "/" + name, name, scan);
+    sums.emplace_back(name, scan.sha256);
+  }
+  const std::string sums_text = format_sha256sums(sums);
+  write_text_synced(tmp + "/" + kChecksumsFile, sums_text);
+  info.bytes += sums_text.size();
   sync_dir(tmp);
   fs::remove_all(final_dir);  // a checkpoint of the same step from an earlier attempt
   fs::rename(tmp, final_dir);
   sync_dir(root);
   info.path = final_dir;
+  if (info.problem.empty()) remember_verified(final_dir);
   return info;
 }
 
@@ -113,15 +316,27 @@ CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, 
 }
 
 std::string checkpoint_problem(const std::string& dir) {
+  if (known_verified(dir)) return "";
   try {
     read_trainer_state(dir);
     SafetensorsFile weights(dir + "/model.safetensors");
     if (fs::exists(dir + "/optimizer.safetensors")) SafetensorsFile opt(dir + "/optimizer.safetensors");
+    if (std::string problem = files_problem(dir); !problem.empty()) return problem;
   } catch (const Error& e) {
     return e.what();
   }
+  remember_verified(dir);
   return "";
 }
+
+std::string checkpoint_note(const std::string& dir) {
+  struct stat st;
+  if (::lstat((dir + "/" + kChecksumsFile).c_str(), &st) == 0) return "";
+  return "checkpoint '" + dir + "' has no " + kChecksumsFile +
+         " (it was written before TrainDeck recorded checksums): only its structure and finite weights were checked";
+}
+
+std::string checkpoint_path(const std::string& root, int step) { return root + "/" + step_dir_name(step); }
 
 namespace {
 
@@ -147,6 +362,13 @@ std::optional<std::string> latest_checkpoint(const std::string& root, std::vecto
     if (damaged) damaged->push_back(it->second.string() + ": " + problem);
   }
   return std::nullopt;
+}
+
+std::vector<CheckpointStatus> checkpoint_statuses(const std::string& root, bool verify) {
+  std::vector<CheckpointStatus> out;
+  for (const auto& [step, path] : checkpoint_dirs(root))
+    out.push_back({step, path.string(), verify ? checkpoint_problem(path.string()) : std::string()});
+  return out;
 }
 
 TrainerState read_trainer_state(const std::string& dir) {

@@ -166,7 +166,12 @@ int main(int argc, char** argv) {
             return ok ? "" : "a run id is 1-128 letters, digits, '.', '_' or '-', not starting with '.' or '-'";
           },
           "RUN_ID"));
-  train->add_flag("--resume", topt.resume, "Continue from the newest valid checkpoint in --out");
+  train->add_flag("--resume", topt.resume, "Continue from the newest checkpoint in --out that verifies (checksums, finite weights)");
+  int resume_from = -1;
+  auto* o_resume_from = train->add_option("--resume-from", resume_from,
+                                          "Continue from the checkpoint of this step in --out (implies --resume; it must verify); "
+                                          "newer checkpoints are renamed step_NNNNNNNN.set-aside-ATTEMPT")
+                            ->check(CLI::NonNegativeNumber);
   train->add_option("--init-from", topt.init_from,
                     "Start a new run (step 0, fresh optimizer) from these weights: an export (hf or safetensors), "
                     "a checkpoint or a run directory; the model shape must match");
@@ -178,6 +183,8 @@ int main(int argc, char** argv) {
   train->add_flag("--no-events-stdout", no_stdout, "Write events only to <out>/events.jsonl, not to stdout");
   train->add_option("--debug-stop-after", topt.stop_after_step, "Testing: stop (as on SIGINT) after this step")->group("");
   train->add_option("--debug-nonfinite-at", topt.inject_nonfinite_steps, "Testing: force a non-finite loss at these steps")->group("");
+  train->add_option("--debug-nonfinite-weights-at", topt.inject_nonfinite_weights_step,
+                    "Testing: make the first weight NaN after this step's update")->group("");
   train->add_option("--debug-window-log", topt.window_log, "Testing: each rank appends its window ids per micro batch to PATH.<rank>")->group("");
 
   // launch
@@ -263,6 +270,10 @@ int main(int argc, char** argv) {
     if (*launch) return td::dist::run_launch(lopt);
     if (*train) {
       td::RunConfig cfg = load_config(config_path, sets);
+      if (*o_resume_from) {
+        topt.resume = true;
+        topt.resume_from = resume_from;
+      }
       if (topt.resume && topt.out_dir.empty()) throw td::Error("--resume needs --out: the run directory to continue");
       if (!topt.resume && topt.run_id.empty()) topt.run_id = td::new_run_id();
       if (topt.out_dir.empty()) topt.out_dir = "runs/" + topt.run_id;
@@ -274,8 +285,9 @@ int main(int argc, char** argv) {
       if (!db_path.empty() && td::dist::read_dist_env().rank == 0) {
         std::string run_id = topt.run_id;
         if (topt.resume) {
-          auto latest = td::latest_checkpoint(topt.out_dir + "/checkpoints");
-          if (latest) run_id = td::read_trainer_state(*latest).run_id;
+          const std::string root = topt.out_dir + "/checkpoints";
+          auto latest = topt.resume_from ? std::optional<std::string>(td::checkpoint_path(root, *topt.resume_from)) : td::latest_checkpoint(root);
+          if (latest && td::checkpoint_problem(*latest).empty()) run_id = td::read_trainer_state(*latest).run_id;
         }
         sink = std::make_unique<td::cli::DbSink>(db_path, fs::absolute(topt.out_dir + "/events.jsonl").string(), experiment,
                                                  run_id, !topt.resume);
@@ -288,10 +300,19 @@ int main(int argc, char** argv) {
     if (*samp) {
       std::string dir = ckpt;
       if (!fs::exists(dir + "/trainer.json")) {
-        auto latest = td::latest_checkpoint(dir + "/checkpoints");
-        if (!latest) throw td::Error("'" + ckpt + "' is neither a checkpoint nor a run directory with checkpoints");
+        std::vector<std::string> damaged;
+        auto latest = td::latest_checkpoint(dir + "/checkpoints", &damaged);
+        for (const auto& d : damaged) std::fprintf(stderr, "warning: skipped a checkpoint that does not verify: %s\n", d.c_str());
+        if (!latest)
+          throw td::Error("'" + ckpt + "' is neither a checkpoint nor a run directory with checkpoints" +
+                          (damaged.empty() ? std::string() : " that verify"));
         dir = *latest;
+        if (!damaged.empty())
+          std::fprintf(stderr, "note: using %s (step %d), the newest checkpoint that verifies\n", dir.c_str(), td::read_trainer_state(dir).step);
+      } else if (const std::string problem = td::checkpoint_problem(dir); !problem.empty()) {
+        throw td::Error("checkpoint '" + dir + "' cannot be used: " + problem + " (give the run directory to use its newest checkpoint that verifies)");
       }
+      if (const std::string note = td::checkpoint_note(dir); !note.empty()) std::fprintf(stderr, "warning: %s\n", note.c_str());
       td::TrainerState st = td::read_trainer_state(dir);
       td::RunConfig cfg = td::parse_config(st.config);
       if (!dataset.empty()) cfg.data.path = dataset;
@@ -311,6 +332,7 @@ int main(int argc, char** argv) {
     }
     if (*exp) {
       td::ExportResult r = td::export_model(xopt);
+      for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
       std::printf("exported step %d of %s as %s to %s (%zu files, %.1f MB)\n", r.step, r.checkpoint.c_str(), xopt.format.c_str(),
                   r.out_dir.c_str(), r.files.size(), r.bytes / 1e6);
       return 0;

@@ -253,8 +253,9 @@ ExportResult export_model(const ExportOptions& opt) {
   if (opt.run_dir.empty() == opt.checkpoint.empty()) fail("export needs exactly one of --run DIR or --checkpoint PATH");
   if (opt.out_dir.empty()) fail("export needs --out DIR");
 
-  // The checkpoint: a given one must be usable; a run's newest usable one.
+  // The checkpoint: a given one must verify; a run's newest that verifies.
   std::string ckpt;
+  std::vector<std::string> warnings;
   if (!opt.checkpoint.empty()) {
     if (!fs::is_directory(opt.checkpoint)) fail("checkpoint '" + opt.checkpoint + "' does not exist (a checkpoint is a step_NNNNNNNN directory)");
     std::string problem = checkpoint_problem(opt.checkpoint);
@@ -273,8 +274,10 @@ ExportResult export_model(const ExportOptions& opt) {
         fail("run '" + opt.run_dir + "' has no usable checkpoint to export" +
              (damaged.empty() ? std::string(" (no checkpoints/step_NNNNNNNN directory)") : " (damaged: " + damaged.front() + ")"));
       ckpt = *latest;
+      for (const auto& d : damaged) warnings.push_back("skipped a newer checkpoint that does not verify: " + d);
     }
   }
+  if (const std::string note = checkpoint_note(ckpt); !note.empty()) warnings.push_back(note);
   TrainerState state = read_trainer_state(ckpt);
   RunConfig cfg;
   try {
@@ -339,6 +342,7 @@ ExportResult export_model(const ExportOptions& opt) {
   r.out_dir = out.string();
   r.checkpoint = ckpt;
   r.step = state.step;
+  r.warnings = std::move(warnings);
   return r;
 }
 

@@ -68,11 +68,13 @@ struct ExportResult {
   int step = 0;
   std::vector<std::string> files;  // file names written into out_dir, sorted
   uint64_t bytes = 0;              // their total size
+  std::vector<std::string> warnings;  // newer checkpoints of the run skipped (not verifying), one without checksums
 };
 
 /// Exports a checkpoint. Writes everything into "<out_dir>.tmp-XXXXXX" beside out_dir (files
 /// fsynced), then renames it to out_dir, so a failure leaves no partial export and an existing
-/// out_dir intact. Throws td::Error: no / damaged checkpoint (naming the problem), an unknown
+/// out_dir intact. A checkpoint must verify (checkpoint_problem(): checksums, finite weights);
+/// for a run, the newest that does. Throws td::Error: no / damaged checkpoint (naming the problem), an unknown
 /// format, a non-empty out_dir without force, a missing dataset tokenizer (use data_dir), I/O.
 ExportResult export_model(const ExportOptions& opt);
 

@@ -16,6 +16,7 @@
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 #include "engine/common/rng.h"
 #include "engine/data/loader.h"
 #include "engine/dist/communicator.h"
@@ -151,6 +152,53 @@ double all_sum_double(dist::Communicator& comm, double x) {
   return total;
 }
 
+// --resume-from STEP: its checkpoint directory, which must exist and verify. The error lists
+// the checkpoints there and whether each verifies.
+std::string checkpoint_from_step(const std::string& root, int step) {
+  const std::string dir = checkpoint_path(root, step);
+  std::error_code ec;
+  const bool there = fs::is_directory(fs::symlink_status(dir, ec));
+  const std::string problem = there ? checkpoint_problem(dir) : std::string();
+  if (there && problem.empty()) return dir;
+  std::string have;
+  for (const auto& c : checkpoint_statuses(root))
+    have += (have.empty() ? "" : ", ") + fs::path(c.path).filename().string() + (c.problem.empty() ? " (verifies)" : " (does not verify)");
+  fail("--resume-from " + std::to_string(step) + ": " +
+       (there ? "checkpoint '" + dir + "' does not verify: " + problem : "there is no checkpoint of step " + std::to_string(step) + " in '" + root + "'") +
+       "; " + (have.empty() ? "the run has no checkpoint" : "its checkpoints: " + have) + "");
+}
+
+// --resume-from: the checkpoints newer than `step` belong to the history being abandoned; they
+// are renamed to step_NNNNNNNN.set-aside-<attempt> (never deleted), so that the new ones of the
+// same steps and the pruning of the resumed run do not mix with them. Returns the new names.
+std::vector<std::string> set_aside_newer(const std::string& root, int step, int attempt) {
+  std::vector<std::string> out;
+  for (const auto& c : checkpoint_statuses(root, false)) {
+    if (c.step <= step) continue;
+    const std::string to = c.path + ".set-aside-" + std::to_string(attempt);
+    fs::rename(c.path, to);
+    out.push_back(fs::path(to).filename().string());
+  }
+  if (!out.empty()) sync_dir(root);
+  return out;
+}
+
+// The sentence of a failed run's reason that names the newest checkpoint that verifies (the
+// resumable one), or says that none does.
+std::string newest_verified_note(const std::string& root) {
+  std::vector<std::string> damaged;
+  const auto good = latest_checkpoint(root, &damaged);
+  if (!good) return " No checkpoint verifies: start again without --resume.";
+  int step = 0;
+  try {
+    step = read_trainer_state(*good).step;
+  } catch (const Error&) {
+  }
+  return " The newest checkpoint that verifies is step " + std::to_string(step) + " (" + *good + "): continue with --resume" +
+         (damaged.empty() ? std::string() : " (the " + std::to_string(damaged.size()) + " newer do not verify)") +
+         ", or from an older step with --resume-from STEP.";
+}
+
 }  // namespace
 
 void install_stop_handlers() {
@@ -282,6 +330,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   TrainerState st;
   std::optional<int> resumed_from;
   std::vector<std::string> damaged;  // newer checkpoints skipped on resume
+  std::string unverified;            // the resumed checkpoint has no checksums: checkpoint_note()
+  std::vector<std::string> set_aside;  // --resume-from: newer checkpoints renamed out of the way
   std::vector<std::string> changed;  // config fields that differ from the checkpoint's
   std::unique_ptr<AdamW> loaded;     // rank 0, ZeRO-1 resume: the checkpoint's full optimizer state
   std::string rank0_error;
@@ -293,11 +343,17 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
         fail("cannot create the run directory '" + opt.out_dir + "'" + (dir_ec ? ": " + dir_ec.message() : std::string(": a file has that name")) +
              "; choose another --out");
       lock = std::make_unique<RunDirLock>(opt.out_dir);
-      if (opt.resume) {
-        auto latest = latest_checkpoint(ckpt_root, &damaged);
-        if (!latest)
-          fail("nothing to resume: '" + ckpt_root + "' holds no usable checkpoint" +
-               (damaged.empty() ? std::string() : " (damaged: " + damaged.front() + ")") + "; start without --resume");
+      if (opt.resume || opt.resume_from) {
+        std::optional<std::string> latest;
+        if (opt.resume_from) {
+          latest = checkpoint_from_step(ckpt_root, *opt.resume_from);
+        } else {
+          latest = latest_checkpoint(ckpt_root, &damaged);
+          if (!latest)
+            fail("nothing to resume: '" + ckpt_root + "' holds no checkpoint that verifies" +
+                 (damaged.empty() ? std::string() : " (damaged: " + damaged.front() + ")") + "; start without --resume");
+        }
+        unverified = checkpoint_note(*latest);
         st = read_trainer_state(*latest);
         if (!opt.run_id.empty() && opt.run_id != st.run_id)
           fail("--run-id " + opt.run_id + " does not match the checkpoint's run " + st.run_id + "; omit --run-id to resume it");
@@ -317,6 +373,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
         load_checkpoint(*latest, model, zero1 ? loaded.get() : &adam);
         st.attempt = std::max(st.attempt, last_attempt_in_events(events_path, st.run_id)) + 1;
         resumed_from = st.step;
+        if (opt.resume_from) set_aside = set_aside_newer(ckpt_root, st.step, st.attempt);
       } else {
         if (latest_checkpoint(ckpt_root, &damaged) || !damaged.empty())
           fail("'" + opt.out_dir + "' already holds a run with checkpoints: continue it with --resume, or choose another --out");
@@ -412,6 +469,14 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   for (const auto& c : changed) warn("config_changed", "resuming with a changed setting " + c, nullptr);
   for (const auto& d : damaged)
     warn("damaged_checkpoint", "skipped a damaged checkpoint (it will be deleted at the next checkpoint): " + d, nullptr);
+  if (!set_aside.empty()) {
+    std::string names;
+    for (const auto& a : set_aside) names += (names.empty() ? "" : ", ") + a;
+    warn("checkpoints_set_aside", "--resume-from " + std::to_string(*resumed_from) +
+                                      ": the newer checkpoints were renamed out of the way (delete them when not needed): " + names,
+         nullptr);
+  }
+  if (!unverified.empty()) warn("unverified_checkpoint", "resuming from " + unverified, nullptr);
   if (!quiet)
     std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
                  model.num_params(), threads,
@@ -447,6 +512,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     st.loader = train_loader.state();
     st.sample_rng = sample_rng.state();
     CheckpointInfo ci = save_checkpoint(ckpt_root, model, zero1 ? gathered.get() : &adam, st);
+    if (!ci.problem.empty())
+      warn("damaged_checkpoint", "the checkpoint just written does not verify and is deleted (older ones are kept): " + ci.path + ": " + ci.problem,
+           st.step);
     prune_checkpoints(ckpt_root, tc.keep_checkpoints);
     ev->sync();
     emit("checkpoint", {{"step", st.step}, {"path", fs::absolute(ci.path).string()}, {"bytes", ci.bytes}});
@@ -532,7 +600,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
                                        " is not finite (" + std::to_string(nonfinite_streak) + " in a row)"}});
       if (!quiet) std::fprintf(stderr, "step %d skipped: non-finite %s\n", st.step, what == "nonfinite_loss" ? "loss" : "gradient norm");
       if (nonfinite_streak >= 3) {
-        std::string kept = last_ckpt_step >= 0 ? " The last good checkpoint (step " + std::to_string(last_ckpt_step) + ") is kept." : "";
+        std::string kept = rank0 ? newest_verified_note(ckpt_root) : std::string();
         end_run("failed", "3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data." + kept);
         if (!quiet) std::fprintf(stderr, "run failed: 3 non-finite steps in a row.%s\n", kept.c_str());
         return 1;
@@ -546,6 +614,10 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       comm->all_gather(model.params(), N);
     } else {
       adam.step(model.params(), model.grads(), lr, st.adam_t);
+    }
+    if (opt.inject_nonfinite_weights_step == st.step) {  // testing: an update that diverged
+      const float nan = std::nanf("");
+      backend->upload(model.params(), &nan, sizeof nan);
     }
     backend->synchronize();  // a GPU step ends when its last kernel has run, not when it was queued
     double step_s = std::chrono::duration<double>(clk::now() - t0).count();

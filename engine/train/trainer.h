@@ -6,7 +6,8 @@
 // Evaluation, samples and checkpoints at their intervals; a checkpoint at the end. Stopping:
 // SIGINT/SIGTERM/SIGHUP stop at the next step boundary with a checkpoint and run_end "stopped"
 // (exit 0); a second signal exits at once. A non-finite loss or gradient norm skips the step
-// with a warning; 3 in a row end the run with run_end "failed" (the last checkpoint is kept).
+// with a warning; 3 in a row end the run with run_end "failed", naming the newest checkpoint that
+// verifies (engine/checkpoint/checkpoint.h: checksums and finite values).
 //
 // Data parallel (world size n > 1): rank 0 broadcasts the initial (or resumed) parameters and
 // optimizer state, so every rank starts identical; each rank reads its disjoint slice of every
@@ -31,12 +32,15 @@ namespace td {
 struct TrainOptions {
   std::string out_dir;             // run directory: events.jsonl, checkpoints/
   std::string run_id;              // empty: generated (or the checkpoint's on --resume)
-  bool resume = false;             // continue from the newest valid checkpoint in out_dir
+  bool resume = false;             // continue from the newest checkpoint in out_dir that verifies
+  std::optional<int> resume_from;  // continue from this step's checkpoint (implies resume); refused when it
+                                   // is not there or does not verify. Newer checkpoints are set aside.
   std::string init_from;           // a new run starts from these weights (engine/export/export.h read_init_source)
   std::optional<double> peak_flops;  // overrides the calibrated CPU peak (FLOP/s)
   bool events_to_stdout = true;
   bool quiet = false;              // no progress lines on stderr
   std::vector<int> inject_nonfinite_steps;  // testing: steps (1-based) whose loss is forced to NaN
+  int inject_nonfinite_weights_step = 0;    // testing: after this step's update, the first weight is NaN
   int stop_after_step = 0;         // testing: request a stop once this step is done (as a signal would)
   std::string window_log;          // testing: each rank appends {"step","rank","windows"} lines to <window_log>.<rank>
   std::function<void()> on_event;  // called after each event is written (e.g. live store ingest)
