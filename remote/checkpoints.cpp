@@ -1,13 +1,19 @@
 // Listing and downloading a run's checkpoints on a node (checkpoints.h).
 #include "remote/checkpoints.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <regex>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/checkpoint/checksums.h"
 #include "engine/common/error.h"
 #include "remote/sftp.h"
 
@@ -34,6 +40,34 @@ const std::regex kName(R"(step_([0-9]{8}))");
 std::string join(const std::string& dir, const std::string& rel) {
   if (dir.empty()) return rel;
   return dir.back() == '/' ? dir + rel : dir + "/" + rel;
+}
+
+// The downloaded files of checkpoint `name` in dir against its SHA256SUMS (written by the engine
+// before the checkpoint's rename; docs/formats.md). download() proves each file equals the
+// node's; this proves the node's copy is what the engine wrote. False when the checkpoint has no
+// SHA256SUMS (written before checksums). Throws td::Error naming the file that does not match.
+bool matches_checksums(const Session& s, const fs::path& dir, const std::string& name) {
+  const fs::path sums_path = dir / td::kChecksumsFile;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(sums_path, ec))) return false;
+  const int fd = ::open(sums_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) throw td::Error("cannot open " + sums_path.string() + ": " + std::strerror(errno));
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while (text.size() <= (64u << 10) && (n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, (size_t)n);
+  ::close(fd);
+  const std::string where = s.where() + ": checkpoint " + name;
+  if (text.size() > (64u << 10)) throw td::Error(where + ": its " + td::kChecksumsFile + " is larger than 64 KiB (not the engine's)");
+  for (const auto& [file, hex] : td::parse_sha256sums(text, where + " " + td::kChecksumsFile)) {
+    const fs::path p = dir / file;
+    if (!fs::is_regular_file(fs::symlink_status(p, ec)))
+      throw td::Error(where + ": " + file + " is listed in its " + td::kChecksumsFile + " but was not downloaded (the node's copy is incomplete)");
+    if (sha256_file(p) != hex)
+      throw td::Error(where + ": " + file + " does not match its SHA-256 in " + td::kChecksumsFile +
+                      ": the node's copy is damaged; download an older checkpoint");
+  }
+  return true;
 }
 
 }  // namespace
@@ -126,6 +160,13 @@ CheckpointDownload download_checkpoint(Session& s, const std::string& remote_run
     (tr.outcome == TransferResult::Outcome::Skipped ? res.files_skipped : res.files_sent)++;
     done = base + size;
     if (progress) progress(done, total);
+  }
+  try {
+    res.checksums_verified = matches_checksums(s, target, name);
+  } catch (const td::Error&) {
+    std::error_code ec;
+    if (!in_place) fs::remove_all(target, ec);  // no damaged copy is left to be taken for a checkpoint
+    throw;
   }
   if (!in_place) fs::rename(target, res.local_path);
   return res;

@@ -37,6 +37,7 @@ struct CheckpointDownload {
   int files_sent = 0;
   int files_skipped = 0;             ///< already local with the same size and sha256
   bool cancelled = false;            ///< stopped by `cancel`; the next call resumes
+  bool checksums_verified = false;   ///< the files matched the checkpoint's SHA256SUMS (false: it has none, written before checksums)
 };
 
 /// Downloads checkpoint `name` ("step_NNNNNNNN") of the run into <local_dir>/<name>/ with
@@ -46,7 +47,9 @@ struct CheckpointDownload {
 /// progress(done_bytes, total_bytes) over the checkpoint's files, on the calling thread.
 /// Errors: td::Error for a name that is not step_ + 8 digits, a checkpoint not on the node
 /// (naming those that are), an existing <local_dir>/<name>/ whose trainer.json names another
-/// run (never overwritten), or a transfer error.
+/// run (never overwritten), a transfer error, or downloaded files that do not match the
+/// checkpoint's SHA256SUMS (the node's copy is damaged: a first download leaves nothing behind;
+/// an in-place update leaves the files, which the engine then refuses to use).
 CheckpointDownload download_checkpoint(Session& s, const std::string& remote_run_dir, const std::string& name,
                                        const std::filesystem::path& local_dir,
                                        const std::function<void(uint64_t done_bytes, uint64_t total_bytes)>& progress = {},

@@ -301,6 +301,51 @@ class TestRemoteRun : public QObject {
     }
     QVERIFY2(err.find("there: " + list.front().name) != std::string::npos, err.c_str());
   }
+
+  void a_checkpoint_damaged_on_the_node_is_refused_after_download() {
+    // The node's copy of step 20 has 16 flipped weight bytes: the transfer copies it faithfully
+    // (download() checks both sides), so only the checkpoint's SHA256SUMS can tell.
+    Session s = connect();
+    nlohmann::json cfg = tiny_config(20);
+    cfg["train"]["checkpoint_interval"] = 10;
+    cfg["train"]["keep_checkpoints"] = 2;
+    DeployResult d = deploy(s, bundle_, dataset_, cfg.dump(), work_, "ckpt-damaged");
+    ExecOptions eo;
+    eo.timeout_ms = 60000;
+    ExecResult t = s.exec({d.engine, "train", "--config", d.config_path, "--out", d.run_dir, "--no-events-stdout", "--quiet"}, eo);
+    QVERIFY2(t.exit_status == 0, t.err.c_str());
+    const fs::path node_model = fs::path(d.run_dir) / "checkpoints/step_00000020/model.safetensors";
+    {
+      std::fstream f(node_model, std::ios::in | std::ios::out | std::ios::binary);
+      uint64_t header = 0;
+      f.read(reinterpret_cast<char*>(&header), 8);
+      char b[16];
+      f.seekg(std::streamoff(8 + header + 64));
+      f.read(b, 16);
+      for (char& c : b) c = char(c ^ 0x01);
+      f.seekp(std::streamoff(8 + header + 64));
+      f.write(b, 16);
+      QVERIFY(f.good());
+    }
+    const fs::path local = local_ / "damaged downloads";
+    std::string err;
+    try {
+      download_checkpoint(s, d.run_dir, "step_00000020", local);
+    } catch (const td::Error& e) {
+      err = e.what();
+    }
+    QVERIFY2(err.find("step_00000020: model.safetensors does not match its SHA-256 in SHA256SUMS") != std::string::npos, err.c_str());
+    QVERIFY(!fs::exists(local / "step_00000020"));
+    QVERIFY(!fs::exists(local / "step_00000020.tmp"));
+    // The older one matches; a checkpoint written before checksums (no SHA256SUMS) still downloads.
+    CheckpointDownload ok = download_checkpoint(s, d.run_dir, "step_00000010", local);
+    QVERIFY(ok.checksums_verified);
+    QVERIFY(fs::exists(local / "step_00000010/SHA256SUMS"));
+    fs::remove(fs::path(d.run_dir) / "checkpoints/step_00000010/SHA256SUMS");
+    CheckpointDownload old = download_checkpoint(s, d.run_dir, "step_00000010", local_ / "legacy downloads");
+    QVERIFY(!old.checksums_verified);
+    QVERIFY(fs::exists(local_ / "legacy downloads/step_00000010/model.safetensors"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRemoteRun)
