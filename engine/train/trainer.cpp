@@ -184,11 +184,12 @@ std::vector<std::string> set_aside_newer(const std::string& root, int step, int 
 }
 
 // The sentence of a failed run's reason that names the newest checkpoint that verifies (the
-// resumable one), or says that none does.
+// resumable one), or says that none does ("" when the run has no checkpoint).
 std::string newest_verified_note(const std::string& root) {
   std::vector<std::string> damaged;
   const auto good = latest_checkpoint(root, &damaged);
-  if (!good) return " No checkpoint verifies: start again without --resume.";
+  if (!good && damaged.empty()) return "";
+  if (!good) return " No checkpoint verifies (" + damaged.front() + "): start again in a new --out.";
   int step = 0;
   try {
     step = read_trainer_state(*good).step;

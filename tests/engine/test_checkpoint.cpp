@@ -200,6 +200,11 @@ class TestCheckpoint : public QObject {
     const QString reason = QString::fromStdString(end.back()["reason"].get<std::string>());
     QVERIFY2(reason.contains("is step 20 (" + ckpt(run, 20) + ")"), qPrintable(reason));
     QCOMPARE(run_cmd_in(ckpt(run, 20), "sha256sum", {"-c", "--quiet", "SHA256SUMS"}).exit_code, 0);
+    // A run that failed before its first checkpoint names none.
+    const QString early = path("early_fail");
+    QCOMPARE(train(early, {"--debug-nonfinite-at", "1", "2", "3"}).exit_code, 1);
+    const QString why = QString::fromStdString(events_of_type(read_events(early + "/events.jsonl"), "run_end").back()["reason"].get<std::string>());
+    QCOMPARE(why, QString("3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data."));
   }
 
   void a_checkpoint_with_nonfinite_weights_is_not_named_nor_resumed() {
