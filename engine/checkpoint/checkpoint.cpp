@@ -86,6 +86,7 @@ struct FileScan {
 // td::Error naming the file when it cannot be opened or read.
 FileScan scan_file(const std::string& path, bool safetensors) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ELOOP) fail("'" + path + "' is a symbolic link: a checkpoint's files must be regular files (copy the file there)");
   if (fd < 0) fail_errno("cannot open", path);
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   struct Closer {

@@ -168,6 +168,22 @@ class TestCheckpoint : public QObject {
     QVERIFY(!QFileInfo::exists(path("x_nan")));
   }
 
+  void a_symlinked_file_in_a_checkpoint_is_not_followed() {
+    // The same bytes behind a symlink: the checksum would match, but a checkpoint's files are
+    // opened O_NOFOLLOW (files of other programs or nodes are not trusted to point elsewhere).
+    const QString run = path("symlinked");
+    trained_run(run);
+    const QString m = ckpt(run, 20) + "/model.safetensors";
+    QVERIFY(QFile::rename(m, path("elsewhere.safetensors")));
+    QVERIFY(QFile::link(path("elsewhere.safetensors"), m));
+    auto r = engine({"export", "--checkpoint", ckpt(run, 20), "--format", "safetensors", "--out", path("x_link")});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("model.safetensors' is a symbolic link"), qPrintable(r.err));
+    r = train(run, {"--resume", "--set", "train.steps=25"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QCOMPARE(events_of_type(read_events(run + "/events.jsonl"), "run_start").back()["resumed_from_step"].get<int>(), 10);
+  }
+
   void a_checkpoint_without_checksums_still_resumes_with_a_warning() {
     // Written before checksums: no SHA256SUMS. Read as before (structure and finite weights).
     const QString run = path("legacy");
