@@ -331,7 +331,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   TrainerState st;
   std::optional<int> resumed_from;
   std::vector<std::string> damaged;  // newer checkpoints skipped on resume
-  std::string unverified;            // the resumed checkpoint has no checksums: checkpoint_note()
+  std::string unverified;            // the resumed (or --init-from) checkpoint has no checksums: checkpoint_note()
   std::vector<std::string> set_aside;  // --resume-from: newer checkpoints renamed out of the way
   std::vector<std::string> changed;  // config fields that differ from the checkpoint's
   std::unique_ptr<AdamW> loaded;     // rank 0, ZeRO-1 resume: the checkpoint's full optimizer state
@@ -385,6 +385,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
           if (!opt.quiet)
             std::fprintf(stderr, "initialised from %s (%s%s)\n", init->path.c_str(), init->kind.c_str(),
                          init->step >= 0 ? (", step " + std::to_string(init->step)).c_str() : "");
+          if (init->kind == "checkpoint") unverified = checkpoint_note(init->path);
           init.reset();  // the host copy of the weights is no longer needed
         }
         st.sample_rng = tc.seed ^ 0x5A5A5A5Aull;
@@ -477,7 +478,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
                                       ": the newer checkpoints were renamed out of the way (delete them when not needed): " + names,
          nullptr);
   }
-  if (!unverified.empty()) warn("unverified_checkpoint", "resuming from " + unverified, nullptr);
+  if (!unverified.empty()) warn("unverified_checkpoint", (resumed_from ? "resuming from " : "initialised from ") + unverified, nullptr);
   if (!quiet)
     std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
                  model.num_params(), threads,

@@ -200,6 +200,15 @@ class TestCheckpoint : public QObject {
     QVERIFY2(msg.contains("step_00000020") && msg.contains("no SHA256SUMS"), qPrintable(msg));
     // Its new checkpoint has them.
     QCOMPARE(run_cmd_in(ckpt(run, 25), "sha256sum", {"-c", "--quiet", "SHA256SUMS"}).exit_code, 0);
+    // A new run initialised from the old checkpoint says so too.
+    const QString fresh = path("legacy_init");
+    r = train(fresh, {"--init-from", ckpt(run, 10), "--set", "train.steps=2"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    w = events_of_type(read_events(fresh + "/events.jsonl"), "warning");
+    QVERIFY(!w.empty());
+    QCOMPARE(w.back()["code"].get<std::string>(), std::string("unverified_checkpoint"));
+    QVERIFY2(QString::fromStdString(w.back()["message"].get<std::string>()).startsWith("initialised from checkpoint '" + ckpt(run, 10) + "'"),
+             w.back()["message"].get<std::string>().c_str());
   }
 
   void a_failed_run_names_a_checkpoint_that_verifies() {
