@@ -13,7 +13,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages for building the engine and the desktop workbench, and for the tests.
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-dev nlohmann-json3-dev
-            libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev fortunes
+            libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev libssl-dev fortunes
             qt6-base-dev qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqcustomplot-dev
             libssh2-1-dev qtkeychain-qt6-dev libgloo-dev)
 TEST_PKGS=(python3 python3-torch sentencepiece openssh-server openssh-client iproute2
