@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/data/manifest.h"
 
 namespace td {
 
@@ -275,28 +276,13 @@ std::unique_ptr<Tokenizer> Tokenizer::sentencepiece(const std::string& model_pat
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dataset_dir) {
   namespace fs = std::filesystem;
-  fs::path mpath = fs::path(dataset_dir) / "manifest.json";
-  std::ifstream in(mpath);
-  if (!in)
-    fail("'" + dataset_dir + "' holds no dataset (no manifest.json): run traindeck-engine prepare first");
-  nlohmann::json m;
-  try {
-    m = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    fail("'" + mpath.string() + "' is not valid JSON (" + e.what() + "); delete the dataset directory and prepare it again");
-  }
-  std::string kind = m.value("/tokenizer/kind"_json_pointer, std::string());
-  if (kind == "byte") return byte();
-  if (kind == "bpe") {
-    std::string file = m.value("/tokenizer/model_file"_json_pointer, std::string("tokenizer.model"));
-    fs::path p = fs::path(dataset_dir) / file;
-    if (!fs::exists(p))
-      fail("the dataset '" + dataset_dir + "' has no tokenizer file '" + file +
-           "': delete the dataset directory and prepare it again");
-    return sentencepiece(p.string());
-  }
-  fail("'" + mpath.string() + "': unknown tokenizer kind '" + kind +
-       "' (expected byte or bpe); delete the dataset directory and prepare it again");
+  const DatasetManifest m = read_dataset_manifest(dataset_dir);
+  if (m.tokenizer_kind == "byte") return byte();
+  fs::path p = fs::path(dataset_dir) / m.model_file;
+  if (!fs::exists(p))
+    fail("the dataset '" + dataset_dir + "' has no tokenizer file '" + m.model_file +
+         "': delete the dataset directory and prepare it again");
+  return sentencepiece(p.string());
 }
 
 }  // namespace td
