@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 
 namespace td {
 namespace fs = std::filesystem;
@@ -20,11 +21,6 @@ constexpr uint64_t kMaxManifestBytes = 64u << 20;
 constexpr int64_t kMaxVocab = 1 << 24;
 
 }  // namespace
-
-bool is_plain_file_name(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
-         name.find('\0') == std::string_view::npos;
-}
 
 const std::vector<DatasetManifest::Shard>& DatasetManifest::split(const std::string& name) const {
   if (name == "train") return train;

@@ -42,7 +42,4 @@ DatasetManifest parse_dataset_manifest(std::string_view text, const std::string&
 /// first" when it is missing, and parse_dataset_manifest's errors.
 DatasetManifest read_dataset_manifest(const std::string& dataset_dir);
 
-/// Whether `name` is a plain file name: not empty, not "." or "..", no "/" and no NUL.
-bool is_plain_file_name(std::string_view name);
-
 }  // namespace td
