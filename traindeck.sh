@@ -17,7 +17,7 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-
             qt6-base-dev qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqcustomplot-dev
             libssh2-1-dev qtkeychain-qt6-dev libgloo-dev)
 TEST_PKGS=(python3 python3-torch sentencepiece openssh-server openssh-client iproute2
-           lintian appstream desktop-file-utils)
+           lintian appstream desktop-file-utils clang libclang-rt-14-dev)
 
 install_missing() {
   local missing=() p

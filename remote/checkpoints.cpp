@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <regex>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "engine/checkpoint/checksums.h"
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 #include "remote/sftp.h"
 
 namespace td::remote {
@@ -78,9 +80,17 @@ std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& re
   if (r.exit_status != 0)
     throw td::Error(s.where() + ": cannot list the checkpoints in " + remote_run_dir + " (exit " +
                     std::to_string(r.exit_status) + "): " + r.err);
+  return parse_checkpoint_listing(r.out, s.where());
+}
+
+std::vector<RemoteCheckpoint> parse_checkpoint_listing(const std::string& listing, const std::string& where) {
   std::vector<RemoteCheckpoint> out;
-  std::istringstream in(r.out);
+  std::istringstream in(listing);
   std::smatch m;
+  auto bad = [&](const std::string& line, const std::string& why) {
+    return td::Error(where + ": the node's checkpoint listing has a line that " + why + ": '" + line.substr(0, 200) +
+                     "'; is the run folder written by traindeck-engine?");
+  };
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("ckpt=", 0) == 0) {
       const std::string name = line.substr(5);
@@ -93,11 +103,19 @@ std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& re
     }
     const size_t sp = line.find(' ');
     if (out.empty() || out.back().name.empty() || sp == std::string::npos) continue;
+    // "<bytes> <checkpoint>/<file>": a file of the checkpoint just listed, by a plain name
     const std::string path = line.substr(sp + 1);
-    const size_t slash = path.find('/');
-    if (slash == std::string::npos) continue;
-    const uint64_t size = std::stoull(line.substr(0, sp));
-    out.back().files.emplace_back(path.substr(slash + 1), size);
+    const std::string dir = out.back().name + "/";
+    if (path.compare(0, dir.size(), dir) != 0) throw bad(line, "names no file of " + out.back().name);
+    const std::string file = path.substr(dir.size());
+    if (!is_plain_file_name(file))
+      throw bad(line, "names a file outside " + out.back().name);
+    const std::string digits = line.substr(0, sp);
+    uint64_t size = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), size);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+      throw bad(line, "does not start with a size in bytes");
+    out.back().files.emplace_back(file, size);
     out.back().size_bytes += size;
   }
   out.erase(std::remove_if(out.begin(), out.end(), [](const RemoteCheckpoint& c) { return c.name.empty(); }), out.end());

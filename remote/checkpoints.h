@@ -31,6 +31,13 @@ struct RemoteCheckpoint {
 /// Errors: td::Error when the run folder does not exist or the command fails.
 std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir);
 
+/// What list_checkpoints makes of the listing script's output (pure; fuzzed by tests/fuzz):
+/// "ckpt=step_NNNNNNNN" lines, each followed by "<bytes> step_NNNNNNNN/<file>" lines. Other
+/// folder names are dropped. Errors: td::Error (prefixed by `where`) for a file line whose size
+/// is not a number, or whose path is not a plain file of the checkpoint just listed (a hostile
+/// node could name "../x": the download would write outside the checkpoint folder; or hold a NUL).
+std::vector<RemoteCheckpoint> parse_checkpoint_listing(const std::string& listing, const std::string& where);
+
 struct CheckpointDownload {
   std::filesystem::path local_path;  ///< <local_dir>/<name>
   uint64_t bytes_sent = 0;           ///< bytes moved by this call (0 when everything was there)

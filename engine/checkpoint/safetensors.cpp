@@ -52,6 +52,16 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   if (hn > size - 8 || hn > (100u << 20)) throw bad("header length " + std::to_string(hn) + " exceeds the file");
   std::string h(hn, '\0');
   f.pread_all(h.data(), hn, 8);
+  data_start_ = 8 + hn;
+  parse_header(h, size - data_start_, path, entries_, metadata_);
+}
+
+void SafetensorsFile::parse_header(std::string_view h, uint64_t data_size, const std::string& path,
+                                   std::map<std::string, Entry>& entries,
+                                   std::map<std::string, std::string>& metadata) {
+  auto bad = [&](const std::string& why) -> Error {
+    return Error("'" + path + "' is not a safetensors file: " + why);
+  };
   json header;
   try {
     header = json::parse(h);
@@ -59,12 +69,11 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     throw bad(std::string("header is not JSON (") + e.what() + ")");
   }
   if (!header.is_object()) throw bad("header is not a JSON object");
-  data_start_ = 8 + hn;
-  const uint64_t data_size = size - data_start_;
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") {
+      if (!it.value().is_object()) throw bad("__metadata__ is not a JSON object");  // (fuzzing)
       for (auto m = it.value().begin(); m != it.value().end(); ++m)
-        metadata_[m.key()] = m.value().is_string() ? m.value().get<std::string>() : m.value().dump();
+        metadata[m.key()] = m.value().is_string() ? m.value().get<std::string>() : m.value().dump();
       continue;
     }
     try {
@@ -76,7 +85,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         throw bad("tensor '" + it.key() + "' has data offsets outside the file (truncated?)");
       e.begin = offs[0];
       e.end = offs[1];
-      entries_[it.key()] = e;
+      entries[it.key()] = e;
     } catch (const json::exception& ex) {
       throw bad("tensor '" + it.key() + "' has a malformed entry (" + ex.what() + ")");
     }

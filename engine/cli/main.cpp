@@ -327,7 +327,11 @@ int main(int argc, char** argv) {
       td::load_checkpoint(dir, model, nullptr);
       td::Rng rng(sample_seed);
       auto ids = td::generate(model, tok->encode(prompt), tok->eot_id(), sopt, rng);
-      std::printf("%s%s\n", prompt.c_str(), tok->decode(ids).c_str());
+      // The exact bytes for a pipe or a file (scripts; NULs included), escaped on a terminal:
+      // an untrained byte-level model writes invalid UTF-8 and control bytes (docs/guide.md).
+      std::string text = prompt + tok->decode(ids) + "\n";
+      if (::isatty(STDOUT_FILENO)) text = td::terminal_safe(text);
+      std::fwrite(text.data(), 1, text.size(), stdout);
       return 0;
     }
     if (*exp) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <string_view>
 
 #include "engine/common/error.h"
 
@@ -61,6 +62,13 @@ class File {
   std::string path_;
   int fd_ = -1;
 };
+
+/// Whether `name` is a plain file name, safe to join to a folder: not empty, not "." or "..",
+/// no "/" and no NUL. For names read from files or nodes (a manifest's shard, a listing's file).
+inline bool is_plain_file_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos;
+}
 
 /// fsyncs a directory so that a rename inside it is durable.
 inline void sync_dir(const std::string& dir) {

@@ -15,6 +15,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/rng.h"
+#include "engine/data/manifest.h"
 #include "engine/data/shard.h"
 
 namespace td {
@@ -35,23 +36,6 @@ LoaderState LoaderState::from_json(const json& j) {
   }
   return s;
 }
-
-namespace {
-
-json read_manifest(const std::string& dir) {
-  fs::path p = fs::path(dir) / "manifest.json";
-  std::ifstream in(p);
-  if (!in)
-    fail("'" + dir + "' holds no dataset (no manifest.json): run traindeck-engine prepare --out " +
-         dir + " first");
-  try {
-    return json::parse(in);
-  } catch (const std::exception& e) {
-    fail("'" + p.string() + "' is not valid JSON (" + e.what() + "); delete the dataset directory and prepare it again");
-  }
-}
-
-}  // namespace
 
 /// Windows of an epoch in the order they are read: Fisher–Yates shuffle of 0..n-1 driven by
 /// splitmix64 seeded from (seed, epoch); j is drawn in [0, i] by a 128-bit multiply-shift.
@@ -195,16 +179,12 @@ DataLoader::DataLoader(const LoaderOptions& opt) : impl_(std::make_unique<Impl>(
   if (opt.grad_accum < 1) fail("grad_accum must be at least 1 (got " + std::to_string(opt.grad_accum) + ")");
   if (opt.world_size < 1 || opt.rank < 0 || opt.rank >= opt.world_size)
     fail("rank " + std::to_string(opt.rank) + " is outside world_size " + std::to_string(opt.world_size));
-  json m = read_manifest(opt.dataset_dir);
-  json list = m.value("/splits"_json_pointer / opt.split / "shards", json::array());
-  if (!list.is_array())
-    fail("'" + opt.dataset_dir + "/manifest.json' has no list of " + opt.split +
-         " shards; delete the dataset directory and prepare it again");
+  const DatasetManifest m = read_dataset_manifest(opt.dataset_dir);
   const uint64_t T = static_cast<uint64_t>(opt.seq_len);
   uint64_t tokens = 0;
   d.win_prefix.push_back(0);
-  for (const json& s : list) {
-    std::string path = (fs::path(opt.dataset_dir) / s.at("file").get<std::string>()).string();
+  for (const DatasetManifest::Shard& s : m.split(opt.split)) {
+    std::string path = (fs::path(opt.dataset_dir) / s.file).string();
     ShardInfo info = read_shard_header(path);
     if (opt.verify_checksums) verify_shard(info);
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -297,11 +277,7 @@ void DataLoader::restore(const LoaderState& s) {
 void DataLoader::reset() { restore(LoaderState{}); }
 
 int dataset_vocab_size(const std::string& dataset_dir) {
-  json m = read_manifest(dataset_dir);
-  json v = m.value("/tokenizer/vocab_size"_json_pointer, json());
-  if (!v.is_number_integer())
-    fail("'" + dataset_dir + "/manifest.json' has no tokenizer.vocab_size; delete the dataset directory and prepare it again");
-  return v.get<int>();
+  return read_dataset_manifest(dataset_dir).vocab_size;
 }
 
 }  // namespace td

@@ -376,8 +376,15 @@ std::vector<uint32_t> encode_bpe(const Corpus& c, Output& out, Progress& progres
 
 // ---- bpe training on a bounded sample -------------------------------------------------------
 
-// Up to ~sample_bytes of whole lines, taken from every file in proportion to its size (up to
-// 16 evenly spaced segments per file), as training sentences (no "\n").
+// Training sentences are at most this long (sentencepiece skips sentences longer than its
+// max_sentence_length, 16384 bytes below): longer lines are cut as encoding cuts them.
+constexpr size_t kMaxSentence = 8192;
+
+// Up to ~sample_bytes of text, taken from every file in proportion to its size (up to 16 evenly
+// spaced segments per file), as training sentences (no "\n"). A segment inside a file starts
+// after its first line break and ends at its last one (whole lines); a segment without line
+// breaks (a one-line corpus: text8, minified text) starts and ends at a space, else at a
+// character boundary. Lines longer than kMaxSentence are cut (long_line_cut).
 std::vector<std::string> sample_sentences(const Corpus& c, uint64_t sample_bytes) {
   std::vector<std::string> out;
   std::string seg, text;
@@ -398,13 +405,19 @@ std::vector<std::string> sample_sentences(const Corpus& c, uint64_t sample_bytes
       if (got < 0) { ::close(fd); fail_errno("cannot read input", f.path); }
       seg.resize(static_cast<size_t>(got));
       size_t a = 0, e = seg.size();
-      if (at > 0) {  // start after the first line break (a whole line)
-        size_t nl = seg.find('\n');
-        a = nl == std::string::npos ? seg.size() : nl + 1;
+      const bool lines = seg.find('\n') != std::string::npos;
+      if (at > 0 && !seg.empty()) {  // start after the first line break (a whole line)
+        if (lines) {
+          a = seg.find('\n') + 1;
+        } else if ((a = seg.find(' ')) == std::string::npos) {  // at the first space, else
+          a = 0;                                                   // after a cut character's rest
+          while (a < seg.size() && (static_cast<unsigned char>(seg[a]) & 0xC0) == 0x80) ++a;
+        }
       }
-      if (at + seg.size() < f.bytes) {  // end at the last line break
+      if (at + seg.size() < f.bytes) {  // end at the last line break (else space or boundary)
         size_t nl = seg.rfind('\n');
-        e = (nl == std::string::npos || nl < a) ? a : nl + 1;
+        e = lines ? (nl < a ? a : nl + 1)
+                  : seg.size() < 2 ? a : std::max(a, long_line_cut(seg.data(), seg.size() - 1));
       }
       std::string_view body(seg.data() + a, e - a);
       auto add_lines = [&](std::string_view t) {
@@ -412,7 +425,13 @@ std::vector<std::string> sample_sentences(const Corpus& c, uint64_t sample_bytes
         while (s < t.size()) {
           size_t nl = t.find('\n', s);
           if (nl == std::string_view::npos) nl = t.size();
-          if (nl > s) out.emplace_back(t.substr(s, nl - s));
+          std::string_view line = t.substr(s, nl - s);
+          while (line.size() > kMaxSentence) {
+            size_t cut = long_line_cut(line.data(), kMaxSentence);
+            out.emplace_back(line.substr(0, cut));
+            line.remove_prefix(cut);
+          }
+          if (!line.empty()) out.emplace_back(line);
           s = nl + 1;
         }
       };

@@ -21,6 +21,18 @@ namespace td {
 
 constexpr size_t kMaxTextLine = 1 << 20;  // longer text lines are cut (at a space if any)
 
+/// Where to cut the text b[0, n) (n > lim >= 1) so that its first piece holds at most lim bytes:
+/// at the last space in b[1, lim] (the space starts the next piece, as sentencepiece's pieces
+/// begin with it), else at the last UTF-8 character boundary in [1, lim] (never inside a
+/// multi-byte character). Returns the cut, in [1, lim]. Reads b[0..lim].
+inline size_t long_line_cut(const char* b, size_t lim) {
+  for (size_t i = lim; i >= 1; --i)
+    if (b[i] == ' ') return i;
+  size_t cut = lim;
+  while (cut > 1 && (static_cast<unsigned char>(b[cut]) & 0xC0) == 0x80) --cut;
+  return cut;
+}
+
 // Streams the first f.bytes bytes of a file; keeps the crc32 of what it read.
 class FileReader {
  public:
@@ -80,20 +92,11 @@ class LineReader {
         return take(e, line, file_off);
       }
       if (eof_) return begin_ < end_ && take(end_, line, file_off);
-      if (end_ - begin_ >= max_line_) {
+      if (end_ - begin_ > max_line_) {  // (long_line_cut reads the byte after the limit)
         if (!cut_long_)
           fail("input '" + path_ + "': a line at byte " + std::to_string(base_ + begin_) +
                " is longer than " + std::to_string(max_line_ >> 20) + " MiB: split the document");
-        size_t lim = begin_ + max_line_, cut = lim;
-        while (cut > begin_ + 1 && b[cut - 1] != ' ') --cut;
-        if (cut == begin_ + 1) {  // no space: back up to a UTF-8 character boundary
-          cut = lim;
-          while (cut > begin_ + 1 && (static_cast<unsigned char>(b[cut]) & 0xC0) == 0x80) --cut;
-        } else {
-          cut -= 1;  // the space starts the next piece (sentencepiece pieces begin with it)
-          if (cut == begin_) cut = lim;
-        }
-        return take(cut, line, file_off);
+        return take(begin_ + long_line_cut(b + begin_, max_line_), line, file_off);
       }
       if (begin_ > 0) {  // compact, then read more
         std::memmove(b, b + begin_, end_ - begin_);

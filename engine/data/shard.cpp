@@ -162,8 +162,12 @@ ShardInfo read_shard_header(const std::string& path) {
   ssize_t got = ::fstat(fd, &st) == 0 ? ::pread(fd, h, sizeof h, 0) : -1;
   ::close(fd);
   if (got < 0) fail_errno("cannot read shard", path);
-  if (got < static_cast<ssize_t>(sizeof h))
-    fail("shard '" + path + "' is truncated: " + std::to_string(got) +
+  return parse_shard_header(h, static_cast<size_t>(got), static_cast<uint64_t>(st.st_size), path);
+}
+
+ShardInfo parse_shard_header(const unsigned char* h, size_t n, uint64_t file_size, const std::string& path) {
+  if (n < kShardHeaderBytes)
+    fail("shard '" + path + "' is truncated: " + std::to_string(n) +
          " bytes, shorter than its 64-byte header; delete the dataset directory and prepare it again");
   if (std::memcmp(h, kMagic, 8) != 0)
     fail("'" + path + "' is not a TrainDeck token shard (bad magic); delete the dataset directory and prepare it again");
@@ -180,8 +184,12 @@ ShardInfo read_shard_header(const std::string& path) {
   info.width = static_cast<int>(width);
   info.count = get_u64(h + 16);
   info.crc32 = get_u32(h + 24);
+  // count * width wraps for a count near 2^64: such a header once passed the size check below.
+  if (info.count > (UINT64_MAX - kShardHeaderBytes) / width)
+    fail("shard '" + path + "' has a header that says " + std::to_string(info.count) +
+         " tokens, more than any file holds: the file is corrupted; delete the dataset directory and prepare it again");
   uint64_t want = kShardHeaderBytes + info.count * width;
-  uint64_t have = static_cast<uint64_t>(st.st_size);
+  uint64_t have = file_size;
   if (have < want)
     fail("shard '" + path + "' is truncated: " + std::to_string(have) + " bytes on disk, the header says " +
          std::to_string(want) + " (" + std::to_string(info.count) +

@@ -51,6 +51,10 @@ struct ShardInfo {
 /// Throws td::Error naming the file and what is wrong ("truncated", "not a shard", ...).
 ShardInfo read_shard_header(const std::string& path);
 
+/// The check of read_shard_header on bytes already read: h holds the first n bytes of the file
+/// (n < 64: truncated), file_size its size in bytes; path names it in messages. Pure (fuzzed).
+ShardInfo parse_shard_header(const unsigned char* h, size_t n, uint64_t file_size, const std::string& path);
+
 /// Recomputes the payload checksum (streaming, bounded memory) and throws td::Error
 /// ("checksum mismatch: the shard is corrupted; delete the dataset directory and prepare it again") when it differs.
 void verify_shard(const ShardInfo& info);

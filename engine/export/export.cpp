@@ -12,6 +12,7 @@
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/common/error.h"
+#include "engine/data/manifest.h"
 #include "engine/common/fileio.h"
 #include "engine/model/gpt.h"
 
@@ -34,27 +35,16 @@ struct TokenizerInfo {
 
 TokenizerInfo read_tokenizer_info(const std::string& dataset_dir, const std::string& hint) {
   const fs::path mpath = fs::path(dataset_dir) / "manifest.json";
-  std::ifstream in(mpath);
-  if (!in)
+  if (!fs::exists(mpath))
     fail("the model's tokenizer is in its dataset '" + dataset_dir + "', which has no manifest.json" + hint);
-  json m;
-  try {
-    m = json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error("'" + mpath.string() + "' is not valid JSON (" + e.what() + ")");
-  }
+  const DatasetManifest m = read_dataset_manifest(dataset_dir);
+  if (m.eot_id < 0) fail("'" + mpath.string() + "' has no tokenizer.eot_id; delete the dataset directory and prepare it again");
   TokenizerInfo t;
-  try {
-    t.kind = m.at("tokenizer").at("kind").get<std::string>();
-    t.vocab_size = m.at("tokenizer").at("vocab_size").get<int>();
-    t.eot_id = m.at("tokenizer").at("eot_id").get<int>();
-    t.newline_id = m["tokenizer"].value("newline_id", -1);
-    if (t.kind == "bpe")
-      t.model_path = (fs::path(dataset_dir) / m["tokenizer"].value("model_file", std::string("tokenizer.model"))).string();
-  } catch (const json::exception& e) {
-    throw Error("'" + mpath.string() + "' has no usable tokenizer section (" + e.what() + ")");
-  }
-  if (t.kind != "byte" && t.kind != "bpe") fail("'" + mpath.string() + "': unknown tokenizer kind \"" + t.kind + "\"");
+  t.kind = m.tokenizer_kind;
+  t.vocab_size = m.vocab_size;
+  t.eot_id = m.eot_id;
+  t.newline_id = m.newline_id;
+  if (t.kind == "bpe") t.model_path = (fs::path(dataset_dir) / m.model_file).string();
   if (t.kind == "bpe") {
     sentencepiece::SentencePieceProcessor sp;
     auto st = sp.Load(t.model_path);

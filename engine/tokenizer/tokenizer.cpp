@@ -10,8 +10,45 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/data/manifest.h"
 
 namespace td {
+
+namespace {
+
+// The UTF-8 sequence at p[0, n) (n >= 1): its length 1..4 when it is one valid character (no
+// overlong, no surrogate, <= U+10FFFF), 0 when it is invalid, -1 when it is a correct prefix of
+// one cut by the end of the buffer. *cp gets the code point when valid.
+int utf8_sequence(const unsigned char* p, size_t n, uint32_t* cp_out = nullptr) {
+  unsigned char c = p[0];
+  if (c < 0x80) {
+    if (cp_out) *cp_out = c;
+    return 1;
+  }
+  int len;
+  uint32_t cp;
+  if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+  else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+  else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+  else return 0;  // continuation byte, overlong lead (C0/C1) or > F4
+  if (static_cast<size_t>(len) > n) {
+    // Cut by the end of the buffer: a correct prefix if what is there are continuation bytes.
+    for (size_t k = 1; k < n; ++k)
+      if ((p[k] & 0xC0) != 0x80) return 0;
+    return -1;
+  }
+  for (int k = 1; k < len; ++k) {
+    if ((p[k] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[k] & 0x3F);
+  }
+  if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+      (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+    return 0;
+  if (cp_out) *cp_out = cp;
+  return len;
+}
+
+}  // namespace
 
 size_t utf8_invalid_offset(const char* s, size_t n, bool allow_truncated_tail) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(s);
@@ -25,30 +62,40 @@ size_t utf8_invalid_offset(const char* s, size_t n, bool allow_truncated_tail) {
       i += 8;
     }
     if (i >= n) break;
-    unsigned char c = p[i];
-    if (c < 0x80) { ++i; continue; }
-    int len;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
-    else return i;  // continuation byte, overlong lead (C0/C1) or > F4
-    if (i + len > n) {
-      // Cut by the end of the buffer: valid if what is there is a correct prefix.
-      for (size_t k = i + 1; k < n; ++k)
-        if ((p[k] & 0xC0) != 0x80) return i;
-      return allow_truncated_tail ? n : i;
-    }
-    for (int k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-      return i;
-    i += len;
+    int len = utf8_sequence(p + i, n - i);
+    if (len > 0) { i += static_cast<size_t>(len); continue; }
+    return len < 0 && allow_truncated_tail ? n : i;
   }
   return n;
+}
+
+std::string terminal_safe(std::string_view text) {
+  static const char* hex = "0123456789abcdef";
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  std::string out;
+  out.reserve(n);
+  auto escape = [&](unsigned char b) {
+    out += "\\x";
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  };
+  for (size_t i = 0; i < n;) {
+    uint32_t cp = 0;
+    int len = utf8_sequence(p + i, n - i, &cp);
+    if (len <= 0) {  // invalid or cut: this byte alone, then resynchronise at the next one
+      escape(p[i++]);
+      continue;
+    }
+    // C0 controls but "\n" and "\t", DEL, and the C1 controls U+0080..U+009F (CSI is U+009B)
+    const bool control = (cp < 0x20 && cp != '\n' && cp != '\t') || (cp >= 0x7F && cp <= 0x9F);
+    for (int k = 0; k < len; ++k) {
+      if (control) escape(p[i + k]);
+      else out += static_cast<char>(p[i + k]);
+    }
+    i += static_cast<size_t>(len);
+  }
+  return out;
 }
 
 namespace {
@@ -229,28 +276,13 @@ std::unique_ptr<Tokenizer> Tokenizer::sentencepiece(const std::string& model_pat
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& dataset_dir) {
   namespace fs = std::filesystem;
-  fs::path mpath = fs::path(dataset_dir) / "manifest.json";
-  std::ifstream in(mpath);
-  if (!in)
-    fail("'" + dataset_dir + "' holds no dataset (no manifest.json): run traindeck-engine prepare first");
-  nlohmann::json m;
-  try {
-    m = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    fail("'" + mpath.string() + "' is not valid JSON (" + e.what() + "); delete the dataset directory and prepare it again");
-  }
-  std::string kind = m.value("/tokenizer/kind"_json_pointer, std::string());
-  if (kind == "byte") return byte();
-  if (kind == "bpe") {
-    std::string file = m.value("/tokenizer/model_file"_json_pointer, std::string("tokenizer.model"));
-    fs::path p = fs::path(dataset_dir) / file;
-    if (!fs::exists(p))
-      fail("the dataset '" + dataset_dir + "' has no tokenizer file '" + file +
-           "': delete the dataset directory and prepare it again");
-    return sentencepiece(p.string());
-  }
-  fail("'" + mpath.string() + "': unknown tokenizer kind '" + kind +
-       "' (expected byte or bpe); delete the dataset directory and prepare it again");
+  const DatasetManifest m = read_dataset_manifest(dataset_dir);
+  if (m.tokenizer_kind == "byte") return byte();
+  fs::path p = fs::path(dataset_dir) / m.model_file;
+  if (!fs::exists(p))
+    fail("the dataset '" + dataset_dir + "' has no tokenizer file '" + m.model_file +
+         "': delete the dataset directory and prepare it again");
+  return sentencepiece(p.string());
 }
 
 }  // namespace td

@@ -79,4 +79,12 @@ bool sp_words_independent(const sentencepiece::SentencePieceProcessor& sp);
 /// (for sniffing the first few KB of a file). Rejects overlongs, surrogates, > U+10FFFF.
 size_t utf8_invalid_offset(const char* p, size_t n, bool allow_truncated_tail = false);
 
+/// `text` made safe to print on a terminal: every byte of an invalid UTF-8 sequence (a lone
+/// continuation byte, an overlong or surrogate encoding, a sequence cut short, > U+10FFFF) and
+/// of a control character other than "\n" and "\t" (C0, DEL, the C1 controls U+0080..U+009F:
+/// ESC and CSI sequences) becomes "\xNN" (two lowercase hex digits); valid text, multi-byte
+/// characters included, is unchanged. Backslashes are not escaped (it is for reading, not for
+/// parsing back). Used for model output on a terminal (docs/guide.md "Samples on a terminal").
+std::string terminal_safe(std::string_view text);
+
 }  // namespace td

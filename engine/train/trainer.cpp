@@ -540,7 +540,11 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     auto ids = generate(model, prompt, tokenizer->eot_id(), so, sample_rng);
     std::string text = tokenizer->decode(ids);
     emit("sample", {{"step", st.step}, {"prompt", tc.sample_prompt}, {"text", text}});
-    if (!quiet) std::fprintf(stderr, "---- sample at step %d ----\n%s%s\n--------\n", st.step, tc.sample_prompt.c_str(), text.c_str());
+    // stderr is for people (a terminal, engine.log, "2>&1 | tee"): escaped always; the event
+    // above keeps the exact text.
+    if (!quiet)
+      std::fprintf(stderr, "---- sample at step %d ----\n%s\n--------\n", st.step,
+                   terminal_safe(tc.sample_prompt + text).c_str());
   };
   auto end_run = [&](const std::string& status, const std::string& reason) {
     emit("run_end", {{"status", status}, {"reason", reason}, {"step", st.step}});

@@ -9,6 +9,7 @@
 #include "engine/common/error.h"
 #include "engine/data/loader.h"
 #include "engine/data/prepare.h"
+#include "engine/tokenizer/tokenizer.h"
 
 class TestLoader : public QObject {
   Q_OBJECT
@@ -207,6 +208,62 @@ class TestLoader : public QObject {
     fs::resize_file(bad + "/train_000001.bin", 64 + 4000);
     msg = error_of(o);
     QVERIFY2(msg.find("truncated") != std::string::npos, msg.c_str());
+  }
+
+  // A manifest from elsewhere is checked before a file it names is opened: a shard outside the
+  // dataset directory ("../x", "/abs") was opened and trained on; a shard entry of the wrong
+  // type threw nlohmann's type_error instead of a message; a model file outside it was loaded.
+  void manifestNamesOnlyFilesInsideTheDataset() {
+    namespace fs = std::filesystem;
+    const std::string root = tmp_.path().toStdString();
+    const std::string evil = root + "/evil";
+    fs::copy(ds_, evil);
+    nlohmann::json m = tdtest::read_manifest(evil);
+    auto write = [&](const nlohmann::json& doc) { tdtest::write_file(evil + "/manifest.json", doc.dump()); };
+    td::LoaderOptions o = opts();
+    o.dataset_dir = evil;
+    const std::string outside_name = "../" + fs::path(ds_).filename().string() + "/train_000000.bin";
+    for (const std::string& name : {outside_name, fs::absolute(ds_ + "/train_000000.bin").string()}) {
+      nlohmann::json bad = m;
+      bad["splits"]["train"]["shards"][0]["file"] = name;
+      write(bad);
+      const std::string msg = error_of(o);
+      QVERIFY2(msg.find("is damaged") != std::string::npos && msg.find("a file name in the dataset directory") != std::string::npos,
+               qPrintable(QString::fromStdString("shard '" + name + "' was opened, or: " + msg)));
+    }
+    nlohmann::json bad = m;
+    bad["splits"]["train"]["shards"][0]["file"] = 7;
+    write(bad);
+    try {
+      td::DataLoader l(o);
+      QFAIL("a shard named 7 was accepted");
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("is damaged") != std::string::npos, e.what());
+    } catch (const std::exception& e) {
+      QFAIL(qPrintable(QString("not a td::Error but: ") + e.what()));
+    }
+    bad = m;
+    bad["tokenizer"]["vocab_size"] = "257";
+    write(bad);
+    try {
+      td::dataset_vocab_size(evil);
+      QFAIL("vocab_size \"257\" was accepted");
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("tokenizer.vocab_size") != std::string::npos, e.what());
+    }
+    bad = m;
+    bad["tokenizer"]["kind"] = "bpe";
+    bad["tokenizer"]["model_file"] = "/etc/passwd";
+    write(bad);
+    try {
+      td::Tokenizer::load(evil);
+      QFAIL("a tokenizer model outside the dataset was loaded");
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("tokenizer.model_file") != std::string::npos, e.what());
+    }
+    write(m);  // the dataset itself is fine
+    td::DataLoader fine(o);
+    QVERIFY(fine.num_windows() > 0);
   }
 };
 

@@ -5,6 +5,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "data_test_util.h"
@@ -255,6 +256,58 @@ class TestPrepare : public QObject {
     std::vector<uint32_t> got = tdtest::read_split(p("spm_ds"), "train");
     QCOMPARE(got.size(), want.size());
     QVERIFY(got == want);
+  }
+
+  // A corpus without line breaks (text8, minified text) prepares with bpe: training cuts its one
+  // line into sentences at spaces (else at a character boundary), in the middle of the file as
+  // at its start; before, a sample of several segments found "no text to train on" and one
+  // whole-file sentence (longer than sentencepiece's max_sentence_length) failed training. The
+  // dataset decodes back to the text exactly.
+  void oneLineCorpusPreparesWithBpe() {
+    std::string text;
+    {
+      std::ifstream in(tdtest::real_corpus() == "/usr/share/games/fortunes" ? "/usr/share/games/fortunes/fortunes"
+                                                                             : tdtest::real_corpus(), std::ios::binary);
+      text = std::string((std::istreambuf_iterator<char>(in)), {});
+    }
+    QVERIFY2(text.size() > 200000, "the test corpus is too small");
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    QCOMPARE(std::count(text.begin(), text.end(), '\n'), 0);
+    // A one-line text without any space (Chinese, base64): cut at UTF-8 boundaries. "\u00e9" is
+    // two bytes, "\u4e2d" three: a cut inside one would be invalid UTF-8 for sentencepiece.
+    std::string nospace;
+    const char* syllables[] = {"ka", "\u00e9t", "\u4e2d", "\u6587", "zu", "mi", "\u00fcb", "ro", "\u65e5", "na", "to", "se"};
+    for (uint64_t x = 7; nospace.size() < 60000;) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      nospace += syllables[(x >> 33) % 12];
+    }
+    write_file(p("one/line.txt"), text);
+    write_file(p("one/nospace.txt"), nospace);
+    struct Case { std::string in; uint64_t sample; };
+    // sample 300000 < corpus: 4 segments, 3 inside the line; 100 MB > corpus: the whole file
+    for (const Case& c : {Case{p("one/line.txt"), 300000}, Case{p("one/line.txt"), 100'000'000},
+                          Case{p("one/nospace.txt"), 100'000'000}}) {
+      const std::string out = p("one_ds_" + std::to_string(c.sample) + fs::path(c.in).stem().string());
+      td::PrepareOptions o = opts({c.in}, out);
+      o.tokenizer = "bpe";
+      o.vocab_size = 400;
+      o.val_fraction = 0;
+      o.bpe_sample_bytes = c.sample;
+      try {
+        td::prepare_dataset(o);
+      } catch (const td::Error& e) {
+        QFAIL(qPrintable(QString("prepare of %1 (sample %2) failed: %3").arg(QString::fromStdString(c.in)).arg(c.sample).arg(e.what())));
+      }
+      auto tok = td::Tokenizer::load(out);
+      QCOMPARE(tok->vocab_size(), 400);
+      std::vector<uint32_t> all = tdtest::read_split(out, "train");
+      QVERIFY(!all.empty());
+      QCOMPARE(all.back(), uint32_t(tok->eot_id()));
+      all.pop_back();
+      const std::string& want = c.in == p("one/line.txt") ? text : nospace;
+      QVERIFY(all.size() < want.size() * 2 / 3);  // merges were learnt from the one line
+      QVERIFY2(tok->decode(all) == want, "the encoded one-line corpus does not decode back to it");
+    }
   }
 
   // Real text with both tokenizers: every token decodes back to the sources, in order.

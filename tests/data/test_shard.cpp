@@ -125,6 +125,25 @@ class TestShard : public QObject {
     QVERIFY_THROWS_EXCEPTION(td::Error, td::read_shard_header(path("f.bin")));  // bad magic
   }
 
+  // A header whose count * width wraps 2^64: count 2^63 + 100 at width 2 says 64 + 200 bytes
+  // modulo 2^64, which is the file's size, so it was accepted with 2^63 + 100 tokens.
+  void tokenCountThatOverflowsIsRefused() {
+    std::string h(64, '\0');
+    std::memcpy(h.data(), "TDSHARD1", 8);
+    const uint32_t version = 1, width = 2;
+    const uint64_t count = (uint64_t(1) << 63) + 100;
+    std::memcpy(h.data() + 8, &version, 4);
+    std::memcpy(h.data() + 12, &width, 4);
+    std::memcpy(h.data() + 16, &count, 8);
+    tdtest::write_file(path("wrap.bin"), h + std::string(200, '\0'));
+    try {
+      td::ShardInfo info = td::read_shard_header(path("wrap.bin"));
+      QFAIL(qPrintable(QString("a header with %1 tokens in a 264-byte file was accepted").arg(info.count)));
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("more than any file holds") != std::string::npos, e.what());
+    }
+  }
+
   void unfinishedWriterLeavesNoFile() {
     std::string p = path("g.bin");
     {

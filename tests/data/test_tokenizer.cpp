@@ -89,6 +89,47 @@ class TestTokenizer : public QObject {
     QCOMPARE(td::utf8_invalid_offset("\xf4\x90\x80\x80", 4), size_t(0));  // > U+10FFFF
   }
 
+  // terminal_safe: hand-made byte strings, each expected output written out by hand.
+  void terminalSafe() {
+    using td::terminal_safe;
+    auto S = [](const char* s, size_t n) { return std::string(s, n); };
+    // valid text, multi-byte characters, "\n" and "\t" are unchanged
+    const std::string valid = "ROMEO: caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80\tend\n";
+    QCOMPARE(terminal_safe(valid), valid);
+    QCOMPARE(terminal_safe(""), std::string());
+    QCOMPARE(terminal_safe("a\\x41"), std::string("a\\x41"));  // backslashes are kept as they are
+    // ESC sequences (colour, clear screen, OSC title), carriage return, bell, NUL, DEL
+    QCOMPARE(terminal_safe("\x1b[31mred\x1b[0m"), std::string("\\x1b[31mred\\x1b[0m"));
+    QCOMPARE(terminal_safe("\x1b]0;owned\x07"), std::string("\\x1b]0;owned\\x07"));
+    QCOMPARE(terminal_safe(S("a\rb\0c\x7f", 6)), std::string("a\\x0db\\x00c\\x7f"));
+    // the C1 controls are valid UTF-8 (U+009B, CSI; U+0085, NEL) but escaped byte by byte
+    QCOMPARE(terminal_safe("\xc2\x9b" "2J"), std::string("\\xc2\\x9b2J"));
+    QCOMPARE(terminal_safe("\xc2\x85"), std::string("\\xc2\\x85"));
+    QCOMPARE(terminal_safe("\xc2\xa0"), std::string("\xc2\xa0"));  // U+00A0 is text
+    // lone continuation bytes, a lead byte cut short (then resynchronised), bytes never valid
+    QCOMPARE(terminal_safe("\x80\xbf" "x"), std::string("\\x80\\xbfx"));
+    QCOMPARE(terminal_safe("\xe2\x82" "A"), std::string("\\xe2\\x82" "A"));
+    QCOMPARE(terminal_safe("end\xe2\x82"), std::string("end\\xe2\\x82"));  // cut by the end
+    QCOMPARE(terminal_safe("\xff\xfe\xf5"), std::string("\\xff\\xfe\\xf5"));
+    // overlong encodings ("/" as C0 AF and E0 80 AF, NUL as C0 80), a surrogate, > U+10FFFF
+    QCOMPARE(terminal_safe("\xc0\xaf"), std::string("\\xc0\\xaf"));
+    QCOMPARE(terminal_safe("\xe0\x80\xaf"), std::string("\\xe0\\x80\\xaf"));
+    QCOMPARE(terminal_safe("\xc0\x80"), std::string("\\xc0\\x80"));
+    QCOMPARE(terminal_safe("\xed\xa0\x80"), std::string("\\xed\\xa0\\x80"));
+    QCOMPARE(terminal_safe("\xf4\x90\x80\x80"), std::string("\\xf4\\x90\\x80\\x80"));
+    QCOMPARE(terminal_safe("\xf4\x8f\xbf\xbf"), std::string("\xf4\x8f\xbf\xbf"));  // U+10FFFF
+    // a valid character right after an invalid byte is kept
+    QCOMPARE(terminal_safe("\xff\xc3\xa9"), std::string("\\xff\xc3\xa9"));
+    // every output is valid UTF-8 without control bytes but "\n" and "\t", for all 2-byte inputs
+    for (int a = 0; a < 256; ++a)
+      for (int b = 0; b < 256; ++b) {
+        const char in[2] = {static_cast<char>(a), static_cast<char>(b)};
+        const std::string out = terminal_safe(std::string(in, 2));
+        QVERIFY(td::utf8_invalid_offset(out.data(), out.size()) == out.size());
+        for (unsigned char c : out) QVERIFY(c >= 0x20 ? c != 0x7f : (c == '\n' || c == '\t'));
+      }
+  }
+
   // prepare's models let the word cache be exact; the cached ids equal the uncached ones.
   void wordCacheIsExact() {
     sentencepiece::SentencePieceProcessor sp;

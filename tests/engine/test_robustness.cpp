@@ -5,13 +5,101 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <fstream>
 
+#include "engine/tokenizer/tokenizer.h"
 #include "test_util.h"
 
 using json = nlohmann::json;
 using namespace tdtest;
+
+namespace {
+
+// Runs the engine with stdout on a pseudo-terminal in raw mode (no "\n" -> "\r\n") and stderr
+// on /dev/null; returns what it printed, or "" with *why set. Waits up to timeout_ms.
+QByteArray engine_on_pty(const QStringList& args, int timeout_ms, QString* why) {
+  int master = -1, slave = -1;
+  if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) {
+    *why = "openpty failed";
+    return {};
+  }
+  termios t{};
+  ::tcgetattr(slave, &t);
+  ::cfmakeraw(&t);
+  ::tcsetattr(slave, TCSANOW, &t);
+  std::vector<std::string> store{TD_ENGINE_EXE};
+  for (const QString& a : args) store.push_back(a.toStdString());
+  std::vector<char*> argv;
+  for (auto& a : store) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    ::dup2(slave, STDOUT_FILENO);
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDERR_FILENO);
+    ::close(master);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(slave);
+  QByteArray out;
+  QElapsedTimer timer;
+  timer.start();
+  for (;;) {
+    pollfd pfd{master, POLLIN, 0};
+    if (::poll(&pfd, 1, 500) < 0 && errno != EINTR) break;
+    char buf[65536];
+    ssize_t n = (pfd.revents & (POLLIN | POLLHUP | POLLERR)) ? ::read(master, buf, sizeof buf) : 0;
+    if (n > 0) out.append(buf, static_cast<int>(n));
+    else if (n < 0 || (pfd.revents & (POLLHUP | POLLERR))) break;  // EIO: the child closed it
+    if (timer.elapsed() > timeout_ms) {
+      *why = "timed out waiting for the engine on a pty";
+      ::kill(pid, SIGKILL);
+      break;
+    }
+  }
+  ::close(master);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (why->isEmpty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+    *why = QString("the engine on a pty exited with status %1").arg(status);
+  return out;
+}
+
+// Whether s is valid UTF-8 with no control byte but "\n" and "\t" (what a terminal may get).
+bool terminal_clean(const std::string& s) {
+  if (td::utf8_invalid_offset(s.data(), s.size()) != s.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return false;
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9f) return false;  // C1
+  }
+  return true;
+}
+
+// The inverse of td::terminal_safe for text that holds no literal "\xNN" of its own.
+std::string unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.compare(i, 2, "\\x") == 0 && i + 4 <= s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 2, 2), nullptr, 16));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 class TestRobustness : public QObject {
   Q_OBJECT
@@ -188,6 +276,66 @@ class TestRobustness : public QObject {
     // The first run is untouched in the store.
     auto show = engine({"runs", "show", "same-id", "--db", db});
     QVERIFY2(show.exit_code == 0 && show.out.contains("completed"), qPrintable(show.out + show.err));
+  }
+
+  // `sample` from an untrained byte-level model at temperature 10 (near-uniform bytes: NULs,
+  // ESC, invalid UTF-8): a pipe gets the exact bytes (it printed with %s and stopped at the
+  // first NUL), a terminal gets them escaped (it got the raw bytes).
+  void sample_is_exact_in_a_pipe_and_escaped_on_a_terminal() {
+    QCOMPARE(train(path("samp")).exit_code, 0);
+    const QStringList args{"sample", "--checkpoint", path("samp"), "--prompt", "ROMEO:", "--tokens", "2000",
+                           "--temperature", "10", "--top-k", "0", "--seed", "5"};
+    QProcess p;
+    p.start(TD_ENGINE_EXE, args);
+    QVERIFY2(p.waitForFinished(120000), "sample did not finish in 2 minutes");
+    QCOMPARE(p.exitCode(), 0);
+    const QByteArray pipe = p.readAllStandardOutput();
+    const std::string exact(pipe.constData(), static_cast<size_t>(pipe.size()));
+    // prompt + 2000 ids (each one byte, or "<|endoftext|>" for id 256) + "\n"
+    size_t eots = 0;
+    for (size_t at = exact.find("<|endoftext|>"); at != std::string::npos; at = exact.find("<|endoftext|>", at + 13)) ++eots;
+    QCOMPARE(exact.size(), std::string("ROMEO:").size() + 2000 - eots + 13 * eots + 1);
+    QVERIFY2(exact.find('\0') != std::string::npos, "the sample holds no NUL byte (expected of near-uniform bytes)");
+    QVERIFY2(!terminal_clean(exact), "the sample holds nothing to escape");
+    QCOMPARE(exact.substr(0, 6), std::string("ROMEO:"));
+    QString why;
+    const QByteArray tty = engine_on_pty(args, 120000, &why);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    const std::string shown(tty.constData(), static_cast<size_t>(tty.size()));
+    QVERIFY2(terminal_clean(shown), "the terminal got control bytes or invalid UTF-8");
+    QVERIFY(shown == td::terminal_safe(exact));
+  }
+
+  // The trainer's stderr sample block is escaped; the sample event keeps the text exactly (raw
+  // control characters; JSON itself replaces invalid UTF-8 by U+FFFD, as before).
+  void trainer_sample_lines_are_escaped_and_events_exact() {
+    QProcess p;
+    p.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--out", path("samplines"), "--no-events-stdout", "--set",
+                            "train.sample_interval=10", "--set", "train.sample_tokens=300", "--set",
+                            "train.sample_temperature=10", "--set", "train.sample_top_k=0", "--set", "train.sample_prompt=\"ROMEO:\""});
+    QVERIFY2(p.waitForFinished(120000), "train did not finish in 2 minutes");
+    QCOMPARE(p.exitCode(), 0);
+    const QByteArray err = p.readAllStandardError();
+    const std::string log(err.constData(), static_cast<size_t>(err.size()));
+    auto samples = events_of_type(read_events(path("samplines") + "/events.jsonl"), "sample");
+    QCOMPARE(samples.size(), size_t(2));  // steps 10 and 20
+    for (const json& e : samples) {
+      const std::string head = "---- sample at step " + std::to_string(e["step"].get<int>()) + " ----\n";
+      const size_t a = log.find(head);
+      QVERIFY2(a != std::string::npos, qPrintable(QString::fromStdString("no '" + head + "' on stderr")));
+      const size_t b = log.find("\n--------\n", a + head.size());
+      QVERIFY(b != std::string::npos);
+      const std::string shown = log.substr(a + head.size(), b - a - head.size());
+      QVERIFY2(terminal_clean(shown), "stderr got control bytes or invalid UTF-8");
+      const std::string text = e["text"].get<std::string>();
+      QVERIFY2(!terminal_clean(text), "the event's text was escaped (or holds nothing to escape)");
+      const std::string raw = unescape(shown);
+      QVERIFY(raw != shown);
+      QCOMPARE(raw.substr(0, 6), std::string("ROMEO:"));
+      // the raw bytes behind the escaped block are the event's text (as JSON writes it)
+      const auto replace = json::error_handler_t::replace;
+      QCOMPARE(json(raw.substr(6)).dump(-1, ' ', false, replace), json(text).dump(-1, ' ', false, replace));
+    }
   }
 
   void relative_data_path_from_the_command_line_is_stored_absolute() {
