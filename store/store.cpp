@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
 
@@ -44,10 +45,14 @@ Store::Store(const std::string& path, Options opts) : path_(path) {
                               path + ")");
     const fs::path dir = fs::path(path).parent_path();
     if (!dir.empty()) {
-      fs::create_directories(dir, ec);
+      ec = create_private_dirs(dir.string());  // new folders 0700
       TD_CHECK(!ec, "cannot create the folder '" + dir.string() + "' for the store: " + ec.message() +
                         "; pass --db with a writable location");
     }
+    // SQLite would create the file with the umask's mode (world-readable under 022); the store
+    // holds cluster specs (hosts, users, key-file paths), so it is created owner-only first. Its
+    // -wal and -shm files take the main file's mode (SQLite's unix VFS).
+    ::close(open_private_file(path, O_RDWR | O_CREAT, "the new store"));  // no O_EXCL: another process may be creating it too
   }
   // NOMUTEX: a Store is used by one thread at a time, so SQLite's per-call locking is waste.
   const int flags =

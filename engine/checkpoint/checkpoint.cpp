@@ -302,11 +302,14 @@ static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::s
 }
 
 CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state) {
-  fs::create_directories(root);
+  if (std::error_code ec = create_private_dirs(root))
+    fail("cannot create the checkpoint folder '" + root + "': " + ec.message() + "; check that the run directory is writable");
   const std::string final_dir = root + "/" + step_dir_name(state.step);
   const std::string tmp = final_dir + ".tmp";
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
+  fs::remove_all(tmp);  // a link planted there is removed, never followed
+  // A fresh owner-only folder (exclusive: nothing planted between the remove and here); its
+  // files are created O_EXCL | O_NOFOLLOW, mode 0600 (File::kWriteNew).
+  if (::mkdir(tmp.c_str(), 0700) != 0) fail_errno("cannot create the checkpoint folder", tmp);
   try {
     return write_checkpoint_dir(root, tmp, final_dir, model, opt, state);
   } catch (...) {

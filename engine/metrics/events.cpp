@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 
 namespace td {
 
@@ -16,8 +17,13 @@ double unix_time_s() {
 
 EventWriter::EventWriter(const std::string& path, std::string run_id, int attempt, int rank, bool to_stdout)
     : path_(path), run_id_(std::move(run_id)), attempt_(attempt), rank_(rank), to_stdout_(to_stdout) {
-  f_ = std::fopen(path.c_str(), "a+b");
-  if (!f_) fail_errno("cannot open events file", path);
+  // Never through a link planted at the name, mode 0600 (engine/common/fileio.h).
+  const int fd = open_private_file(path, O_RDWR | O_CREAT | O_APPEND, "the run's events file");
+  f_ = ::fdopen(fd, "a+b");
+  if (!f_) {
+    ::close(fd);
+    fail_errno("cannot open events file", path);
+  }
   // A process killed in the middle of a line left it unterminated: end it, so that the first
   // event of this attempt starts a line of its own (readers skip the fragment as malformed).
   if (std::fseek(f_, 0, SEEK_END) == 0 && std::ftell(f_) > 0 && std::fseek(f_, -1, SEEK_END) == 0) {

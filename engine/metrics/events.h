@@ -14,8 +14,9 @@ constexpr int kEventSchemaVersion = 1;
 
 class EventWriter {
  public:
-  /// Opens path for appending (creates it). to_stdout: also print each line on stdout.
-  /// Throws td::Error when the file cannot be opened.
+  /// Opens path for appending (creates it, mode 0600). to_stdout: also print each line on stdout.
+  /// Throws td::Error when the file cannot be opened, or is a symbolic link, has another hard
+  /// link or is not a regular file (td::open_private_file: what it points to is left untouched).
   EventWriter(const std::string& path, std::string run_id, int attempt, int rank, bool to_stdout);
   ~EventWriter();
   EventWriter(const EventWriter&) = delete;

@@ -54,13 +54,13 @@ void on_signal(int) {
 }
 
 // Holds an exclusive lock on <out>/.lock for the life of the run, so that two trainings never
-// write into one run directory (their checkpoints and events would mix).
+// write into one run directory (their checkpoints and events would mix). A link planted at
+// .lock is refused before anything is written (open_private_file).
 class RunDirLock {
  public:
   explicit RunDirLock(const std::string& dir) {
     const std::string path = dir + "/.lock";
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail_errno("cannot create the lock file", path);
+    fd_ = open_private_file(path, O_RDWR | O_CREAT, "the run's lock file");
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       char buf[32] = {0};
       ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
@@ -338,12 +338,17 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::string rank0_error;
   if (rank0) {
     try {
-      std::error_code dir_ec;
-      fs::create_directories(opt.out_dir, dir_ec);
+      // New run folders (and parents) are owner-only, as the files in them (docs/formats.md).
+      const std::error_code dir_ec = create_private_dirs(opt.out_dir);
       if (dir_ec || !fs::is_directory(opt.out_dir))
-        fail("cannot create the run directory '" + opt.out_dir + "'" + (dir_ec ? ": " + dir_ec.message() : std::string(": a file has that name")) +
+        fail("cannot create the run directory '" + opt.out_dir + "'" +
+             (dir_ec && dir_ec != std::errc::not_a_directory ? ": " + dir_ec.message() : std::string(": a file has that name")) +
              "; choose another --out");
       lock = std::make_unique<RunDirLock>(opt.out_dir);
+      // The events file is opened later (EventWriter, O_NOFOLLOW); a link there is refused now,
+      // before a checkpoint is read or anything is written.
+      if (std::error_code lec; fs::exists(fs::symlink_status(events_path, lec)))
+        ::close(open_private_file(events_path, O_RDONLY, "the run's events file"));
       if (opt.resume || opt.resume_from) {
         std::optional<std::string> latest;
         if (opt.resume_from) {

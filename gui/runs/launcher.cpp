@@ -11,15 +11,17 @@
 #include <iterator>
 
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 
 namespace td::gui {
 namespace {
 
 // Everything the child does between fork and exec must be async-signal-safe: argv and the
-// file descriptors are prepared before fork.
+// file descriptors are prepared before fork. A log file is a run file: never opened through a
+// link, created 0600 (td::open_private_file, which throws td::Error naming the file).
 int open_append(const std::string& path) {
   if (path.empty()) return ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  return open_private_file(path, O_WRONLY | O_CREAT | O_APPEND, "the log file");
 }
 
 void write_all(int fd, const void* data, size_t n) {
@@ -36,18 +38,20 @@ void write_all(int fd, const void* data, size_t n) {
 }  // namespace
 
 pid_t launch_detached(const LaunchSpec& spec) {
-  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int out = open_append(spec.stdout_path);
-  const int err = open_append(spec.stderr_path);
+  int in = -1, out = -1, err = -1;
   auto close_fds = [&] {
     for (int fd : {in, out, err})
       if (fd >= 0) ::close(fd);
   };
-  if (in < 0 || out < 0 || err < 0) {
-    const std::string what = out < 0 ? spec.stdout_path : spec.stderr_path;
-    const int e = errno;
+  try {
+    in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0) fail_errno("cannot open", "/dev/null");
+    out = open_append(spec.stdout_path);
+    err = open_append(spec.stderr_path);
+  } catch (const Error& e) {
     close_fds();
-    throw Error("cannot open the log file '" + what + "': " + std::strerror(e) + "; check that its folder is writable");
+    const std::string what = e.what();
+    throw Error(what.rfind("cannot open", 0) == 0 ? what + "; check that its folder is writable" : what);
   }
   std::vector<std::string> argv_s{spec.program};
   argv_s.insert(argv_s.end(), spec.args.begin(), spec.args.end());

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 #include "gui/runs/remote_ops.h"
 #include "gui/runs/run_controller.h"
 #include "remote/deploy.h"
@@ -51,8 +52,14 @@ bool sleep_unless_cancelled(const RemoteTask::Shared& shared, int ms) {
   return !shared.cancelled();
 }
 
+// The local folder of a remote run is owner-only (0700), as a local run's (engine/common/fileio.h).
+void make_run_folder(const fs::path& dir) {
+  if (const std::error_code ec = td::create_private_dirs(dir.string()))
+    throw td::Error("cannot create the run folder " + dir.string() + " (" + ec.message() + "): check that the runs folder is writable");
+}
+
 void write_text(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
+  make_run_folder(path.parent_path());
   const fs::path tmp = path.string() + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -304,7 +311,7 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
   std::optional<td::store::Store> store;
   std::optional<td::remote::RemoteFollower> follower;
   try {
-    fs::create_directories(local_dir);
+    make_run_folder(local_dir);
     store.emplace(spec.store_path.toStdString());
     td::remote::FollowOptions fo;
     // One try per poll: the reconnect backoff is done here, so the GUI can show each attempt.

@@ -11,6 +11,7 @@
 #include "gui/core/store_client.h"
 #include "gui/runs/launcher.h"
 #include "gui/runs/run_follower.h"
+#include "engine/common/fileio.h"
 #include "engine/config.h"
 #include "store/store.h"
 
@@ -25,9 +26,13 @@ QString new_run_id() {
          QStringLiteral("%1").arg(r, 6, 16, QLatin1Char('0'));
 }
 
+// Writes path through "<path>.tmp", created new (O_EXCL: a link planted at the name is removed,
+// never followed) and owner-only, as the engine's run files (engine/common/fileio.h).
 bool write_file(const QString& path, const QByteArray& bytes, QString* error) {
   QFile f(path + QStringLiteral(".tmp"));
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(bytes) != bytes.size() || !f.flush()) {
+  QFile::remove(f.fileName());  // a stale one (or a link: the link itself goes)
+  if (!f.open(QIODevice::WriteOnly | QIODevice::NewOnly, QFileDevice::ReadOwner | QFileDevice::WriteOwner) ||
+      f.write(bytes) != bytes.size() || !f.flush()) {
     if (error) *error = QObject::tr("cannot write '%1': %2").arg(path, f.errorString());
     return false;
   }
@@ -120,8 +125,10 @@ QString RunController::startRun(const QString& experiment, const nlohmann::json&
   }
   const QString run_id = new_run_id();
   const QString dir = runDir(run_id);
-  if (!QDir().mkpath(dir)) {
-    set_error(error, tr("Cannot create the run folder '%1': check that its parent is writable.").arg(dir));
+  // Owner-only (0700, new parents too), as the engine makes its run folders.
+  if (const std::error_code ec = td::create_private_dirs(dir.toStdString())) {
+    set_error(error, tr("Cannot create the run folder '%1' (%2): check that its parent is writable.")
+                         .arg(dir, QString::fromStdString(ec.message())));
     return {};
   }
   if (!write_file(QDir(dir).filePath(QStringLiteral("config.json")), QByteArray::fromStdString(config.dump(2) + "\n"),

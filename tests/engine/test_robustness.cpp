@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -15,7 +16,10 @@
 #include <csignal>
 #include <fstream>
 
+#include "engine/common/error.h"
+#include "engine/common/fileio.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "store/store.h"
 #include "test_util.h"
 
 using json = nlohmann::json;
@@ -107,6 +111,16 @@ class TestRobustness : public QObject {
   QString data_, cfg_;
 
   QString path(const QString& name) const { return dir_.filePath(name); }
+  // A file's bytes ("" when it cannot be read), for byte-for-byte comparisons.
+  static QByteArray bytes_of(const QString& p) {
+    QFile f(p);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+  }
+  // Permission bits of p itself (not of a link's target); -1 when missing.
+  static int mode_of(const QString& p) {
+    struct stat st;
+    return ::lstat(p.toLocal8Bit().constData(), &st) == 0 ? int(st.st_mode & 07777) : -1;
+  }
   ProcResult train(const QString& out, QStringList extra = {}) {
     return engine(QStringList{"train", "--config", cfg_, "--out", out, "--quiet", "--no-events-stdout"} + extra);
   }
@@ -348,6 +362,91 @@ class TestRobustness : public QObject {
     auto ev = read_events(path("rel") + "/events.jsonl");
     QCOMPARE(QString::fromStdString(events_of_type(ev, "run_start")[0]["config"]["data"]["path"].get<std::string>()),
              QDir(dir_.path()).absoluteFilePath("ds"));
+  }
+
+  // A symlink planted at <run>/.lock made `train` truncate its target and write the pid into it
+  // (even when the run then refused to start); events.jsonl as a symlink was followed and
+  // appended to (issue 13, section 2). Both are refused, the target byte for byte unchanged; a
+  // dangling link does not create the file it names; a hard link is refused like a symlink.
+  void a_link_planted_in_a_run_folder_is_refused_and_its_target_kept() {
+    const QByteArray precious = "precious bytes\nof a file that is not the run's\n";
+    for (const QString name : {".lock", "events.jsonl"}) {
+      for (const QString kind : {"symlink", "dangling", "hardlink"}) {
+        const QString run = path("planted-" + kind + name);
+        const QString victim = path("victim-" + kind + name);
+        QVERIFY(QDir().mkpath(run));
+        if (kind != "dangling") write_file(victim, precious);
+        const QString link = run + "/" + name;
+        if (kind == "hardlink") QCOMPARE(::link(victim.toLocal8Bit().constData(), link.toLocal8Bit().constData()), 0);
+        else QVERIFY(QFile::link(victim, link));
+        auto r = train(run, {"--set", "train.steps=2"});
+        QCOMPARE(r.exit_code, 1);
+        QVERIFY2(r.err.contains(kind == "hardlink" ? "hard link" : "symbolic link") && r.err.contains(name), qPrintable(kind + ": " + r.err));
+        if (kind == "dangling") QVERIFY2(!QFileInfo::exists(victim), qPrintable(victim + " was created through a dangling link"));
+        else QCOMPARE(bytes_of(victim), precious);
+        QVERIFY2(!QFileInfo::exists(run + "/checkpoints"), qPrintable(kind + name + ": the refused run wrote checkpoints"));
+      }
+    }
+    // The same on --resume of a run whose events file was replaced by a link.
+    const QString run = path("planted-resume");
+    QCOMPARE(train(run, {"--set", "train.steps=2"}).exit_code, 0);
+    const QString victim = path("victim-resume");
+    write_file(victim, precious);
+    QVERIFY(QFile::remove(run + "/events.jsonl"));
+    QVERIFY(QFile::link(victim, run + "/events.jsonl"));
+    auto r = train(run, {"--resume", "--set", "train.steps=4"});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("symbolic link") && r.err.contains("events.jsonl"), qPrintable(r.err));
+    QCOMPARE(bytes_of(victim), precious);
+    QCOMPARE(QDir(run + "/checkpoints").entryList(QDir::Dirs | QDir::NoDotAndDotDot), QStringList({"step_00000002"}));
+  }
+
+  // The files of a checkpoint or an export are created with O_EXCL | O_NOFOLLOW (td::File
+  // kWriteNew): a link or a file already at the name is an error, never opened and truncated.
+  void new_run_files_never_follow_or_replace_what_is_there() {
+    const QByteArray precious = "precious";
+    const std::string victim = path("victim-new").toStdString(), link = path("link-new").toStdString();
+    write_file(QString::fromStdString(victim), precious);
+    QCOMPARE(::symlink(victim.c_str(), link.c_str()), 0);
+    for (const std::string& p : {link, victim}) {
+      try {
+        td::File f(p, td::File::kWriteNew);
+        f.write_all("x", 1);
+        QFAIL(("created over an existing " + p).c_str());
+      } catch (const td::Error& e) {
+        QVERIFY2(std::string(e.what()).find(p) != std::string::npos, e.what());
+      }
+      QCOMPARE(bytes_of(QString::fromStdString(victim)), precious);
+    }
+  }
+
+  // Stores, run folders and their files were world-readable (a store holds the cluster specs:
+  // hosts, users and key-file paths of nodes) while datasets and exports were owner-only (issue
+  // 13, section 2). Under umask 022, new run folders are 0700 and their files 0600; a new store
+  // and its -wal/-shm are 0600 in a 0700 folder.
+  void run_folders_and_stores_are_owner_only() {
+    const mode_t old = ::umask(022);
+    const QString run = path("private/runs/r1"), db = path("private/store/td.db");
+    auto r = train(run, {"--db", db, "--set", "train.steps=2"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QCOMPARE(mode_of(path("private")), 0700);
+    QCOMPARE(mode_of(path("private/runs")), 0700);
+    QCOMPARE(mode_of(run), 0700);
+    QCOMPARE(mode_of(run + "/events.jsonl"), 0600);
+    QCOMPARE(mode_of(run + "/.lock"), 0600);
+    QCOMPARE(mode_of(run + "/checkpoints"), 0700);
+    QCOMPARE(mode_of(run + "/checkpoints/step_00000002"), 0700);
+    for (const char* f : {"model.safetensors", "optimizer.safetensors", "trainer.json"})
+      QCOMPARE(mode_of(run + "/checkpoints/step_00000002/" + f), 0600);
+    QCOMPARE(mode_of(path("private/store")), 0700);
+    QCOMPARE(mode_of(db), 0600);
+    {
+      td::store::Store st(path("private/store/second.db").toStdString());
+      QCOMPARE(mode_of(path("private/store/second.db")), 0600);
+      QCOMPARE(mode_of(path("private/store/second.db-wal")), 0600);
+      QCOMPARE(mode_of(path("private/store/second.db-shm")), 0600);
+    }
+    ::umask(old);
   }
 };
 

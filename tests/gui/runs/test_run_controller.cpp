@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include "../gui_test_util.h"
 #include "gui/core/store_client.h"
@@ -24,6 +25,12 @@ using tdguitest::wait_step;
 
 namespace {
 
+// Permission bits of p itself (not of a link's target); -1 when missing.
+int mode_of(const QString& p) {
+  struct stat st;
+  return ::lstat(p.toLocal8Bit().constData(), &st) == 0 ? int(st.st_mode & 07777) : -1;
+}
+
 td::store::RunInfo run_info(const QString& db, const QString& run_id) {
   Store s(db.toStdString());
   return s.get_run(run_id.toStdString());
@@ -38,6 +45,7 @@ class TestRunController : public QObject {
 
  private slots:
   void initTestCase() {
+    ::umask(022);  // the usual one, under which files and folders are world-readable by default
     qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
     qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
     data_ = tdguitest::prepare_tiny_dataset(dir_.path());
@@ -68,6 +76,11 @@ class TestRunController : public QObject {
     QCOMPARE(info.status, std::string("completed"));
     QVERIFY(QFile::exists(rc.runDir(id) + "/config.json"));
     QVERIFY2(log.contains("step 30/30"), qPrintable(log.right(400)));
+    // Owner-only, as the engine's own run folders (issue 13: they were world-readable), under
+    // the umask 022 set in initTestCase.
+    QCOMPARE(mode_of(dir_.filePath("runs")), 0700);
+    QCOMPARE(mode_of(rc.runDir(id)), 0700);
+    for (const char* f : {"config.json", "engine.log", "events.jsonl"}) QCOMPARE(mode_of(rc.runDir(id) + "/" + f), 0600);
   }
 
   void stopThenResumeHasNoMissingStep() {
