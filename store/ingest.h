@@ -83,7 +83,7 @@ class Ingester {
   void prepare();
   void process_line(const char* begin, const char* end, Batch& b);
   bool fast_step(const char* begin, const char* end, Batch& b);
-  void track(Batch& b, int64_t run, std::optional<int64_t> step, int attempt);
+  void track(Batch& b, int64_t run, std::optional<int64_t> step);
   int64_t run_for(const std::string& run_id, Batch& b);
   int64_t metric_id(const std::string& name);
   void put_metric(Batch& b, int64_t run, int64_t name, int rank, int64_t step, int attempt,
