@@ -281,7 +281,15 @@ int main(int argc, char** argv) {
                                                  run_id, !topt.resume);
         topt.on_event = [&] { sink->poll(); };
       }
-      int rc = td::run_training(cfg, topt);
+      // The store gets the run's end in every exit path: a run that throws (a full disk at a
+      // checkpoint) wrote `run_end failed` to its events file first.
+      int rc = 1;
+      try {
+        rc = td::run_training(cfg, topt);
+      } catch (...) {
+        if (sink) sink->finish();
+        throw;
+      }
       if (sink) sink->finish();
       return rc;
     }
