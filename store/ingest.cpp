@@ -1,7 +1,9 @@
 // Ingest of events.jsonl into the store (see ingest.h, docs/store.md, docs/events.md).
 #include "store/ingest.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string_view>
@@ -654,6 +657,40 @@ void Ingester::reset() {
   Stmt st(store_.handle(),
           "UPDATE event_files SET byte_offset = 0, lines = 0, skipped = 0 WHERE path = ?1");
   st.bind(1, path_).exec();
+}
+
+std::string events_path_of(const std::string& run_dir) {
+  namespace fs = std::filesystem;
+  return (fs::absolute(fs::path(run_dir)) / "events.jsonl").lexically_normal().string();
+}
+
+std::string events_run_id(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) throw Error("events file '" + path + "' is a symbolic link; ingest the run directory that holds the file itself");
+    fail_errno("cannot open events file", path);
+  }
+  std::string head;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || head.size() >= (1u << 20)) break;
+    head.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t nl = head.find('\n', pos);
+    if (nl == std::string::npos) break;  // an incomplete last line is not read
+    const json j = json::parse(head.begin() + static_cast<std::ptrdiff_t>(pos), head.begin() + static_cast<std::ptrdiff_t>(nl),
+                               nullptr, /*allow_exceptions=*/false);
+    pos = nl + 1;
+    if (!j.is_object()) continue;
+    const json* id = field(j, "run_id");
+    if (id && id->is_string() && !id->get_ref<const std::string&>().empty()) return id->get<std::string>();
+  }
+  return "";
 }
 
 }  // namespace td::store

@@ -38,6 +38,7 @@
 #include "engine/train/trainer.h"
 #include "engine/cli/runs_cmd.h"
 #include "engine/cli/db_sink.h"
+#include "store/ingest.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -277,8 +278,8 @@ int main(int argc, char** argv) {
           auto latest = td::latest_checkpoint(topt.out_dir + "/checkpoints");
           if (latest) run_id = td::read_trainer_state(*latest).run_id;
         }
-        sink = std::make_unique<td::cli::DbSink>(db_path, fs::absolute(topt.out_dir + "/events.jsonl").string(), experiment,
-                                                 run_id, !topt.resume);
+        sink = std::make_unique<td::cli::DbSink>(db_path, td::store::events_path_of(topt.out_dir), experiment, run_id,
+                                                 !topt.resume);
         topt.on_event = [&] { sink->poll(); };
       }
       // The store gets the run's end in every exit path: a run that throws (a full disk at a
