@@ -15,6 +15,7 @@ namespace td::cli {
 namespace {
 
 constexpr std::chrono::milliseconds kFirstBackoff{250}, kMaxBackoff{4000};
+constexpr size_t kMaxMessages = 5;  // ingest messages printed per run; the count says the rest
 
 std::string run_dir_of(const std::string& events_path) {
   return std::filesystem::path(events_path).parent_path().string();
@@ -44,12 +45,17 @@ DbSink::DbSink(const std::string& db_path, const std::string& events_path, const
 
 DbSink::~DbSink() = default;
 
+void DbSink::report(const store::IngestStats& s) {
+  skipped_ += s.skipped;
+  for (const auto& m : s.messages)
+    if (messages_++ < kMaxMessages) std::fprintf(stderr, "warning: store: %s\n", m.c_str());
+}
+
 bool DbSink::ingest(bool all) {
   const auto now = std::chrono::steady_clock::now();
   try {
     // A store that failed catches up in full as soon as it can be written again.
-    if (all || failing_) ingester_->poll_all();
-    else ingester_->poll();
+    report(all || failing_ ? ingester_->poll_all() : ingester_->poll());
   } catch (const std::exception& e) {
     if (!failing_) {
       std::fprintf(stderr,
@@ -96,6 +102,9 @@ bool DbSink::finish(std::chrono::milliseconds patience) {
                  db_path_.c_str(), last_error_.c_str(), run_dir_of(events_path_).c_str(), db_path_.c_str());
     return false;
   }
+  if (skipped_ > 0)
+    std::fprintf(stderr, "warning: %zu malformed line%s of %s %s skipped: not recorded in the store (runs show counts them)\n",
+                 skipped_, skipped_ == 1 ? "" : "s", events_path_.c_str(), skipped_ == 1 ? "was" : "were");
   if (claimed_) {
     try {
       store_->release_claim(run_id_, events_path_);  // a run that never started leaves no row

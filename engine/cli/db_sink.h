@@ -9,7 +9,8 @@
 //    on stderr when it starts failing and a note when it has caught up; training never waits
 //    more than kBusyMs for it;
 //  * finish() waits up to its patience for such a store, then says how to catch it up by hand:
-//    `traindeck-engine runs ingest RUN_DIR --db FILE`.
+//    `traindeck-engine runs ingest RUN_DIR --db FILE`;
+//  * malformed lines ingest skipped are reported on stderr (the first few, and their count).
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,7 @@
 namespace td::store {
 class Store;
 class Ingester;
+struct IngestStats;
 }  // namespace td::store
 
 namespace td::cli {
@@ -47,6 +49,7 @@ class DbSink {
 
  private:
   bool ingest(bool all);  // true when the batch(es) committed
+  void report(const store::IngestStats& s);
   std::string db_path_, events_path_, run_id_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<store::Ingester> ingester_;
@@ -57,6 +60,8 @@ class DbSink {
   std::chrono::steady_clock::time_point failing_since_{}, next_try_{};
   std::chrono::milliseconds backoff_{250};
   std::string last_error_;
+  size_t skipped_ = 0;   // malformed lines skipped while this sink ingested
+  size_t messages_ = 0;  // ingest messages printed (the first few)
 };
 
 }  // namespace td::cli

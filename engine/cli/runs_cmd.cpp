@@ -157,6 +157,9 @@ void print_run_details(store::Store& st, const std::string& run_id, std::ostream
   kv.add({"events", r.events_path.empty() ? "-"
                                           : r.events_path + " (" + std::to_string(r.events_offset) +
                                                 " bytes ingested)"});
+  if (r.skipped_lines > 0)
+    kv.add({"skipped lines", std::to_string(r.skipped_lines) + " malformed line" + (r.skipped_lines == 1 ? "" : "s") +
+                                 " of the events file (not recorded)"});
   if (!r.notes.empty()) kv.add({"notes", r.notes});
   kv.print(out);
 

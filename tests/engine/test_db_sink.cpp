@@ -1,7 +1,8 @@
 // `traindeck-engine train --db` and `runs ingest`: the store never loses or mixes runs (issue 13,
 // section 3). Every case runs the built engine and reads the store back: a run that fails keeps
 // its end, a store locked for longer than the busy timeout catches up, two processes claiming one
-// run id cannot merge, forged attempts neither wrap nor override the status.
+// run id cannot merge, forged attempts neither wrap nor override the status, and skipped lines
+// are reported.
 #include <QDir>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -199,6 +200,8 @@ class TestDbSink : public QObject {
     QCOMPARE(starts.size(), size_t(2));
     QCOMPARE(starts[1]["attempt"].get<int>(), 1);
     QCOMPARE(events_of_type(ev, "step").back()["attempt"].get<int>(), 1);
+    // train --db says that a line was skipped.
+    QVERIFY2(r.err.contains("1 malformed line") && r.err.contains("skipped"), qPrintable(r.err));
     td::store::Store st(db.toStdString());
     const auto run = st.get_run("forged");
     QCOMPARE(run.status, std::string("completed"));
@@ -207,6 +210,9 @@ class TestDbSink : public QObject {
     const auto loss = st.metric_series("forged", "loss");
     QCOMPARE(loss.size(), size_t(30));
     QVERIFY(loss.value[2] != 99.0);
+    // runs show names the skipped line.
+    auto show = engine({"runs", "show", "forged", "--db", db});
+    QVERIFY2(show.out.contains("skipped lines") && show.out.contains("1 malformed"), qPrintable(show.out));
   }
 
   // Finding 4: an attempt number out of range in the checkpoint is refused, not wrapped.
