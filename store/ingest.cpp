@@ -1,7 +1,9 @@
 // Ingest of events.jsonl into the store (see ingest.h, docs/store.md, docs/events.md).
 #include "store/ingest.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string_view>
@@ -19,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/metrics/events.h"
 #include "store/flat_json.h"
 
 namespace td::store {
@@ -122,8 +126,8 @@ struct Ingester::Batch {
   int64_t first_run = -1;   // first run seen, recorded as the file's run
   size_t batch_rows = 0;
   std::set<std::string> warned;  // unknown types and type.field names first noted in this batch
-  // Per run: the last step seen (file order) and the highest attempt seen.
-  std::map<int64_t, std::pair<std::optional<int64_t>, int>> progress;
+  // Per run: the last step seen (file order).
+  std::map<int64_t, std::optional<int64_t>> progress;
 };
 
 Ingester::Ingester(Store& store, std::string events_path, std::string experiment, IngestOptions opts)
@@ -183,14 +187,15 @@ void Ingester::prepare() {
                         " ON CONFLICT(run, attempt) DO UPDATE SET start_time = excluded.start_time,"
                         " end_time = NULL, status = 'running',"
                         " resumed_from_step = excluded.resumed_from_step, host = excluded.host");
-  // Only the latest attempt's run_end decides the run's status.
+  // A run_end decides the run's status only for the attempt that is running: the newest
+  // run_start's (any attempt while none was seen). A forged run_end of another attempt changes
+  // nothing; one of an attempt that never started records no attempt either.
   run_end_ = Stmt(db,
-                  "UPDATE runs SET status = ?2, end_time = ?3, end_reason = ?4,"
-                  " attempts = max(attempts, ?5 + 1) WHERE id = ?1 AND attempts <= ?5 + 1");
+                  "UPDATE runs SET status = ?2, end_time = ?3, end_reason = ?4 WHERE id = ?1 AND ?5 ="
+                  " coalesce((SELECT max(attempt) FROM run_attempts WHERE run = ?1 AND start_time IS NOT NULL), ?5)");
   attempt_end_ = Stmt(db,
-                      "INSERT INTO run_attempts(run, attempt, end_time, status) VALUES(?1, ?2, ?3, ?4)"
-                      " ON CONFLICT(run, attempt) DO UPDATE SET end_time = excluded.end_time,"
-                      " status = excluded.status");
+                      "UPDATE run_attempts SET end_time = ?3, status = ?4 WHERE run = ?1 AND attempt = ?2"
+                      " AND start_time IS NOT NULL");
   find_run_ = Stmt(db, "SELECT id FROM runs WHERE run_id = ?1");
   new_run_ = Stmt(db, "INSERT INTO runs(run_id, experiment, events_path) VALUES(?1, ?2, ?3)");
   prepared_ = true;
@@ -305,10 +310,9 @@ void Ingester::flush_appends() {
   appends_.clear();
 }
 
-void Ingester::track(Batch& b, int64_t run, std::optional<int64_t> step, int attempt) {
-  auto& pr = b.progress[run];
-  if (step) pr.first = step;
-  pr.second = std::max(pr.second, attempt);
+void Ingester::track(Batch& b, int64_t run, std::optional<int64_t> step) {
+  auto& last = b.progress[run];
+  if (step) last = step;
 }
 
 bool Ingester::fast_step(const char* begin, const char* end, Batch& b) {
@@ -324,7 +328,7 @@ bool Ingester::fast_step(const char* begin, const char* end, Batch& b) {
   const FlatValue* t = o.get("t");
   if (!t || !t->is_number()) return false;
   const FlatValue* a = o.get("attempt");
-  if (a && (a->kind != FlatValue::Int || a->i < 0)) return false;
+  if (a && (a->kind != FlatValue::Int || a->i < 0 || a->i > kMaxAttempt)) return false;
   const FlatValue* r = o.get("rank");
   if (r && (r->kind != FlatValue::Int || r->i < 0)) return false;
   const FlatValue* s = o.get("step");
@@ -344,7 +348,7 @@ bool Ingester::fast_step(const char* begin, const char* end, Batch& b) {
     if (step_ids_[k] < 0) step_ids_[k] = metric_id(kStepFields[k]);
     put_metric(b, last_run_, step_ids_[k], rank, s->i, attempt, t->d, v->d);
   }
-  track(b, last_run_, s->i, attempt);
+  track(b, last_run_, s->i);
   // More members than known ones: unknown fields (or a repeated key, which reports nothing).
   if (o.n != known) {
     bool any = false;
@@ -382,7 +386,8 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
   const double t = tj->get<double>();
   int attempt = 0, rank = 0;
   if (const json* a = field(j, "attempt")) {
-    if (!is_int(a) || a->get<int64_t>() < 0) throw Malformed{"\"attempt\" is not an integer >= 0"};
+    if (!is_int(a) || a->get<int64_t>() < 0 || a->get<int64_t>() > kMaxAttempt)
+      throw Malformed{"\"attempt\" is not an integer in 0.." + std::to_string(kMaxAttempt)};
     attempt = static_cast<int>(a->get<int64_t>());
   }
   if (const json* r = field(j, "rank")) {
@@ -410,7 +415,7 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     if (is_int(s)) return s->get<int64_t>();
     return std::nullopt;
   };
-  auto track = [&](int64_t run, std::optional<int64_t> step) { Ingester::track(b, run, step, attempt); };
+  auto track = [&](int64_t run, std::optional<int64_t> step) { Ingester::track(b, run, step); };
 
   if (ty == "step") {
     const int64_t step = need_step();
@@ -490,8 +495,9 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     if (!status || status->empty()) throw Malformed{"\"run_end\" event without a \"status\" string"};
     const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
     run_end_.bind(1, run).bind(2, *status).bind(3, t).bind(4, opt_string("reason")).bind(5, attempt).exec();
+    const bool counts = sqlite3_changes(store_.handle()) > 0;
     attempt_end_.bind(1, run).bind(2, attempt).bind(3, t).bind(4, *status).exec();
-    track(run, opt_int("step"));
+    if (counts) track(run, opt_int("step"));
   } else {
     ++b.stats.ignored;  // a type from a newer engine: ignored, as events.md asks
     if (warned(b, ty))
@@ -613,10 +619,9 @@ IngestStats Ingester::poll(size_t max_lines) {
 
   flush_appends();
   lod_.flush();  // the level of detail commits with the rows it summarises
-  Stmt prog(db,
-            "UPDATE runs SET last_step = coalesce(?2, last_step), attempts = max(attempts, ?3 + 1)"
-            " WHERE id = ?1");
-  for (const auto& [run, pr] : b.progress) prog.bind(1, run).bind(2, pr.first).bind(3, pr.second).exec();
+  // runs.attempts is raised by run_start alone: a line of an attempt that never started counts none.
+  Stmt prog(db, "UPDATE runs SET last_step = coalesce(?2, last_step) WHERE id = ?1");
+  for (const auto& [run, last] : b.progress) prog.bind(1, run).bind(2, last).exec();
   Stmt off(db,
            "INSERT INTO event_files(path, run, byte_offset, lines, skipped, updated)"
            " VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(path) DO UPDATE SET"
@@ -652,6 +657,40 @@ void Ingester::reset() {
   Stmt st(store_.handle(),
           "UPDATE event_files SET byte_offset = 0, lines = 0, skipped = 0 WHERE path = ?1");
   st.bind(1, path_).exec();
+}
+
+std::string events_path_of(const std::string& run_dir) {
+  namespace fs = std::filesystem;
+  return (fs::absolute(fs::path(run_dir)) / "events.jsonl").lexically_normal().string();
+}
+
+std::string events_run_id(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) throw Error("events file '" + path + "' is a symbolic link; ingest the run directory that holds the file itself");
+    fail_errno("cannot open events file", path);
+  }
+  std::string head;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || head.size() >= (1u << 20)) break;
+    head.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t nl = head.find('\n', pos);
+    if (nl == std::string::npos) break;  // an incomplete last line is not read
+    const json j = json::parse(head.begin() + static_cast<std::ptrdiff_t>(pos), head.begin() + static_cast<std::ptrdiff_t>(nl),
+                               nullptr, /*allow_exceptions=*/false);
+    pos = nl + 1;
+    if (!j.is_object()) continue;
+    const json* id = field(j, "run_id");
+    if (id && id->is_string() && !id->get_ref<const std::string&>().empty()) return id->get<std::string>();
+  }
+  return "";
 }
 
 }  // namespace td::store

@@ -83,7 +83,7 @@ class Ingester {
   void prepare();
   void process_line(const char* begin, const char* end, Batch& b);
   bool fast_step(const char* begin, const char* end, Batch& b);
-  void track(Batch& b, int64_t run, std::optional<int64_t> step, int attempt);
+  void track(Batch& b, int64_t run, std::optional<int64_t> step);
   int64_t run_for(const std::string& run_id, Batch& b);
   int64_t metric_id(const std::string& name);
   void put_metric(Batch& b, int64_t run, int64_t name, int rank, int64_t step, int attempt,
@@ -120,5 +120,16 @@ class Ingester {
   std::vector<Row> sorted_;           // flush_appends(): appends_ grouped by series
   std::vector<uint32_t> series_of_;   // flush_appends(): series of each of appends_
 };
+
+/// The events file of run directory `run_dir` as the store records it: `<run_dir>/events.jsonl`,
+/// absolute and lexically normal ("runs/a/./" and "runs/a" give the same path). `train --db` and
+/// `runs ingest` both key their ingest offset by it, so either one continues the other's.
+std::string events_path_of(const std::string& run_dir);
+
+/// The run id of the first event line of the events file `path` that names one (a JSON object
+/// with a non-empty "run_id" string; malformed lines before it are passed over), or "" when no
+/// line does. Reads at most the first 1 MiB. The file is opened without following a symlink.
+/// Throws td::Error naming the file when it is missing, a symlink or unreadable.
+std::string events_run_id(const std::string& path);
 
 }  // namespace td::store

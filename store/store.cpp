@@ -253,7 +253,8 @@ std::optional<RunInfo> Store::find_run(const std::string& run_id) {
                    ", coalesce(r.config, ''), coalesce(r.device, ''), coalesce(r.engine_version, ''),"
                    " coalesce(r.end_reason, ''), coalesce(r.events_path, ''), r.world_size,"
                    " r.n_params, r.flops_per_token, r.peak_flops, r.pid,"
-                   " coalesce((SELECT f.byte_offset FROM event_files f WHERE f.path = r.events_path), 0)"
+                   " coalesce((SELECT f.byte_offset FROM event_files f WHERE f.path = r.events_path), 0),"
+                   " coalesce((SELECT sum(f.skipped) FROM event_files f WHERE f.run = r.id OR f.path = r.events_path), 0)"
                    " FROM runs r JOIN experiments e ON e.id = r.experiment WHERE r.run_id = ?");
   st.bind(1, run_id);
   if (!st.step()) return std::nullopt;
@@ -270,6 +271,7 @@ std::optional<RunInfo> Store::find_run(const std::string& run_id) {
   r.peak_flops = st.col_opt_double(19);
   r.pid = st.col_opt_int(20);
   r.events_offset = st.col_int(21);
+  r.skipped_lines = st.col_int(22);
   return r;
 }
 

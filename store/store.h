@@ -165,6 +165,25 @@ class Store {
   /// Throws td::Error when the run is unknown.
   bool mark_run_ended(const std::string& run_id, const std::string& status, const std::string& reason, double t);
 
+  /// What claim_run found.
+  enum class Claim {
+    created,    // a new run row, recorded from events_path
+    same_file,  // the run was already recorded from events_path (or from no file: it now is)
+    other_file  // the run is recorded from another events file: nothing was written
+  };
+  /// Claims run id `run_id` for the events file `events_path` (absolute: events_path_of) in ONE
+  /// write transaction, so that two processes starting the same run id at once cannot both
+  /// record it (runs.run_id is unique; the second finds the first's row): a missing run gets a
+  /// row in `experiment` (created when missing) with status 'running', pid `pid` and
+  /// events_path, and no start time until its run_start is ingested. For other_file, `*other`
+  /// (when given) names the file the run is recorded from. Throws td::Error on a store error.
+  Claim claim_run(const std::string& run_id, const std::string& experiment, const std::string& events_path,
+                  std::optional<int64_t> pid, std::string* other = nullptr);
+  /// Gives back a claim of a run that never started: deletes the row of `run_id` when it is
+  /// recorded from `events_path` and holds no run_start (attempts = 0) and no metric row. Returns
+  /// whether it did. Throws td::Error on a store error.
+  bool release_claim(const std::string& run_id, const std::string& events_path);
+
   // ---- datasets (gui/data) -----------------------------------------------------------------
 
   /// Registers the prepared dataset at directory `path` (made absolute and normalised) from the

@@ -46,6 +46,9 @@ struct RunInfo : RunSummary {
   std::optional<double> peak_flops;  // FLOP/s
   std::optional<int64_t> pid;
   int64_t events_offset = 0;  // bytes of events_path ingested
+  /// Malformed lines ingest skipped in the run's events files (event_files.skipped): lines that
+  /// are in the file but not in the store (docs/store.md "Bad, unknown and partial lines").
+  int64_t skipped_lines = 0;
 };
 
 /// One attempt (start or --resume) of a run.

@@ -2992,8 +2992,16 @@ Standard: %3</translation>
         <source> · %1 tokens/s</source>
         <translation> · %1 tokens/s</translation>
     </message>
+    <message numerus="yes">
+        <location line="+4"/>
+        <source> · %n malformed event line(s) skipped</source>
+        <translation>
+            <numerusform> · %n fehlerhafte Ereigniszeile übersprungen</numerusform>
+            <numerusform> · %n fehlerhafte Ereigniszeilen übersprungen</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>This run wrote no checkpoint: start a new run instead</source>
         <translation>Dieser Lauf hat keinen Checkpoint geschrieben: Starten Sie stattdessen einen neuen Lauf</translation>
     </message>

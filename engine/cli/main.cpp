@@ -38,6 +38,7 @@
 #include "engine/train/trainer.h"
 #include "engine/cli/runs_cmd.h"
 #include "engine/cli/db_sink.h"
+#include "store/ingest.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -289,11 +290,19 @@ int main(int argc, char** argv) {
           auto latest = topt.resume_from ? std::optional<std::string>(td::checkpoint_path(root, *topt.resume_from)) : td::latest_checkpoint(root);
           if (latest && td::checkpoint_problem(*latest).empty()) run_id = td::read_trainer_state(*latest).run_id;
         }
-        sink = std::make_unique<td::cli::DbSink>(db_path, fs::absolute(topt.out_dir + "/events.jsonl").string(), experiment,
-                                                 run_id, !topt.resume);
+        sink = std::make_unique<td::cli::DbSink>(db_path, td::store::events_path_of(topt.out_dir), experiment, run_id,
+                                                 !topt.resume);
         topt.on_event = [&] { sink->poll(); };
       }
-      int rc = td::run_training(cfg, topt);
+      // The store gets the run's end in every exit path: a run that throws (a full disk at a
+      // checkpoint) wrote `run_end failed` to its events file first.
+      int rc = 1;
+      try {
+        rc = td::run_training(cfg, topt);
+      } catch (...) {
+        if (sink) sink->finish();
+        throw;
+      }
       if (sink) sink->finish();
       return rc;
     }

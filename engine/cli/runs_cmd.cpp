@@ -15,6 +15,7 @@
 #include "engine/common/error.h"
 #include "engine/plan/compare.h"
 #include "store/format.h"
+#include "store/ingest.h"
 #include "store/plan_measured.h"
 #include "store/store.h"
 
@@ -156,6 +157,9 @@ void print_run_details(store::Store& st, const std::string& run_id, std::ostream
   kv.add({"events", r.events_path.empty() ? "-"
                                           : r.events_path + " (" + std::to_string(r.events_offset) +
                                                 " bytes ingested)"});
+  if (r.skipped_lines > 0)
+    kv.add({"skipped lines", std::to_string(r.skipped_lines) + " malformed line" + (r.skipped_lines == 1 ? "" : "s") +
+                                 " of the events file (not recorded)"});
   if (!r.notes.empty()) kv.add({"notes", r.notes});
   kv.print(out);
 
@@ -223,8 +227,30 @@ int64_t export_run_csv(store::Store& st, const std::string& run_id, const std::s
   return rows;
 }
 
+store::IngestStats ingest_run_dir(store::Store& st, const std::string& run_dir, const std::string& experiment,
+                                  std::ostream& out) {
+  const std::string events = store::events_path_of(run_dir);
+  std::error_code ec;
+  TD_CHECK(std::filesystem::exists(std::filesystem::symlink_status(events, ec)),
+           "no events file '" + events + "': RUN_DIR must be a run directory (the --out of traindeck-engine train)");
+  const std::string run_id = store::events_run_id(events);  // refuses a symlink
+  TD_CHECK(!run_id.empty(), "the events file '" + events + "' names no run (no line with a run_id); nothing to ingest");
+  std::string other;
+  if (st.claim_run(run_id, experiment, events, std::nullopt, &other) == store::Store::Claim::other_file)
+    throw Error("run '" + run_id + "' is already in the store '" + st.path() + "' from another events file (" + other +
+                "); two runs with one id are never merged: ingest this one into another --db");
+  store::Ingester ing(st, events, experiment);
+  const store::IngestStats s = ing.poll_all();
+  for (const auto& m : s.messages) std::cerr << "warning: " << m << '\n';
+  out << "ingested " << s.lines << " new lines (" << s.rows << " rows, " << s.skipped << " skipped) of " << events
+      << " into " << st.path() << '\n';
+  const store::RunInfo r = st.get_run(run_id);
+  out << "run " << run_id << ": " << r.status << " at step " << opt_int(r.last_step) << '\n';
+  return s;
+}
+
 void add_runs_command(CLI::App& app, std::ostream& out) {
-  CLI::App* runs = app.add_subcommand("runs", "List, show and export the runs in the experiment store");
+  CLI::App* runs = app.add_subcommand("runs", "List, show, export and ingest the runs in the experiment store");
   runs->require_subcommand(1);
   const std::string db_help =
       "Store file (default: $TRAINDECK_DB, else $XDG_DATA_HOME/traindeck/traindeck.db, else "
@@ -232,7 +258,7 @@ void add_runs_command(CLI::App& app, std::ostream& out) {
 
   // State shared with the callbacks; lives as long as the app.
   struct Args {
-    std::string db, experiment, run_id, out_path;
+    std::string db, experiment, run_id, out_path, run_dir;
     bool csv = false;
   };
   auto a = std::make_shared<Args>();
@@ -256,6 +282,15 @@ void add_runs_command(CLI::App& app, std::ostream& out) {
   exp->callback([a, os] {
     TD_CHECK(a->csv, "runs export: choose a format; --csv is the one supported");
     export_run_csv(*open_existing(a->db), a->run_id, a->out_path, *os);
+  });
+
+  CLI::App* ing = runs->add_subcommand("ingest", "Catch the store up with a run directory's events.jsonl (exactly once)");
+  ing->add_option("--db", a->db, db_help + "; created when missing");
+  ing->add_option("RUN_DIR", a->run_dir, "Run directory (the --out of train)")->required();
+  ing->add_option("--experiment,-e", a->experiment, "Experiment of a run new to the store (default: default)");
+  ing->callback([a, os] {
+    store::Store st(a->db.empty() ? store::default_db_path() : a->db);
+    ingest_run_dir(st, a->run_dir, a->experiment, *os);
   });
 }
 

@@ -3,8 +3,10 @@
 //   runs list [--experiment NAME]       a table of runs (status, start, step, best val_loss)
 //   runs show RUN                       everything known about one run
 //   runs export RUN --csv [--out FILE]  the run's metrics as CSV (store/store.h, docs/store.md)
+//   runs ingest RUN_DIR [-e EXPERIMENT] catch the store up with RUN_DIR/events.jsonl
 //
-// Each takes --db FILE (default: td::store::default_db_path()). Errors are td::Error.
+// Each takes --db FILE (default: td::store::default_db_path()); only ingest creates a missing
+// store. Errors are td::Error.
 #pragma once
 
 #include <iostream>
@@ -14,11 +16,12 @@
 
 namespace td::store {
 class Store;
+struct IngestStats;
 }
 
 namespace td::cli {
 
-/// Registers the `runs` subcommand and its three subcommands on `app`; tables and CSV
+/// Registers the `runs` subcommand and its four subcommands on `app`; tables and CSV
 /// without --out are written to `out`.
 void add_runs_command(CLI::App& app, std::ostream& out = std::cout);
 
@@ -38,5 +41,14 @@ void print_plan_vs_measured(store::Store& st, const std::string& run_id, std::os
 /// earlier file intact. Returns the number of data rows. Throws td::Error.
 int64_t export_run_csv(store::Store& st, const std::string& run_id, const std::string& out_path,
                        std::ostream& out);
+
+/// `runs ingest`: ingests what is new in `run_dir`/events.jsonl (store::events_path_of) into
+/// `st`, exactly once (from the byte offset the store keeps, the one `train --db` keeps too); a run
+/// new to the store goes to `experiment` ("": the default one). Writes "ingested N new lines (R
+/// rows, S skipped) of FILE into STORE" and "run ID: STATUS at step N" to `out`, each skipped
+/// line's reason to stderr. Throws td::Error when there is no events file (or it is a symlink),
+/// it names no run, or the store holds that run id from another events file (nothing written).
+store::IngestStats ingest_run_dir(store::Store& st, const std::string& run_dir, const std::string& experiment,
+                                  std::ostream& out);
 
 }  // namespace td::cli

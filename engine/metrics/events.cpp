@@ -63,8 +63,10 @@ int last_attempt_in_events(const std::string& path, const std::string& run_id) {
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) continue;
-    if (j.value("run_id", "") != run_id) continue;
-    best = std::max(best, j.value("attempt", -1));
+    if (j.value("run_id", "") != run_id || j.value("type", "") != "run_start") continue;
+    const auto a = j.find("attempt");
+    if (a == j.end() || !a->is_number_integer() || a->get<int64_t>() < 0 || a->get<int64_t>() > kMaxAttempt) continue;
+    best = std::max(best, static_cast<int>(a->get<int64_t>()));
   }
   return best;
 }

@@ -11,6 +11,10 @@
 namespace td {
 
 constexpr int kEventSchemaVersion = 1;
+/// The highest `attempt` an event may carry (docs/events.md): a resume per minute for almost two
+/// years. A line outside 0..kMaxAttempt is malformed (the store skips it, the trainer ignores it),
+/// so a forged number can never make the next attempt wrap around.
+constexpr int kMaxAttempt = 1000000;
 
 class EventWriter {
  public:
@@ -35,7 +39,8 @@ class EventWriter {
   std::FILE* f_ = nullptr;
 };
 
-/// The highest `attempt` among the events of run_id in an events file (-1 when none / no file).
+/// The highest `attempt` among the run_start events of run_id in an events file (-1 when none /
+/// no file). Lines whose attempt is not an integer in 0..kMaxAttempt are ignored (malformed).
 int last_attempt_in_events(const std::string& path, const std::string& run_id);
 
 /// Unix time in seconds (fractional).

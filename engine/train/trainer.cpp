@@ -377,7 +377,14 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
         }
         if (zero1) loaded = full_adam();
         load_checkpoint(*latest, model, zero1 ? loaded.get() : &adam);
+        // The attempt comes from the run's own state, checked: it never wraps (docs/events.md).
+        if (st.attempt < 0 || st.attempt >= kMaxAttempt)
+          fail("'" + *latest + "/trainer.json' gives attempt " + std::to_string(st.attempt) + ", outside 0.." +
+               std::to_string(kMaxAttempt - 1) + ": the file is damaged; move that checkpoint away to resume from an earlier one");
         st.attempt = std::max(st.attempt, last_attempt_in_events(events_path, st.run_id)) + 1;
+        if (st.attempt > kMaxAttempt)
+          fail("run " + st.run_id + " has had " + std::to_string(kMaxAttempt) + " attempts, the most an events file counts; "
+               "start a new run from its weights with --init-from " + *latest);
         resumed_from = st.step;
         if (opt.resume_from) set_aside = set_aside_newer(ckpt_root, st.step, st.attempt);
       } else {

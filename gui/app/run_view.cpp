@@ -21,6 +21,9 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+#include <algorithm>
+#include <climits>
+
 #include "gui/charts/dashboard.h"
 #include "gui/core/store_client.h"
 #include "gui/look/icons.h"
@@ -354,6 +357,9 @@ void RunView::updateStatus() {
         if (info->best_val_loss) text += tr(" · best val loss %1").arg(*info->best_val_loss, 0, 'f', 4);
         if (info->last_tokens_per_s) text += tr(" · %1 tokens/s").arg(*info->last_tokens_per_s, 0, 'f', 0);
         if (!info->end_reason.empty() && !active) text += QStringLiteral(" · ") + QString::fromStdString(info->end_reason);
+        // Lines of the events file the store could not read (docs/store.md): in the file, not in the charts.
+        if (info->skipped_lines > 0)
+          text += tr(" · %n malformed event line(s) skipped", nullptr, static_cast<int>(std::min<int64_t>(info->skipped_lines, INT_MAX)));
         status_->setText(text);
         stop_->setEnabled(active);
         // Resume needs a checkpoint (the engine continues from the newest valid one).

@@ -457,6 +457,70 @@ class TestIngest : public QObject {
     QCOMPARE(*st.get_run("rq").pid, int64_t(777));
   }
 
+  // Issue 13, finding 4: an attempt outside 0..kMaxAttempt is a malformed line, and a run_end
+  // counts only for the attempt that is running (the newest run_start's): a forged run_end of
+  // another attempt changes neither the status nor the attempts.
+  void forgedAttemptsAreRefused() {
+    QTemporaryDir dir;
+    const std::string events = dir.filePath("events.jsonl").toStdString();
+    std::string text = line(run_start("rf", 100.0));
+    for (int s = 1; s <= 3; ++s) text += line(step("rf", 100.0 + s, s, 5.0 - 0.5 * s));
+    text += line(step("rf", 104.0, 4, 7.0, 2147483647));    // line 5: attempt out of range
+    json forged = ev("run_end", "rf", 105.0, 5);            // line 6: an attempt that never started
+    forged["status"] = "failed";
+    forged["reason"] = "forged";
+    forged["step"] = 3;
+    text += line(forged);
+    for (int s = 4; s <= 6; ++s) text += line(step("rf", 100.0 + s, s, 5.0 - 0.5 * s));
+    json end = ev("run_end", "rf", 110.0, 0);
+    end["status"] = "completed";
+    end["reason"] = "reached train.steps";
+    end["step"] = 6;
+    text += line(end);
+    write_file(events, text);
+
+    Store st(dir.filePath("td.db").toStdString());
+    Ingester ing(st, events);
+    const IngestStats s = ing.poll_all();
+    QCOMPARE(s.skipped, size_t(1));
+    QCOMPARE(s.messages, (std::vector<std::string>{events + ":5: \"attempt\" is not an integer in 0..1000000; line skipped"}));
+    RunInfo r = st.get_run("rf");
+    QCOMPARE(r.status, std::string("completed"));
+    QCOMPARE(r.end_reason, std::string("reached train.steps"));
+    QCOMPARE(*r.last_step, int64_t(6));
+    QCOMPARE(r.attempts, 1);
+    QCOMPARE(st.run_attempts("rf").size(), size_t(1));
+    QCOMPARE(st.metric_series("rf", "loss").value, (std::vector<double>{4.5, 4.0, 3.5, 3.0, 2.5, 2.0}));
+    QCOMPARE(st.metric_series("rf", "loss").attempt, (std::vector<int>{0, 0, 0, 0, 0, 0}));
+
+    // A resumed attempt ends the run; a later forged run_end of attempt 0 (or 7) does not.
+    std::string more = line(run_start("rf", 200.0, 1, 6));
+    more += line(step("rf", 207.0, 7, 1.5, 1));
+    json end1 = ev("run_end", "rf", 208.0, 1);
+    end1["status"] = "stopped";
+    end1["reason"] = "stop requested (signal)";
+    end1["step"] = 7;
+    more += line(end1);
+    json old = ev("run_end", "rf", 209.0, 0);
+    old["status"] = "failed";
+    old["reason"] = "forged";
+    old["step"] = 2;
+    more += line(old);
+    forged["attempt"] = 7;
+    more += line(forged);
+    write_file(events, more, true);
+    ing.poll_all();
+    r = st.get_run("rf");
+    QCOMPARE(r.status, std::string("stopped"));
+    QCOMPARE(r.end_reason, std::string("stop requested (signal)"));
+    QCOMPARE(*r.end_time, 208.0);
+    QCOMPARE(*r.last_step, int64_t(7));
+    QCOMPARE(r.attempts, 2);
+    const auto attempts = st.run_attempts("rf");
+    QCOMPARE(attempts.size(), size_t(2));  // no row for the forged attempt 7
+    QCOMPARE(attempts[1].status, std::string("stopped"));
+  }
+
   // Appended rows are queued and written in multi-row statements, grouped by series; batches
   // of more rows than the queue holds, two ranks, a remainder, and a resumed attempt's
   // replacements in the same batch give exactly the rows and level of detail of a row-by-row

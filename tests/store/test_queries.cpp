@@ -189,6 +189,25 @@ class TestQueries : public QObject {
     QVERIFY(!QFile::exists(QString::fromStdString(missing)));
   }
 
+  // Issue 13, finding 5: the malformed lines ingest skipped are counted per run and shown.
+  void runsShowCountsSkippedLines() {
+    QTemporaryDir d;
+    const std::string db = d.filePath("skip.db").toStdString();
+    const std::string events = d.filePath("events.jsonl").toStdString();
+    write_file(events, line(run_start("run-s", 10.0)) + "not json\n" + line(step("run-s", 11.0, 1, 2.0)) +
+                           "{\"type\":\"step\",\"v\":1,\"t\":12,\"run_id\":\"run-s\",\"st\n");
+    {
+      Store st(db);
+      QCOMPARE(Ingester(st, events).poll_all().skipped, size_t(2));
+    }
+    const std::string show = run_cli({"runs", "show", "run-s", "--db", db});
+    QVERIFY2(show.find("skipped lines  2 malformed lines of the events file (not recorded)\n") != std::string::npos,
+             show.c_str());
+    // A clean run says nothing about skipped lines.
+    const std::string clean = run_cli({"runs", "show", "run-a", "--db", db_});
+    QVERIFY2(clean.find("skipped lines") == std::string::npos, clean.c_str());
+  }
+
   void experimentsEditAndDelete() {
     QTemporaryDir dir;
     const std::string db = dir.filePath("td.db").toStdString();

@@ -1,6 +1,7 @@
 // The run page's "Plan vs measured" tab (gui/app/run_view.h): for the hand-computed two-rank run
 // of tests/gui/plan/run_plan_fixture.h, the table shows the planner's figures beside the
-// measured ones with the error, and the note says which MFU the plan assumes.
+// measured ones with the error, and the note says which MFU the plan assumes. And the status
+// line's facts: the malformed events lines the store skipped (issue 13, finding 5).
 #include <QLabel>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -9,6 +10,8 @@
 #include "gui/app/run_view.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/run_controller.h"
+#include "store/ingest.h"
+#include "store/store.h"
 #include "tests/gui/plan/run_plan_fixture.h"
 
 class TestRunViewPlan : public QObject {
@@ -41,6 +44,35 @@ class TestRunViewPlan : public QObject {
     // No run: an empty table.
     view.setRun(QString());
     QCOMPARE(t->rowCount(), 0);
+  }
+
+  void statusLineCountsSkippedLines() {
+    QVERIFY(dir_.isValid());
+    const QString db = dir_.filePath("skip.db");
+    const std::string events = dir_.filePath("skip.jsonl").toStdString();
+    td::gui::test::write_file(events, "{\"type\":\"run_start\",\"v\":1,\"t\":10,\"run_id\":\"run-s\",\"attempt\":0}\n"
+                                      "not json\n[1]\n"
+                                      "{\"type\":\"step\",\"v\":1,\"t\":11,\"run_id\":\"run-s\",\"step\":1,\"loss\":2}\n");
+    const std::string clean = dir_.filePath("clean.jsonl").toStdString();
+    td::gui::test::write_file(clean, "{\"type\":\"step\",\"v\":1,\"t\":11,\"run_id\":\"run-c\",\"step\":4,\"loss\":2}\n");
+    {
+      td::store::Store st(db.toStdString());
+      QCOMPARE(td::store::Ingester(st, events).poll_all().skipped, size_t(2));
+      QCOMPARE(td::store::Ingester(st, clean).poll_all().skipped, size_t(0));
+    }
+    td::gui::StoreClient client(db);
+    td::gui::RunController local(&client);
+    td::gui::RunView view(&client, &local);
+    view.setRun(QStringLiteral("run-s"));
+    QVERIFY(client.waitIdle());
+    QTRY_VERIFY2(view.statusLabel()->text().contains(QStringLiteral("step 1")), qPrintable(view.statusLabel()->text()));
+    QVERIFY2(view.statusLabel()->text().contains(QStringLiteral("2 malformed event line(s) skipped")),
+             qPrintable(view.statusLabel()->text()));
+    // A run without skipped lines says nothing of them.
+    view.setRun(QStringLiteral("run-c"));
+    QVERIFY(client.waitIdle());
+    QTRY_VERIFY2(view.statusLabel()->text().contains(QStringLiteral("step 4")), qPrintable(view.statusLabel()->text()));
+    QVERIFY2(!view.statusLabel()->text().contains(QStringLiteral("skipped")), qPrintable(view.statusLabel()->text()));
   }
 };
 
