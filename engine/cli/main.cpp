@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
   exp->add_option("--format", xopt.format, "hf (transformers GPT2LMHeadModel) or safetensors (the engine's names)")
       ->check(CLI::IsMember({"hf", "safetensors"}));
   exp->add_option("--out", xopt.out_dir, "Output directory (written atomically)")->required();
-  exp->add_flag("--force", xopt.force, "Replace an existing non-empty --out");
+  exp->add_flag("--force", xopt.force, "Replace an existing non-empty --out that is an earlier export (never another folder)");
   exp->add_option("--data", xopt.data_dir, "Dataset directory whose tokenizer to export (default: the run's)");
 
   td::cli::add_runs_command(app);
