@@ -21,6 +21,7 @@
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/error.h"
+#include "engine/common/run_id.h"
 #include "engine/config.h"
 #include "engine/data/prepare.h"
 #include "engine/dist/env.h"
@@ -159,13 +160,7 @@ int main(int argc, char** argv) {
   train->add_option("--set", sets, "Override a field: section.field=value (repeatable)");
   train->add_option("--out", topt.out_dir, "Run directory (default: runs/<run-id>)");
   train->add_option("--run-id", topt.run_id, "Run id (default: generated): letters, digits, '.', '_', '-'")
-      ->check(CLI::Validator(
-          [](std::string& id) -> std::string {
-            bool ok = !id.empty() && id.size() <= 128 && id[0] != '.' && id[0] != '-';
-            for (char c : id) ok = ok && (std::isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-');
-            return ok ? "" : "a run id is 1-128 letters, digits, '.', '_' or '-', not starting with '.' or '-'";
-          },
-          "RUN_ID"));
+      ->check(CLI::Validator([](std::string& id) -> std::string { return td::valid_run_id(id) ? "" : td::kRunIdRule; }, "RUN_ID"));
   train->add_flag("--resume", topt.resume, "Continue from the newest valid checkpoint in --out");
   train->add_option("--init-from", topt.init_from,
                     "Start a new run (step 0, fresh optimizer) from these weights: an export (hf or safetensors), "
