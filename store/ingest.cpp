@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/common/run_id.h"
 #include "engine/metrics/events.h"
 #include "store/flat_json.h"
 
@@ -324,7 +325,7 @@ bool Ingester::fast_step(const char* begin, const char* end, Batch& b) {
   if (const FlatValue* v = o.get("v"); v && v->kind == FlatValue::Int && v->i > kEventsVersion)
     return false;
   const FlatValue* run_id = o.get("run_id");
-  if (!run_id || run_id->kind != FlatValue::String || run_id->s.empty()) return false;
+  if (!run_id || run_id->kind != FlatValue::String || !valid_run_id(run_id->s)) return false;
   const FlatValue* t = o.get("t");
   if (!t || !t->is_number()) return false;
   const FlatValue* a = o.get("attempt");
@@ -381,6 +382,8 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
   const json* run_id = field(j, "run_id");
   if (!run_id || !run_id->is_string() || run_id->get_ref<const std::string&>().empty())
     throw Malformed{"no \"run_id\" string"};
+  if (!valid_run_id(run_id->get_ref<const std::string&>()))
+    throw Malformed{"\"run_id\" " + run_id->dump(-1, ' ', false, json::error_handler_t::replace) + " is not a valid run id (" + kRunIdRule + ")"};
   const json* tj = field(j, "t");
   if (!tj || !tj->is_number()) throw Malformed{"no \"t\" number"};
   const double t = tj->get<double>();

@@ -20,6 +20,7 @@
 #include "engine/checkpoint/safetensors.h"
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
+#include "engine/common/run_id.h"
 
 namespace td {
 
@@ -378,11 +379,17 @@ std::vector<CheckpointStatus> checkpoint_statuses(const std::string& root, bool 
 TrainerState read_trainer_state(const std::string& dir) {
   std::ifstream in(dir + "/trainer.json");
   if (!in) fail("checkpoint '" + dir + "' has no trainer.json: it is incomplete; use an older checkpoint");
+  TrainerState st;
   try {
-    return TrainerState::from_json(json::parse(in));
+    st = TrainerState::from_json(json::parse(in));
   } catch (const json::exception& e) {
     throw Error("checkpoint '" + dir + "/trainer.json' is malformed (" + e.what() + ")");
   }
+  // The id names the run's rows in the store and its folders: checked as --run-id is.
+  if (!valid_run_id(st.run_id))
+    fail("checkpoint '" + dir + "/trainer.json' names the run " + json(st.run_id).dump() + ", which is not a valid run id (" + kRunIdRule +
+         "): the file was not written by TrainDeck; use another checkpoint");
+  return st;
 }
 
 void load_checkpoint(const std::string& dir, GPT& model, AdamW* opt) {

@@ -76,7 +76,8 @@ std::vector<CheckpointStatus> checkpoint_statuses(const std::string& root, bool 
 /// that do not are skipped; if `damaged` is given, "<dir>: <problem>" is appended for each.
 std::optional<std::string> latest_checkpoint(const std::string& root, std::vector<std::string>* damaged = nullptr);
 
-/// Reads trainer.json of a checkpoint directory (td::Error when missing or malformed).
+/// Reads trainer.json of a checkpoint directory (td::Error when missing or malformed, or when its
+/// run_id is not a valid run id: td::valid_run_id, engine/common/run_id.h).
 TrainerState read_trainer_state(const std::string& ckpt_dir);
 
 /// Loads weights (and optimizer moments when opt is non-null) into an already constructed model

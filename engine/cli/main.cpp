@@ -21,6 +21,7 @@
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/error.h"
+#include "engine/common/run_id.h"
 #include "engine/config.h"
 #include "engine/data/prepare.h"
 #include "engine/dist/env.h"
@@ -160,13 +161,7 @@ int main(int argc, char** argv) {
   train->add_option("--set", sets, "Override a field: section.field=value (repeatable)");
   train->add_option("--out", topt.out_dir, "Run directory (default: runs/<run-id>)");
   train->add_option("--run-id", topt.run_id, "Run id (default: generated): letters, digits, '.', '_', '-'")
-      ->check(CLI::Validator(
-          [](std::string& id) -> std::string {
-            bool ok = !id.empty() && id.size() <= 128 && id[0] != '.' && id[0] != '-';
-            for (char c : id) ok = ok && (std::isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-');
-            return ok ? "" : "a run id is 1-128 letters, digits, '.', '_' or '-', not starting with '.' or '-'";
-          },
-          "RUN_ID"));
+      ->check(CLI::Validator([](std::string& id) -> std::string { return td::valid_run_id(id) ? "" : td::kRunIdRule; }, "RUN_ID"));
   train->add_flag("--resume", topt.resume, "Continue from the newest checkpoint in --out that verifies (checksums, finite weights)");
   int resume_from = -1;
   auto* o_resume_from = train->add_option("--resume-from", resume_from,
@@ -255,7 +250,7 @@ int main(int argc, char** argv) {
   exp->add_option("--format", xopt.format, "hf (transformers GPT2LMHeadModel) or safetensors (the engine's names)")
       ->check(CLI::IsMember({"hf", "safetensors"}));
   exp->add_option("--out", xopt.out_dir, "Output directory (written atomically)")->required();
-  exp->add_flag("--force", xopt.force, "Replace an existing non-empty --out");
+  exp->add_flag("--force", xopt.force, "Replace an existing non-empty --out that is an earlier export (never another folder)");
   exp->add_option("--data", xopt.data_dir, "Dataset directory whose tokenizer to export (default: the run's)");
 
   td::cli::add_runs_command(app);

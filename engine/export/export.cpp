@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "engine/checkpoint/checkpoint.h"
@@ -54,6 +55,20 @@ TokenizerInfo read_tokenizer_info(const std::string& dataset_dir, const std::str
     t.eos = sp.IdToPiece(t.eot_id);
   }
   return t;
+}
+
+// The marker every export holds: {"format": "traindeck-export-marker", "export_format",
+// "created_by", "files": [the other file names, sorted]}. --force replaces only a folder whose
+// marker lists exactly the files in it (force_problem).
+constexpr const char* kMarker = ".traindeck-export";
+
+// The first n bytes of a file ("" when it cannot be read).
+std::string read_file_prefix(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s(n, '\0');
+  in.read(s.data(), (std::streamsize)n);
+  s.resize(in ? n : (size_t)std::max<std::streamsize>(0, in.gcount()));
+  return s;
 }
 
 std::string read_file_bytes(const std::string& path) {
@@ -221,8 +236,42 @@ bool within(const fs::path& inner, const fs::path& outer) {
   return true;
 }
 
+// What `dir` holds that TrainDeck (or its user) would miss, as "a run (a/events.jsonl)": a
+// store (traindeck.db, or a *.db with SQLite's header), a run (events.jsonl), a dataset
+// (manifest.json) or a checkpoint (trainer.json), in that order, each the shallowest (then first
+// by name) found walking at most 100000 entries without following links; "" when none is.
+std::string precious_content(const fs::path& dir) {
+  const char* kinds[] = {"a store", "a run", "a dataset", "a checkpoint"};
+  std::string found[4];
+  auto consider = [&](int kind, const std::string& rel) {
+    auto depth = [](const std::string& r) { return std::count(r.begin(), r.end(), '/'); };
+    std::string& f = found[kind];
+    if (f.empty() || depth(rel) < depth(f) || (depth(rel) == depth(f) && rel < f)) f = rel;
+  };
+  std::error_code ec;
+  size_t seen = 0;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator() && seen++ < 100000; it.increment(ec)) {
+    std::error_code fec;
+    if (!it->is_regular_file(fec) || it->is_symlink(fec)) continue;
+    const std::string name = it->path().filename().string();
+    const std::string rel = fs::relative(it->path(), dir, fec).string();
+    const bool db_name = name.size() > 3 && name.compare(name.size() - 3, 3, ".db") == 0;
+    if (name == "traindeck.db" || (db_name && read_file_prefix(it->path().string(), 16) == std::string("SQLite format 3\0", 16)))
+      consider(0, rel);
+    else if (name == "events.jsonl") consider(1, rel);
+    else if (name == "manifest.json") consider(2, rel);
+    else if (name == "trainer.json") consider(3, rel);
+  }
+  for (int k = 0; k < 4; k++)
+    if (!found[k].empty()) return std::string(kinds[k]) + " (" + found[k] + ")";
+  return {};
+}
+
 // Why --force must not replace `out` ("" when it may): replacing deletes the folder, so it must
-// not hold the checkpoint being exported, its run or dataset, the working directory or $HOME.
+// be an earlier export and nothing else: its marker (kMarker) lists exactly the files in it.
+// Said first when it holds the checkpoint being exported, its dataset, the working directory or
+// $HOME; then what it holds (a run, a store, a dataset, checkpoints: precious_content()).
 std::string force_problem(const fs::path& out, const std::string& ckpt, const std::string& data_dir) {
   if (out == out.root_path()) return "it is the root of the file system";
   if (within(ckpt, out)) return "it holds the checkpoint being exported (" + ckpt + ")";
@@ -232,6 +281,30 @@ std::string force_problem(const fs::path& out, const std::string& ckpt, const st
   if (!ec && within(cwd, out)) return "it holds the current directory (" + cwd.string() + ")";
   if (const char* home = getenv("HOME"); home && *home && within(home, out))
     return std::string("it holds the home directory (") + home + ")";
+  if (const std::string what = precious_content(out); !what.empty()) return "it holds " + what + ", not an export";
+  // An earlier export: the marker parses and names every entry (regular files only, no folders).
+  std::set<std::string> listed;
+  const bool marker_ok = !fs::is_symlink(out / kMarker, ec);
+  const json marker = json::parse(marker_ok ? read_file_prefix((out / kMarker).string(), 1 << 20) : std::string(), nullptr, false);
+  if (marker.is_object() && marker.value("format", "") == "traindeck-export-marker" && marker.contains("files") &&
+      marker["files"].is_array())
+    for (const auto& f : marker["files"])
+      if (f.is_string()) listed.insert(f.get<std::string>());
+  std::vector<std::string> others;
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(out, ec)) {
+    const std::string name = e.path().filename().string();
+    entries++;
+    if ((name == kMarker || listed.count(name)) && e.is_regular_file(ec) && !e.is_symlink(ec)) continue;
+    if (others.size() < 3) others.push_back("'" + name + "'");
+  }
+  if (ec) return "it cannot be read (" + ec.message() + ")";
+  std::string some;
+  for (const auto& o : others) some += (some.empty() ? "" : ", ") + o;
+  if (listed.empty())
+    return "it is not an export that TrainDeck wrote (no " + std::string(kMarker) + " file) and holds " + std::to_string(entries) +
+           " entries (" + some + (entries > others.size() ? ", ..." : "") + ")";
+  if (!others.empty()) return "it is an earlier export, but also holds what the export did not write (" + some + ")";
   return {};
 }
 
@@ -303,6 +376,8 @@ ExportResult export_model(const ExportOptions& opt) {
     OutDir od(tmp);
     if (opt.format == "hf") write_hf(od, cfg, params, tok);
     else write_raw(od, cfg, state, ckpt, params, tok);
+    od.json_file(kMarker, {{"format", "traindeck-export-marker"}, {"version", 1}, {"export_format", opt.format},
+                           {"created_by", std::string("traindeck-engine ") + TD_VERSION}, {"files", od.files()}});
     sync_dir(tmp);
     r.files = od.files();
     for (const auto& f : r.files) r.bytes += fs::file_size(tmp + "/" + f);

@@ -58,7 +58,7 @@ struct ExportOptions {
   std::string checkpoint;   // one checkpoint directory (step_NNNNNNNN); exactly one of the two
   std::string format = "hf";  // "hf" or "safetensors"
   std::string out_dir;      // created; must not exist or be empty unless force
-  bool force = false;       // replace an existing non-empty out_dir
+  bool force = false;       // replace an existing non-empty out_dir that is an earlier export
   std::string data_dir;     // dataset whose tokenizer to export (default: the run's data.path)
 };
 
@@ -72,10 +72,13 @@ struct ExportResult {
 };
 
 /// Exports a checkpoint. Writes everything into "<out_dir>.tmp-XXXXXX" beside out_dir (files
-/// fsynced), then renames it to out_dir, so a failure leaves no partial export and an existing
-/// out_dir intact. A checkpoint must verify (checkpoint_problem(): checksums, finite weights);
-/// for a run, the newest that does. Throws td::Error: no / damaged checkpoint (naming the problem), an unknown
-/// format, a non-empty out_dir without force, a missing dataset tokenizer (use data_dir), I/O.
+/// fsynced, with the marker ".traindeck-export" listing the other files), then renames it to
+/// out_dir, so a failure leaves no partial export and an existing out_dir intact. A checkpoint
+/// must verify (checkpoint_problem(): checksums, finite weights); for a run, the newest that
+/// does. Throws td::Error: no / damaged checkpoint (naming the problem), an unknown format, a
+/// non-empty out_dir without force, or with force one that is not an earlier export whose marker
+/// lists exactly its files (the message names what it holds: a store, a run, a dataset, a
+/// checkpoint, other files; docs/export.md), a missing dataset tokenizer (use data_dir), I/O.
 ExportResult export_model(const ExportOptions& opt);
 
 /// Weights to start a new run from (train --init-from).

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "engine/checkpoint/checkpoint.h"
@@ -53,6 +54,19 @@ std::vector<float> checkpoint_params(const std::string& ckpt, const ModelConfig&
 }
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// Everything under dir: relative path -> contents (folders "<path>/" -> ""), for byte-for-byte
+// comparisons; empty when dir does not exist.
+std::map<std::string, std::string> tree(const std::string& dir) {
+  std::map<std::string, std::string> t;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string rel = fs::relative(it->path(), dir).string();
+    if (it->is_directory()) t[rel + "/"] = "";
+    else t[rel] = slurp(it->path().string());
+  }
+  return t;
+}
 
 }  // namespace
 
@@ -393,7 +407,8 @@ class TestExport : public QObject {
     QVERIFY2(r.err.contains("cannot be exported") && r.err.contains("safetensors"), qPrintable(r.err));
     QVERIFY(!fs::exists(root_ + "/x"));
 
-    // A non-empty --out is kept unless --force; with --force it is replaced.
+    // A non-empty --out is kept unless --force; --force replaces only an earlier export
+    // (force_replaces_only_an_earlier_export), never a folder of other files.
     const std::string out = root_ + "/occupied";
     fs::create_directories(out);
     std::ofstream(out + "/keep.txt") << "mine";
@@ -402,9 +417,11 @@ class TestExport : public QObject {
     QVERIFY2(r.err.contains("not empty") && r.err.contains("--force"), qPrintable(r.err));
     QCOMPARE(slurp(out + "/keep.txt"), std::string("mine"));
     r = tdtest::engine({"export", "--run", qs(root_ + "/tied"), "--out", qs(out), "--force"});
-    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QVERIFY(!fs::exists(out + "/keep.txt"));
-    QVERIFY(fs::exists(out + "/model.safetensors"));
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("--force would delete it") && r.err.contains("not an export") && r.err.contains("keep.txt"),
+             qPrintable(r.err));
+    QCOMPARE(slurp(out + "/keep.txt"), std::string("mine"));
+    QVERIFY(!fs::exists(out + "/model.safetensors"));
     QCOMPARE(QDir(qs(root_)).entryList({"occupied.*"}, QDir::AllEntries | QDir::Hidden), QStringList());
     // --force never deletes the run being exported, its dataset or a folder holding them.
     const auto before = latest_checkpoint(root_ + "/tied/checkpoints");
@@ -425,6 +442,71 @@ class TestExport : public QObject {
     fs::rename(data_ + "-moved", data_);
     QCOMPARE(r.exit_code, 1);
     QVERIFY2(r.err.contains("--data"), qPrintable(r.err));
+  }
+
+  // `export --force` deleted another run's whole folder and a folder holding a traindeck.db
+  // (issue 13, section 2). It replaces only a folder that is itself an earlier export (its
+  // .traindeck-export marker lists exactly the files in it); anything else is refused with what
+  // it holds, and left byte for byte as it was.
+  void force_replaces_only_an_earlier_export() {
+    const std::string tied = root_ + "/tied";
+    auto refused = [&](const std::string& victim, const QStringList& needles) {
+      const auto before = tree(victim);
+      QVERIFY2(!before.empty(), victim.c_str());
+      auto r = tdtest::engine({"export", "--run", qs(tied), "--out", qs(victim), "--force"});
+      QCOMPARE(r.exit_code, 1);
+      QVERIFY2(r.err.contains("--force would delete it"), qPrintable(r.err));
+      for (const auto& n : needles) QVERIFY2(r.err.contains(n), qPrintable("no '" + n + "' in: " + r.err));
+      QVERIFY2(tree(victim) == before, ("changed by a refused export: " + victim).c_str());
+      const std::string name = fs::path(victim).filename().string();
+      QCOMPARE(QDir(qs(root_)).entryList({qs(name + ".tmp-*"), qs(name + ".old-*")}, QDir::AllEntries | QDir::Hidden), QStringList());
+    };
+    // Another run's folder (not the one exported), and a folder holding one a few levels down.
+    refused(root_ + "/untied", {"a run", "events.jsonl"});
+    if (QTest::currentTestFailed()) return;
+    fs::create_directories(root_ + "/projects/a");
+    fs::copy(root_ + "/untied", root_ + "/projects/a/old-run", fs::copy_options::recursive);
+    refused(root_ + "/projects", {"a run", "a/old-run"});
+    if (QTest::currentTestFailed()) return;
+    // A folder holding a store.
+    fs::create_directories(root_ + "/appdata");
+    std::ofstream(root_ + "/appdata/traindeck.db", std::ios::binary) << std::string("SQLite format 3\0", 16) << std::string(4080, '\1');
+    refused(root_ + "/appdata", {"a store", "traindeck.db"});
+    if (QTest::currentTestFailed()) return;
+    // Another dataset than the model's.
+    fs::copy(data_, root_ + "/data2", fs::copy_options::recursive);
+    refused(root_ + "/data2", {"a dataset", "manifest.json"});
+    if (QTest::currentTestFailed()) return;
+    // A folder of checkpoints copied out of a run.
+    fs::create_directories(root_ + "/saved");
+    fs::copy(*latest_checkpoint(tied + "/checkpoints"), root_ + "/saved/best", fs::copy_options::recursive);
+    refused(root_ + "/saved", {"a checkpoint", "best/trainer.json"});
+    if (QTest::currentTestFailed()) return;
+    // Unrelated files.
+    fs::create_directories(root_ + "/docs/sub");
+    std::ofstream(root_ + "/docs/notes.md") << "notes";
+    std::ofstream(root_ + "/docs/sub/x.bin") << "x";
+    refused(root_ + "/docs", {"not an export"});
+    if (QTest::currentTestFailed()) return;
+
+    // An earlier export is replaced, in another format too: its files are gone, the new ones there.
+    const std::string out = root_ + "/again";
+    auto r = tdtest::engine({"export", "--run", qs(tied), "--out", qs(out)});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    json marker = read_json(out + "/.traindeck-export");
+    QCOMPARE(marker["format"].get<std::string>(), std::string("traindeck-export-marker"));
+    QCOMPARE(marker["export_format"].get<std::string>(), std::string("hf"));
+    QCOMPARE(marker["files"], json::array({"config.json", "generation_config.json", "merges.txt", "model.safetensors",
+                                    "special_tokens_map.json", "tokenizer_config.json", "vocab.json"}));
+    r = tdtest::engine({"export", "--run", qs(tied), "--out", qs(out), "--force", "--format", "safetensors"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY(!fs::exists(out + "/config.json"));
+    QVERIFY(fs::exists(out + "/traindeck_export.json"));
+    QCOMPARE(read_json(out + "/.traindeck-export")["files"], json::array({"model.safetensors", "traindeck_export.json"}));
+    QCOMPARE(QDir(qs(root_)).entryList({"again.*"}, QDir::AllEntries | QDir::Hidden), QStringList());
+    // ... but not once someone put a file of their own into it.
+    std::ofstream(out + "/README.md") << "my notes on this model";
+    refused(out, {"earlier export", "README.md"});
   }
 };
 

@@ -19,6 +19,7 @@
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "store/ingest.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -418,6 +419,52 @@ class TestRobustness : public QObject {
       }
       QCOMPARE(bytes_of(QString::fromStdString(victim)), precious);
     }
+  }
+
+  // The run id read back from trainer.json at --resume was not validated: an id of
+  // "../../../tmp/x" reached the store (issue 13, section 2). It is checked as --run-id is.
+  void a_run_id_from_a_checkpoint_is_validated_on_resume() {
+    const QString run = path("badid"), db = path("badid.db");
+    auto r = train(run, {"--db", db, "--set", "train.steps=2", "--run-id", "good-id"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const QString tj = run + "/checkpoints/step_00000002/trainer.json";
+    json state = json::parse(bytes_of(tj).toStdString());
+    QCOMPARE(state["run_id"].get<std::string>(), std::string("good-id"));
+    state["run_id"] = "../../../tmp/x";
+    write_file(tj, QByteArray::fromStdString(state.dump()));
+    r = train(run, {"--resume", "--db", db, "--set", "train.steps=4"});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("\"../../../tmp/x\"") && r.err.contains("not a valid run id") && r.err.contains("trainer.json"),
+             qPrintable(r.err));
+    // Nothing of it reached the store or the events file.
+    auto show = engine({"runs", "show", "../../../tmp/x", "--db", db});
+    QCOMPARE(show.exit_code, 1);
+    auto list = engine({"runs", "list", "--db", db});
+    QVERIFY2(list.exit_code == 0 && list.out.contains("good-id") && !list.out.contains("tmp/x"), qPrintable(list.out + list.err));
+    for (const auto& e : read_events(run + "/events.jsonl")) QCOMPARE(e["run_id"].get<std::string>(), std::string("good-id"));
+    // --run-id itself says the same.
+    r = train(path("badid2"), {"--run-id", "../x"});
+    QCOMPARE(r.exit_code, 105);  // CLI11's validation error
+    QVERIFY2(r.err.contains("a run id is 1-128 letters"), qPrintable(r.err));
+  }
+
+  // An events line whose run_id is not a valid run id is skipped as malformed by the ingest (the
+  // store's run ids name folders: runs/<run_id>).
+  void an_events_line_with_an_invalid_run_id_is_skipped() {
+    const std::string events = path("badid-events.jsonl").toStdString();
+    std::ofstream(events) << R"({"type":"step","v":1,"t":1000.5,"run_id":"ok-1","attempt":0,"rank":0,"step":1,"loss":2.5})" "\n"
+                          << R"({"type":"step","v":1,"t":1001.5,"run_id":"../../etc/x","attempt":0,"rank":0,"step":1,"loss":2.5})" "\n"
+                          << R"({"type":"run_end","v":1,"t":1002.5,"run_id":"a/b","status":"completed","reason":"","step":1})" "\n";
+    td::store::Store st(path("badid-events.db").toStdString());
+    td::store::Ingester ing(st, events, "exp");
+    const auto stats = ing.poll_all();
+    QCOMPARE(stats.lines, size_t(3));
+    QCOMPARE(stats.skipped, size_t(2));
+    QVERIFY(st.find_run("ok-1").has_value());
+    QVERIFY(!st.find_run("../../etc/x").has_value());
+    QVERIFY(!st.find_run("a/b").has_value());
+    QVERIFY2(stats.messages.size() == 2 && stats.messages[0].find("not a valid run id") != std::string::npos,
+             stats.messages.empty() ? "no messages" : stats.messages[0].c_str());
   }
 
   // Stores, run folders and their files were world-readable (a store holds the cluster specs:
