@@ -2,8 +2,9 @@
 #include "remote/checkpoints.h"
 
 #include <algorithm>
-#include <regex>
+#include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -26,14 +27,49 @@ const char* kListScript =
     "  case $d in *.tmp) continue ;; esac\n"
     "  [ -d \"$d\" ] || continue\n"
     "  echo \"ckpt=$d\"\n"
-    "  for f in \"$d\"/*; do [ -f \"$f\" ] && stat -c '%s %n' -- \"$f\"; done\n"
+    "  for f in \"$d\"/*; do [ -f \"$f\" ] || continue; stat -c '%s %n' -- \"$f\"; done\n"
     "done\n";
 
 const std::regex kName(R"(step_([0-9]{8}))");
 
+// A line of the listing for a file: "<bytes> <checkpoint>/<name>", <name> without '/'.
+const std::regex kFileLine(R"(([0-9]{1,19}) (step_[0-9]{8})/([^/]+))");
+
 std::string join(const std::string& dir, const std::string& rel) {
   if (dir.empty()) return rel;
   return dir.back() == '/' ? dir + rel : dir + "/" + rel;
+}
+
+bool known_file(std::string_view name) {
+  return std::find(kCheckpointFileNames.begin(), kCheckpointFileNames.end(), name) != kCheckpointFileNames.end();
+}
+
+// A single path component that is a plain name: not "." or "..", no control character.
+bool plain_name(const std::string& name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  return std::none_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// `text` for a message: control characters as \n, \t or \xHH, so a hostile name shows as it is.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else out += c;
+  }
+  return out;
+}
+
+std::string names_list() {
+  std::string out;
+  for (std::string_view n : kCheckpointFileNames) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
 }
 
 }  // namespace
@@ -44,8 +80,12 @@ std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& re
   if (r.exit_status != 0)
     throw td::Error(s.where() + ": cannot list the checkpoints in " + remote_run_dir + " (exit " +
                     std::to_string(r.exit_status) + "): " + r.err);
+  return parse_checkpoint_listing(r.out, s.where() + ": " + remote_run_dir);
+}
+
+std::vector<RemoteCheckpoint> parse_checkpoint_listing(const std::string& listing, const std::string& where) {
   std::vector<RemoteCheckpoint> out;
-  std::istringstream in(r.out);
+  std::istringstream in(listing);
   std::smatch m;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("ckpt=", 0) == 0) {
@@ -57,14 +97,21 @@ std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& re
       out.push_back({name, std::stoll(m[1].str()), 0, {}});
       continue;
     }
-    const size_t sp = line.find(' ');
-    if (out.empty() || out.back().name.empty() || sp == std::string::npos) continue;
-    const std::string path = line.substr(sp + 1);
-    const size_t slash = path.find('/');
-    if (slash == std::string::npos) continue;
-    const uint64_t size = std::stoull(line.substr(0, sp));
-    out.back().files.emplace_back(path.substr(slash + 1), size);
-    out.back().size_bytes += size;
+    if (out.empty() || out.back().name.empty()) continue;  // files of a folder that is not the engine's
+    // The node answers what its stat prints: refuse any line that is not one plain file name of
+    // this checkpoint, before anything is downloaded (a name like step_N/../../x, /abs/x or one
+    // with a newline would otherwise become a local path outside the download folder).
+    RemoteCheckpoint& c = out.back();
+    if (!std::regex_match(line, m, kFileLine) || m[2].str() != c.name || !plain_name(m[3].str()))
+      throw td::Error(where + ": refused the node's listing of checkpoint " + c.name + ": the line '" +
+                      printable(line) + "' is not '<bytes> " + c.name +
+                      "/<file name>' with a plain file name (no '/', '..' or control characters); nothing was "
+                      "downloaded. A checkpoint holds only " + names_list() +
+                      ": check that folder on the node, and that its stat is coreutils' (stat -c '%s %n')");
+    if (!known_file(m[3].str())) continue;  // a plain name the engine does not write: left on the node
+    const uint64_t size = std::stoull(m[1].str());
+    c.files.emplace_back(m[3].str(), size);
+    c.size_bytes += size;
   }
   out.erase(std::remove_if(out.begin(), out.end(), [](const RemoteCheckpoint& c) { return c.name.empty(); }), out.end());
   std::sort(out.begin(), out.end(), [](const RemoteCheckpoint& a, const RemoteCheckpoint& b) { return a.step < b.step; });
