@@ -221,8 +221,15 @@ class TestRemoteRuns : public QObject {
     auto s = store();
     const int64_t last = s->get_run(id.toStdString()).last_step.value_or(-1);
     QVERIFY(last >= at_detach + 20);
+    // The mirror catches up with the node's file and the store with the mirror (the stop may
+    // come while the reattached follower still backfills): awaited, then every step once.
+    const std::string mirror = s->get_run(id.toStdString()).events_path;
+    QTRY_VERIFY2_WITH_TIMEOUT(read_text(mirror) == read_text(node_run_dir(id) + "/events.jsonl") &&
+                                  tdguitest::loss_rows(fx_.db, id).count == last,
+                              qPrintable(QString("waited for the mirror and the store to hold all %1 steps: %2 rows")
+                                             .arg(last).arg(tdguitest::loss_rows(fx_.db, id).count)),
+                              tdguitest::kSlowMs);
     check_every_step_once(id, last);
-    QCOMPARE(read_text(s->get_run(id.toStdString()).events_path), read_text(node_run_dir(id) + "/events.jsonl"));
   }
 
   void stop_resume_stop_then_download_checkpoint() {
