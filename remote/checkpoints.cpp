@@ -7,9 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
-#include <regex>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -34,10 +35,13 @@ const char* kListScript =
     "  case $d in *.tmp) continue ;; esac\n"
     "  [ -d \"$d\" ] || continue\n"
     "  echo \"ckpt=$d\"\n"
-    "  for f in \"$d\"/*; do [ -f \"$f\" ] && stat -c '%s %n' -- \"$f\"; done\n"
+    "  for f in \"$d\"/*; do [ -f \"$f\" ] || continue; stat -c '%s %n' -- \"$f\"; done\n"
     "done\n";
 
 const std::regex kName(R"(step_([0-9]{8}))");
+
+// A line of the listing for a file: "<bytes> <checkpoint>/<name>", <name> without '/'.
+const std::regex kFileLine(R"(([0-9]{1,19}) (step_[0-9]{8})/([^/]+))");
 
 std::string join(const std::string& dir, const std::string& rel) {
   if (dir.empty()) return rel;
@@ -72,6 +76,38 @@ bool matches_checksums(const Session& s, const fs::path& dir, const std::string&
   return true;
 }
 
+bool known_file(std::string_view name) {
+  return std::find(kCheckpointFileNames.begin(), kCheckpointFileNames.end(), name) != kCheckpointFileNames.end();
+}
+
+// A single path component that is a plain name: not "." or "..", no control character.
+bool plain_name(const std::string& name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  return std::none_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// `text` for a message: control characters as \n, \t or \xHH, so a hostile name shows as it is.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else out += c;
+  }
+  return out;
+}
+
+std::string names_list() {
+  std::string out;
+  for (std::string_view n : kCheckpointFileNames) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
 }  // namespace
 
 std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir) {
@@ -80,17 +116,13 @@ std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& re
   if (r.exit_status != 0)
     throw td::Error(s.where() + ": cannot list the checkpoints in " + remote_run_dir + " (exit " +
                     std::to_string(r.exit_status) + "): " + r.err);
-  return parse_checkpoint_listing(r.out, s.where());
+  return parse_checkpoint_listing(r.out, s.where() + ": " + remote_run_dir);
 }
 
 std::vector<RemoteCheckpoint> parse_checkpoint_listing(const std::string& listing, const std::string& where) {
   std::vector<RemoteCheckpoint> out;
   std::istringstream in(listing);
   std::smatch m;
-  auto bad = [&](const std::string& line, const std::string& why) {
-    return td::Error(where + ": the node's checkpoint listing has a line that " + why + ": '" + line.substr(0, 200) +
-                     "'; is the run folder written by traindeck-engine?");
-  };
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("ckpt=", 0) == 0) {
       const std::string name = line.substr(5);
@@ -101,22 +133,26 @@ std::vector<RemoteCheckpoint> parse_checkpoint_listing(const std::string& listin
       out.push_back({name, std::stoll(m[1].str()), 0, {}});
       continue;
     }
-    const size_t sp = line.find(' ');
-    if (out.empty() || out.back().name.empty() || sp == std::string::npos) continue;
-    // "<bytes> <checkpoint>/<file>": a file of the checkpoint just listed, by a plain name
-    const std::string path = line.substr(sp + 1);
-    const std::string dir = out.back().name + "/";
-    if (path.compare(0, dir.size(), dir) != 0) throw bad(line, "names no file of " + out.back().name);
-    const std::string file = path.substr(dir.size());
-    if (!is_plain_file_name(file))
-      throw bad(line, "names a file outside " + out.back().name);
-    const std::string digits = line.substr(0, sp);
+    if (out.empty() || out.back().name.empty()) continue;  // files of a folder that is not the engine's
+    // The node answers what its stat prints: refuse any line that is not one plain file name of
+    // this checkpoint, before anything is downloaded (a name like step_N/../../x, /abs/x or one
+    // with a newline would otherwise become a local path outside the download folder).
+    RemoteCheckpoint& c = out.back();
+    if (!std::regex_match(line, m, kFileLine) || m[2].str() != c.name || !plain_name(m[3].str()))
+      throw td::Error(where + ": refused the node's listing of checkpoint " + c.name + ": the line '" +
+                      printable(line) + "' is not '<bytes> " + c.name +
+                      "/<file name>' with a plain file name (no '/', '..' or control characters); nothing was "
+                      "downloaded. A checkpoint holds only " + names_list() +
+                      ": check that folder on the node, and that its stat is coreutils' (stat -c '%s %n')");
+    if (!known_file(m[3].str())) continue;  // a plain name the engine does not write: left on the node
+    const std::string digits = m[1].str();
     uint64_t size = 0;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), size);
-    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-      throw bad(line, "does not start with a size in bytes");
-    out.back().files.emplace_back(file, size);
-    out.back().size_bytes += size;
+    if (ec != std::errc() || end != digits.data() + digits.size())
+      throw td::Error(where + ": refused the node's listing of checkpoint " + c.name + ": the size in '" + printable(line) +
+                      "' is not a number of bytes; nothing was downloaded");
+    c.files.emplace_back(m[3].str(), size);
+    c.size_bytes += size;
   }
   out.erase(std::remove_if(out.begin(), out.end(), [](const RemoteCheckpoint& c) { return c.name.empty(); }), out.end());
   std::sort(out.begin(), out.end(), [](const RemoteCheckpoint& a, const RemoteCheckpoint& b) { return a.step < b.step; });

@@ -3,14 +3,18 @@
 // The engine writes <run dir>/checkpoints/step_NNNNNNNN/ (8 digits: optimizer steps done) with
 // model.safetensors, optimizer.safetensors and trainer.json; it writes step_NNNNNNNN.tmp/ first
 // and renames it, so a folder without ".tmp" is complete (docs/formats.md, "Checkpoints").
+// The node is not trusted with file names: only kCheckpointFileNames, each a single path
+// component, are listed and downloaded (a node's listing is what its `stat` prints).
 // Threading rule: that of the Session (one thread at a time); `cancel` may be set from any thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,24 +22,37 @@
 
 namespace td::remote {
 
+/// The files a checkpoint folder may hold, by name (sorted, ASCII): engine/checkpoint/checkpoint.cpp
+/// writes model.safetensors, optimizer.safetensors, trainer.json and (once checkpoints carry
+/// checksums) SHA256SUMS. A checkpoint's other plain names are left on the node; a name that is
+/// not a single path component ('/', "..", control characters) makes the listing an error.
+inline constexpr std::array<std::string_view, 4> kCheckpointFileNames = {"SHA256SUMS", "model.safetensors",
+                                                                         "optimizer.safetensors", "trainer.json"};
+
 /// One complete checkpoint on the node.
 struct RemoteCheckpoint {
   std::string name;          ///< "step_00000030"
   int64_t step = 0;          ///< 30
   uint64_t size_bytes = 0;   ///< sum of its files' sizes
-  std::vector<std::pair<std::string, uint64_t>> files;  ///< file name ("model.safetensors") and bytes, by name
+  /// file name (one of kCheckpointFileNames) and bytes, by name
+  std::vector<std::pair<std::string, uint64_t>> files;
 };
 
 /// The complete checkpoints of the run folder `remote_run_dir` (absolute, or relative to the
 /// remote home), oldest step first; empty when the run has none yet. ONE remote command.
-/// Errors: td::Error when the run folder does not exist or the command fails.
+/// Errors: td::Error when the run folder does not exist or the command fails, and when the
+/// node's listing of a checkpoint has a line that is not "<bytes> step_NNNNNNNN/<name>" with a
+/// plain file name (a name with '/', "..", an absolute path, a newline or another control
+/// character: a hostile or broken node), naming the line.
 std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir);
 
-/// What list_checkpoints makes of the listing script's output (pure; fuzzed by tests/fuzz):
-/// "ckpt=step_NNNNNNNN" lines, each followed by "<bytes> step_NNNNNNNN/<file>" lines. Other
-/// folder names are dropped. Errors: td::Error (prefixed by `where`) for a file line whose size
-/// is not a number, or whose path is not a plain file of the checkpoint just listed (a hostile
-/// node could name "../x": the download would write outside the checkpoint folder; or hold a NUL).
+/// What list_checkpoints() makes of its listing script's output (pure; for tests and fuzzing):
+/// "ckpt=step_NNNNNNNN" lines, each followed by "<bytes> step_NNNNNNNN/<file>" lines (stat -c
+/// '%s %n'). Folders not named step_ + 8 digits are dropped with their lines; files not in
+/// kCheckpointFileNames are dropped. Errors: td::Error beginning with `where`, quoting the line
+/// (control characters escaped), for a file line of a checkpoint that is not "<bytes> <that
+/// checkpoint>/<plain name>": a size that is not a number, a name with '/', "..", an absolute
+/// path, or a control character (a newline in a name leaves its rest as a line of its own).
 std::vector<RemoteCheckpoint> parse_checkpoint_listing(const std::string& listing, const std::string& where);
 
 struct CheckpointDownload {
@@ -52,8 +69,10 @@ struct CheckpointDownload {
 /// goes to <local_dir>/<name>.tmp/ and is renamed at the end, so that, as on the node, a
 /// folder without ".tmp" is complete; an existing <local_dir>/<name>/ is updated in place.
 /// progress(done_bytes, total_bytes) over the checkpoint's files, on the calling thread.
+/// Only kCheckpointFileNames are fetched, each into <local_dir>/<name>[.tmp]/ and nowhere else.
 /// Errors: td::Error for a name that is not step_ + 8 digits, a checkpoint not on the node
-/// (naming those that are), an existing <local_dir>/<name>/ whose trainer.json names another
+/// (naming those that are), a listing list_checkpoints() refuses (before anything is
+/// written locally), an existing <local_dir>/<name>/ whose trainer.json names another
 /// run (never overwritten), a transfer error, or downloaded files that do not match the
 /// checkpoint's SHA256SUMS (the node's copy is damaged: a first download leaves nothing behind;
 /// an in-place update leaves the files, which the engine then refuses to use).

@@ -65,9 +65,14 @@ inline nlohmann::json tiny_config(const QString& data, int steps, int checkpoint
           {"data", {{"path", data.toStdString()}}}};
 }
 
+/// The limit of a wait for something that takes a deploy, a launch or a short training run
+/// (ms): generous, because a loaded machine uploads and trains many times slower than an idle
+/// one; a passing test never waits it out. Tests wait for events and states, never for a time.
+constexpr int kSlowMs = 300000;
+
 /// Waits for a (run_id, status) signal such as RunController::runEnded for `run_id` and
 /// returns its status ("timeout" when none came).
-inline QString wait_ended(QSignalSpy& spy, const QString& run_id, int timeout_ms = 120000) {
+inline QString wait_ended(QSignalSpy& spy, const QString& run_id, int timeout_ms = kSlowMs) {
   QElapsedTimer t;
   t.start();
   while (t.elapsed() < timeout_ms) {
@@ -80,7 +85,7 @@ inline QString wait_ended(QSignalSpy& spy, const QString& run_id, int timeout_ms
 
 /// Waits until a (run_id, last_step) signal such as RunController::runIngested reports `step`
 /// of `run_id`; returns the highest step seen.
-inline qint64 wait_step(QSignalSpy& spy, const QString& run_id, qint64 step, int timeout_ms = 60000) {
+inline qint64 wait_step(QSignalSpy& spy, const QString& run_id, qint64 step, int timeout_ms = kSlowMs) {
   QElapsedTimer t;
   t.start();
   qint64 last = 0;
@@ -91,6 +96,29 @@ inline qint64 wait_step(QSignalSpy& spy, const QString& run_id, qint64 step, int
     spy.wait(100);
   }
   return last;
+}
+
+/// Waits until a (run_id, ...) signal such as RemoteRunController::runStarted (`started`) or
+/// startFailed (`failed`, (run_id, message)) names `run_id`. Returns "" when it started, else
+/// what was awaited and what came instead: the failure's message, or "timeout" with the last
+/// phase of `progress` (deployProgress: run_id, done, total, phase) when nothing came.
+inline QString wait_started(QSignalSpy& started, QSignalSpy& failed, QSignalSpy& progress, const QString& run_id,
+                            int timeout_ms = kSlowMs) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < timeout_ms) {
+    for (const auto& args : started)
+      if (args.at(0).toString() == run_id) return {};
+    for (const auto& args : failed)
+      if (args.at(0).toString() == run_id) return "waited for run " + run_id + " to start: " + args.at(1).toString();
+    started.wait(100);
+  }
+  QString phase = "(no deploy progress)";
+  for (const auto& args : progress)
+    if (args.at(0).toString() == run_id)
+      phase = QStringLiteral("%1 (%2 of %3 bytes)").arg(args.at(3).toString()).arg(args.at(1).toLongLong()).arg(args.at(2).toLongLong());
+  return QStringLiteral("timeout: waited %1 s for run %2 to start; last deploy phase: %3")
+      .arg(timeout_ms / 1000).arg(run_id, phase);
 }
 
 /// (count, first, last) of a run's stored loss rows.

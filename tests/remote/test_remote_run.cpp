@@ -2,7 +2,9 @@
 // launched with setsid, followed by RemoteFollower into a store while the test drops its SSH
 // connection mid-run (shutdown of the session's socket, as a dead network would); the follower
 // reconnects and the mirror equals the node's events.jsonl byte for byte, every step once.
-// kill -9 of the engine → failed with its log tail; stop → run_end "stopped".
+// kill -9 of the engine → failed with its log tail; stop → run_end "stopped". Runs that must
+// outlast a check are a million steps long and stopped by the test; waits have generous limits.
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include <sys/socket.h>
@@ -60,16 +62,19 @@ class TestRemoteRun : public QObject {
                                             "remote", fo);
   }
 
-  // Polls every 50 ms until `until` holds (or the run ends); returns the last state.
+  // Polls every 50 ms until `until` holds or the run ends, for at most timeout_ms of wall time
+  // (generous: a loaded machine trains and answers slowly); returns the last state. Callers
+  // check what they waited for and say it in their message.
   static FollowState poll_until(RemoteFollower& f, const std::function<bool(const FollowState&)>& until,
-                                int timeout_ms = 40000) {
+                                int timeout_ms = 180000) {
     FollowState st;
-    for (int waited = 0; waited < timeout_ms; waited += 50) {
+    QElapsedTimer t;
+    t.start();
+    while (true) {
       st = f.poll();
-      if (st.finished || until(st)) return st;
+      if (st.finished || until(st) || t.elapsed() > timeout_ms) return st;
       QTest::qWait(50);
     }
-    return st;
   }
 
   // SIGKILLs the sshd processes serving connections (children of the listening sshd, found
@@ -105,6 +110,8 @@ class TestRemoteRun : public QObject {
     store_ = std::make_unique<td::store::Store>((local_ / "store.db").string());
   }
   void cleanupTestCase() {
+    // A failed check may leave a million-step engine behind: its command line holds the fixture's folder.
+    if (!sshd_.dir.empty()) run_cmd({"pkill", "-KILL", "-f", "traindeck-engine.*" + sshd_.dir.string()});
     if (!store_) return;
     const char* home = getenv("HOME");
     QVERIFY(!fs::exists(fs::path(home ? home : "/") / "td-pwned"));
@@ -114,54 +121,67 @@ class TestRemoteRun : public QObject {
     sshd_.stop();
   }
 
+  // The run is long (a million steps) and stopped by the test after both drops, so no drop can
+  // come too late on a slow machine or after the end on a fast one.
   void dropped_connection_every_event_once() {
-    const int steps = 3000;
     DeployResult d;
-    auto f = start("drop-run", steps, &d);
+    auto f = start("drop-run", 1000000, &d);
     // Wait for some steps, then cut the connection under the follower while the engine runs.
     FollowState st = poll_until(*f, [&](const FollowState&) { return steps_in_store("drop-run") >= 20; });
-    QVERIFY2(!st.finished, "the run ended before the connection could be dropped: make it longer");
+    QVERIFY2(!st.finished && steps_in_store("drop-run") >= 20,
+             qPrintable(QString("waited for step 20 before the first drop: %1 steps, %2")
+                            .arg(steps_in_store("drop-run")).arg(QString::fromStdString(st.status))));
     QVERIFY(f->session());
     QVERIFY(f->remote_alive());
     ::shutdown(f->session()->socket_fd(), SHUT_RDWR);  // the local side of the link goes
     const int64_t before = steps_in_store("drop-run");
     st = poll_until(*f, [&](const FollowState&) { return steps_in_store("drop-run") >= before + 20; });
-    QVERIFY2(!st.finished, "the run ended before the second drop: make it longer");
+    QVERIFY2(!st.finished && steps_in_store("drop-run") >= before + 20,
+             qPrintable(QString("waited for 20 steps after the local drop at %1: %2 steps, %3")
+                            .arg(before).arg(steps_in_store("drop-run")).arg(QString::fromStdString(st.status))));
     QCOMPARE(f->reconnects(), 1);
-    qInfo("connection dropped at step %lld (local side) and %lld (node side) of %d",
-          static_cast<long long>(before), static_cast<long long>(steps_in_store("drop-run")), steps);
+    const int64_t node_drop = steps_in_store("drop-run");
     QVERIFY(sshd_.kill_connections() >= 1);  // the node's side of the link goes
-    st = poll_until(*f, [](const FollowState&) { return false; }, 60000);
-    QVERIFY(st.finished);
-    QCOMPARE(st.status, std::string("completed"));
+    st = poll_until(*f, [&](const FollowState&) { return f->reconnects() == 2 && steps_in_store("drop-run") >= node_drop + 20; });
+    QVERIFY2(!st.finished && steps_in_store("drop-run") >= node_drop + 20,
+             qPrintable(QString("waited for 20 steps after the node's drop at %1: %2 steps, %3 reconnects, %4")
+                            .arg(node_drop).arg(steps_in_store("drop-run")).arg(f->reconnects())
+                            .arg(QString::fromStdString(st.status))));
     QCOMPARE(f->reconnects(), 2);
-    QVERIFY(before < steps);
-    // The mirror is the node's file byte for byte, and each step is in the store once.
+    qInfo("connection dropped at step %lld (local side) and %lld (node side)", static_cast<long long>(before),
+          static_cast<long long>(node_drop));
+    QVERIFY(f->stop(60000));  // SIGTERM: the engine ends its step and writes run_end "stopped"
+    st = poll_until(*f, [](const FollowState&) { return false; });
+    QVERIFY2(st.finished, "waited for the run_end after the stop");
+    QCOMPARE(st.status, std::string("stopped"));
+    QCOMPARE(f->reconnects(), 2);
+    // The mirror is the node's file byte for byte, and each step up to the stop is in the store once.
     QCOMPARE(read_text(f->mirror_path()), read_text(d.run_dir + "/events.jsonl"));
     td::store::MetricSeries loss = store_->metric_series("drop-run", "loss");
-    QCOMPARE(int64_t(loss.size()), int64_t(steps));
+    const int64_t last = store_->get_run("drop-run").last_step.value_or(-1);
+    QVERIFY(last >= node_drop + 20);
+    QCOMPARE(int64_t(loss.size()), last);
     QCOMPARE(loss.step.front(), int64_t(1));
-    QCOMPARE(loss.step.back(), int64_t(steps));
-    int step_lines = 0;
+    QCOMPARE(loss.step.back(), last);
+    int64_t step_lines = 0;
     std::istringstream in(read_text(f->mirror_path()));
     std::string line;
     while (std::getline(in, line))
       if (line.find("\"type\":\"step\"") != std::string::npos) ++step_lines;
-    QCOMPARE(step_lines, steps);
-    QCOMPARE(store_->get_run("drop-run").last_step.value_or(-1), int64_t(steps));
+    QCOMPARE(step_lines, last);
   }
 
   void killed_engine_marked_failed_with_log_tail() {
     DeployResult d;
     auto f = start("kill-run", 1000000, &d);
     FollowState st = poll_until(*f, [&](const FollowState&) { return steps_in_store("kill-run") >= 5; });
-    QVERIFY(!st.finished);
+    QVERIFY2(!st.finished && steps_in_store("kill-run") >= 5, "waited for step 5 of the million-step run");
     const td::store::RunInfo info = store_->get_run("kill-run");
     QVERIFY(info.pid.has_value());
     QVERIFY(f->remote_alive());
     QCOMPARE(::kill(pid_t(*info.pid), SIGKILL), 0);  // the node is this machine
     st = poll_until(*f, [](const FollowState&) { return false; });
-    QVERIFY(st.finished);
+    QVERIFY2(st.finished, "waited for the follower to notice the killed engine");
     QVERIFY(st.marked_failed);
     QCOMPARE(st.status, std::string("failed"));
     QVERIFY(!f->remote_alive());
@@ -191,7 +211,7 @@ class TestRemoteRun : public QObject {
     DeployResult d;
     auto f = start("stop-run", 1000000, &d);
     FollowState st = poll_until(*f, [&](const FollowState&) { return steps_in_store("stop-run") >= 5; });
-    QVERIFY(!st.finished);
+    QVERIFY2(!st.finished && steps_in_store("stop-run") >= 5, "waited for step 5 of the million-step run");
     // The GUI goes away (follower and store closed) while the run goes on, then reattaches from
     // what the store knows: the pid, the mirror path; the mirror and the offset continue.
     const std::string mirror = f->mirror_path();
@@ -206,10 +226,10 @@ class TestRemoteRun : public QObject {
     f = std::make_unique<RemoteFollower>([this] { return connect(); }, *store_, d.run_dir, "stop-run", *info.pid,
                                          info.events_path, "remote");
     st = poll_until(*f, [&](const FollowState&) { return steps_in_store("stop-run") >= before + 10; });
-    QVERIFY(!st.finished);
-    QVERIFY(f->stop(20000));  // ended after SIGTERM, no SIGKILL needed
+    QVERIFY2(!st.finished && steps_in_store("stop-run") >= before + 10, "waited for 10 steps after the reattach");
+    QVERIFY(f->stop(60000));  // ended after SIGTERM, no SIGKILL needed
     st = poll_until(*f, [](const FollowState&) { return false; });
-    QVERIFY(st.finished);
+    QVERIFY2(st.finished, "waited for the run_end after the stop");
     QVERIFY(!st.marked_failed);
     QCOMPARE(st.status, std::string("stopped"));
     QVERIFY(!f->remote_alive());
@@ -230,7 +250,7 @@ class TestRemoteRun : public QObject {
     QVERIFY2(list_checkpoints(s, d.run_dir).empty(), "a run that has not trained has no checkpoint");
     // Train in the foreground over SSH (a second or two).
     ExecOptions eo;
-    eo.timeout_ms = 60000;
+    eo.timeout_ms = 300000;  // 30 steps and 3 checkpoints: seconds, minutes on a loaded machine
     ExecResult t = s.exec({d.engine, "train", "--config", d.config_path, "--out", d.run_dir, "--run-id", "ckpt-run",
                            "--no-events-stdout", "--quiet"}, eo);
     QVERIFY2(t.exit_status == 0, t.err.c_str());

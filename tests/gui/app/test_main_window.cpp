@@ -171,7 +171,7 @@ class TestMainWindow : public QObject {
     ended.clear();
     QSignalSpy started(w.runController(), &RunController::runStarted);
     QTest::mouseClick(w.runView()->resumeButton(), Qt::LeftButton);
-    QTRY_COMPARE(started.count(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(started.count(), 1, tdguitest::kSlowMs);
     QVERIFY(wait_step(ingested, id, stopped.last + 5) >= stopped.last + 5);
     QTest::mouseClick(w.runView()->stopButton(), Qt::LeftButton);
     QCOMPARE(wait_ended(ended, id), QString("stopped"));
@@ -203,7 +203,7 @@ class TestMainWindow : public QObject {
     QSignalSpy ingested(w.runController(), &RunController::runIngested);
     QSignalSpy ended(w.runController(), &RunController::runEnded);
     w.show();
-    QTRY_COMPARE(attached.count(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(attached.count(), 1, tdguitest::kSlowMs);
     QCOMPARE(attached.at(0).at(0).toString(), id);
     QVERIFY(wait_step(ingested, id, before + 1) > before);
     w.showRuns({id});
@@ -249,7 +249,7 @@ class TestMainWindow : public QObject {
     QVERIFY2(!id.isEmpty(), qPrintable(error));
     QCOMPARE(w.runView()->run(), id);
     QCOMPARE(w.pages()->currentIndex(), (int)MainWindow::RunPage);
-    QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), tdguitest::kSlowMs);
     QCOMPARE(failed.at(0).at(0).toString(), id);
     const QString message = failed.at(0).at(1).toString();
     QVERIFY2(message.contains("127.0.0.1:1"), qPrintable(message));

@@ -81,7 +81,7 @@ class TestRemoteClusterRuns : public QObject {
     const QString id = c.startClusterRun(cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, steps), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QCOMPARE(c.nodeOf(id), QString("node-a, node-b"));
-    const QString status = tdguitest::wait_ended(ended, id, 90000);
+    const QString status = tdguitest::wait_ended(ended, id);
     QVERIFY2(status == "completed", qPrintable(status + " " + why(id)));
     QCOMPARE(started.count(), 1);
     QVERIFY(errs.isEmpty());
@@ -120,9 +120,9 @@ class TestRemoteClusterRuns : public QObject {
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested);
       QString err;
-      id = c.startClusterRun(cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, 200000), &err);
+      id = c.startClusterRun(cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
-      QVERIFY2(tdguitest::wait_step(ingested, id, 5, 90000) >= 5, qPrintable(why(id)));
+      QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable("waited for step 5: " + why(id)));
       c.detachAll();  // the window closes: both ranks keep training
     }
     QCOMPARE((int)processes_with_arg(id.toStdString()).size(), 2);
@@ -131,25 +131,26 @@ class TestRemoteClusterRuns : public QObject {
     RemoteRunController c(&client, connector());
     QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded),
         started(&c, &RemoteRunController::runStarted), errs(&c, &RemoteRunController::error);
-    QTRY_VERIFY_WITH_TIMEOUT(c.isActive(id), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(c.isActive(id), 60000);
     QString err;
     QVERIFY(c.stopRun(id, &err));
-    const QString status = tdguitest::wait_ended(ended, id, 60000);
+    const QString status = tdguitest::wait_ended(ended, id);
     QVERIFY2(status == "stopped", qPrintable(status + " " + why(id)));
-    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(id.toStdString()).size(), 0, 15000);
+    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(id.toStdString()).size(), 0, 60000);
     const int64_t stopped_at = tdguitest::loss_rows(fx_.db, id).last;
     QVERIFY(stopped_at >= 5);
 
     // Resume on both nodes from rank 0's checkpoint, then stop again.
     ended.clear();
     QVERIFY2(c.resumeRun(id, &err), qPrintable(err));
-    QTRY_VERIFY_WITH_TIMEOUT(started.count() == 1, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(started.count() == 1, tdguitest::kSlowMs);
     QCOMPARE((int)processes_with_arg(id.toStdString()).size(), 2);
     QSignalSpy ingested(&c, &RemoteRunController::runIngested);
-    QVERIFY2(tdguitest::wait_step(ingested, id, stopped_at + 3, 60000) >= stopped_at + 3, qPrintable(why(id)));
+    QVERIFY2(tdguitest::wait_step(ingested, id, stopped_at + 3) >= stopped_at + 3,
+             qPrintable("waited for 3 steps after the resume: " + why(id)));
     QVERIFY(c.stopRun(id, &err));
-    QCOMPARE(tdguitest::wait_ended(ended, id, 60000), QString("stopped"));
-    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(id.toStdString()).size(), 0, 15000);
+    QCOMPARE(tdguitest::wait_ended(ended, id), QString("stopped"));
+    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(id.toStdString()).size(), 0, 60000);
     QVERIFY2(errs.isEmpty(), qPrintable(errs.isEmpty() ? QString() : errs.first().at(0).toString()));
     td::store::Store s(fx_.db.toStdString());
     QCOMPARE(s.get_run(id.toStdString()).attempts, 2);

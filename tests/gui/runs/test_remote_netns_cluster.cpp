@@ -43,7 +43,7 @@ class TestRemoteNetnsCluster : public QObject {
       const auto r = td::remote::resolve_node(n, ssh_config_);  // the jump host's user and key
       td::remote::OpenOptions o;
       o.known_hosts = fx_.sshd.known_hosts;
-      o.timeout_ms = 5000;
+      o.timeout_ms = 15000;
       o.accept_unknown_host = [](const td::remote::HostKeyInfo&, const std::string&) { return true; };
       return td::remote::open_node(r, td::remote::node_auth(n, r, {}), o);
     };
@@ -98,7 +98,8 @@ class TestRemoteNetnsCluster : public QObject {
     RemoteRunController c(&client, connector());
     c.setPollIntervalMs(200);
     QSignalSpy started(&c, &RemoteRunController::runStarted), ended(&c, &RemoteRunController::runEnded),
-        errs(&c, &RemoteRunController::error);
+        errs(&c, &RemoteRunController::error), failed(&c, &RemoteRunController::startFailed),
+        progress(&c, &RemoteRunController::deployProgress);
     const int steps = 10;
     nlohmann::json config = tdguitest::tiny_config(fx_.data, steps);
     config["train"]["eval_interval"] = 0;
@@ -107,8 +108,12 @@ class TestRemoteNetnsCluster : public QObject {
     const QString id = c.startClusterRun(cluster_, "netns-exp", config, &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QCOMPARE(c.nodeOf(id), QString("node3, node2"));
-    const QString status = tdguitest::wait_ended(ended, id, 60000);
-    QVERIFY2(status == "completed", qPrintable(status + " " + why(id)));
+    // The deploy (the ~50 MB engine bundle to both nodes, one through the jump host) and the
+    // launch first, then the run: each awaited as an event, with a generous limit.
+    const QString not_started = tdguitest::wait_started(started, failed, progress, id);
+    QVERIFY2(not_started.isEmpty(), qPrintable(not_started + " " + why(id)));
+    const QString status = tdguitest::wait_ended(ended, id);
+    QVERIFY2(status == "completed", qPrintable("waited for the 10-step run to end: " + status + " " + why(id)));
     QCOMPARE(started.count(), 1);
     QVERIFY2(errs.isEmpty(), qPrintable(errs.isEmpty() ? QString() : errs.first().at(0).toString()));
 
@@ -152,24 +157,24 @@ class TestRemoteNetnsCluster : public QObject {
     dash.setRuns({id});
     ChartView* net = dash.chart("network");
     QVERIFY(net);
-    QTRY_COMPARE_WITH_TIMEOUT(net->seriesCount(), 4, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(net->seriesCount(), 4, 60000);
     QCOMPARE(net->legendLabels(),
              (QStringList{"collective bytes sent rank 0 (" + h0 + ")", "collective bytes sent rank 1 (" + h1 + ")",
                           "bus bandwidth rank 0 (" + h0 + ")", "bus bandwidth rank 1 (" + h1 + ")"}));
     for (int rank : {0, 1}) {
       const int i = net->seriesIndex({id, "comm_bytes_sent", rank});
       QVERIFY(i >= 0);
-      QTRY_COMPARE_WITH_TIMEOUT(net->drawn(i).line.size(), size_t(steps), 10000);
+      QTRY_COMPARE_WITH_TIMEOUT(net->drawn(i).line.size(), size_t(steps), 60000);
     }
     QVERIFY(!net->emptyTextVisible());
     ChartView* tp = dash.chart("throughput");
     QVERIFY(tp);
     const QString t0 = "tokens/s rank 0 (" + h0 + ")", t1 = "tokens/s rank 1 (" + h1 + ")";
     QTRY_VERIFY2_WITH_TIMEOUT(tp->legendLabels().contains(t0) && tp->legendLabels().contains(t1),
-                              qPrintable(tp->legendLabels().join(" | ")), 10000);
+                              qPrintable(tp->legendLabels().join(" | ")), 60000);
 
     // Nothing is left running on either node.
-    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(run).size(), 0, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(run).size(), 0, 60000);
   }
 };
 

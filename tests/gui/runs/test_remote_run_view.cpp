@@ -64,32 +64,32 @@ class TestRemoteRunView : public QObject {
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     view.setRun(id);
     // The deploy shows in the progress bar with its phase, under the node's name.
-    QVERIFY(progress.wait(30000));
+    QVERIFY2(progress.wait(tdguitest::kSlowMs) || !progress.isEmpty(), "waited for the deploy's first progress");
     QVERIFY(!view.remoteBar()->isHidden());
     QVERIFY(!view.progressBar()->isHidden());
     QVERIFY(view.progressBar()->format().contains(progress.last().at(3).toString()));
     QVERIFY(view.nodeLabel()->text().contains("gpu-node-b"));
 
-    QVERIFY(started.wait(30000) || !started.isEmpty());
-    QVERIFY(tdguitest::wait_step(ingested, id, 5) >= 5);
-    QVERIFY(view.isRemoteRun() || QTest::qWaitFor([&] { return view.isRemoteRun(); }, 5000));
-    QTRY_VERIFY_WITH_TIMEOUT(view.nodeLabel()->text().contains("connected"), 10000);
+    QVERIFY2(started.wait(tdguitest::kSlowMs) || !started.isEmpty(), "waited for the run to start");
+    QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, "waited for step 5");
+    QVERIFY(view.isRemoteRun() || QTest::qWaitFor([&] { return view.isRemoteRun(); }, 60000));
+    QTRY_VERIFY_WITH_TIMEOUT(view.nodeLabel()->text().contains("connected"), 60000);
     QVERIFY(view.progressBar()->isHidden());
-    QTRY_VERIFY_WITH_TIMEOUT(view.stopButton()->isEnabled(), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(view.stopButton()->isEnabled(), 60000);
     QVERIFY(!view.downloadButton()->isHidden());
 
     // Stop goes to the remote controller (the local one is not asked).
     view.stopButton()->click();
-    QCOMPARE(tdguitest::wait_ended(ended, id, 40000), QStringLiteral("stopped"));
+    QCOMPARE(tdguitest::wait_ended(ended, id), QStringLiteral("stopped"));
     QCOMPARE(local_stop.count(), 0);
-    QTRY_VERIFY_WITH_TIMEOUT(view.resumeButton()->isEnabled() && view.downloadButton()->isEnabled(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(view.resumeButton()->isEnabled() && view.downloadButton()->isEnabled(), 60000);
     QVERIFY(view.statusLabel()->text().contains("stopped"));
 
     // Download: the checkpoint of the last step lands in the folder and the page says where.
     td::store::Store s(fx_.db.toStdString());
     const int64_t last = s.get_run(id.toStdString()).last_step.value_or(-1);
     view.downloadCheckpointTo(fx_.dir.filePath("dl"));
-    QVERIFY(downloaded.wait(30000) || !downloaded.isEmpty());
+    QVERIFY2(downloaded.wait(tdguitest::kSlowMs) || !downloaded.isEmpty(), "waited for the download");
     char name[32];
     std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(last));
     QCOMPARE(fs::path(downloaded.first().at(1).toString().toStdString()).filename().string(), std::string(name));
@@ -101,10 +101,10 @@ class TestRemoteRunView : public QObject {
     ended.clear();
     view.resumeButton()->click();
     QCOMPARE(local_resume.count(), 0);
-    QVERIFY(started.wait(30000) || !started.isEmpty());
-    QVERIFY(tdguitest::wait_step(ingested, id, last + 5) >= last + 5);
+    QVERIFY2(started.wait(tdguitest::kSlowMs) || !started.isEmpty(), "waited for the resumed run to start");
+    QVERIFY2(tdguitest::wait_step(ingested, id, last + 5) >= last + 5, "waited for 5 steps after the resume");
     view.requestStop();
-    QCOMPARE(tdguitest::wait_ended(ended, id, 40000), QStringLiteral("stopped"));
+    QCOMPARE(tdguitest::wait_ended(ended, id), QStringLiteral("stopped"));
     QVERIFY2(errs.isEmpty(), qPrintable(errs.isEmpty() ? QString() : errs.first().at(0).toString()));
     QCOMPARE(s.get_run(id.toStdString()).attempts, 2);
   }

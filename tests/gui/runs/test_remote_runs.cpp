@@ -59,7 +59,7 @@ class TestRemoteRuns : public QObject {
 
   // Waits for run_id's runEnded and compares its status; on a difference says why the store
   // ended it (end_reason) and what the node's engine.log ends with.
-  void expect_end(QSignalSpy& ended, const QString& id, const QString& expected, int timeout_ms = 60000) {
+  void expect_end(QSignalSpy& ended, const QString& id, const QString& expected, int timeout_ms = tdguitest::kSlowMs) {
     const QString status = tdguitest::wait_ended(ended, id, timeout_ms);
     if (status == expected) return;
     auto s = store();
@@ -116,7 +116,7 @@ class TestRemoteRuns : public QObject {
     QCOMPARE(progress.count(), 0);  // nothing happened on this thread: it all goes on a worker
     QVERIFY(c.isActive(id));
     QVERIFY(c.isDeploying(id));
-    expect_end(ended, id, "completed", 60000);
+    expect_end(ended, id, "completed");
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     QCOMPARE(started.count(), 1);
     QVERIFY(ticks_at_started > ticks_at_first_progress && ticks_at_first_progress >= 0);
@@ -172,8 +172,9 @@ class TestRemoteRuns : public QObject {
     QCOMPARE(bundles, 1);
   }
 
+  // The run is a million steps: it outlasts the detach and the reattach on any machine, and
+  // the test stops it once the new controller has followed it past the detach.
   void detach_then_reattach_through_unreachable_node() {
-    const int steps = 4000;
     QString id;
     int64_t at_detach = 0;
     {
@@ -181,14 +182,13 @@ class TestRemoteRuns : public QObject {
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
       QString err;
-      id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, steps), &err);
+      id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
       at_detach = tdguitest::wait_step(ingested, id, 20);
-      QVERIFY2(at_detach >= 20, qPrintable(errors(errs)));
+      QVERIFY2(at_detach >= 20, qPrintable("waited for step 20 before the detach: " + errors(errs)));
       c.detachAll();  // the window closes: the run keeps training on the node
       QVERIFY(!c.isActive(id));
     }
-    QVERIFY2(at_detach < steps, "the run ended before the detach: make it longer");
     {
       auto s = store();
       QCOMPARE(s->get_run(id.toStdString()).status, std::string("running"));
@@ -198,12 +198,19 @@ class TestRemoteRuns : public QObject {
     StoreClient client(fx_.db);
     RemoteRunController c(&client, nullptr);
     QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded),
-        states(&c, &RemoteRunController::connectionState), errs(&c, &RemoteRunController::error);
+        ingested(&c, &RemoteRunController::runIngested), states(&c, &RemoteRunController::connectionState),
+        errs(&c, &RemoteRunController::error);
     c.setConnector(connector());
     c.reattach();
-    QVERIFY(attached.wait(10000) || !attached.isEmpty());
+    QVERIFY2(attached.wait(tdguitest::kSlowMs) || !attached.isEmpty(), "waited for the reattach");
     QCOMPARE(attached.first().at(0).toString(), id);
-    expect_end(ended, id, "completed", 60000);
+    // Steps the node wrote while no controller followed it, and more after the reattach.
+    const qint64 followed = tdguitest::wait_step(ingested, id, at_detach + 20);
+    QVERIFY2(followed >= at_detach + 20,
+             qPrintable(QString("waited for step %1 after the reattach: %2 ").arg(at_detach + 20).arg(followed) + errors(errs)));
+    QString err;
+    QVERIFY2(c.stopRun(id, &err), qPrintable(err));
+    expect_end(ended, id, "stopped");
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     QStringList seen;
     for (const auto& a : states) seen << a.at(1).toString();
@@ -211,9 +218,18 @@ class TestRemoteRuns : public QObject {
                  seen[2].startsWith("reconnecting (attempt 2)") && seen.contains("connected"),
              qPrintable(seen.join(" | ")));
     QCOMPARE(refuse_connects_.load(), 0);
-    check_every_step_once(id, steps);
     auto s = store();
-    QCOMPARE(read_text(s->get_run(id.toStdString()).events_path), read_text(node_run_dir(id) + "/events.jsonl"));
+    const int64_t last = s->get_run(id.toStdString()).last_step.value_or(-1);
+    QVERIFY(last >= at_detach + 20);
+    // The mirror catches up with the node's file and the store with the mirror (the stop may
+    // come while the reattached follower still backfills): awaited, then every step once.
+    const std::string mirror = s->get_run(id.toStdString()).events_path;
+    QTRY_VERIFY2_WITH_TIMEOUT(read_text(mirror) == read_text(node_run_dir(id) + "/events.jsonl") &&
+                                  tdguitest::loss_rows(fx_.db, id).count == last,
+                              qPrintable(QString("waited for the mirror and the store to hold all %1 steps: %2 rows")
+                                             .arg(last).arg(tdguitest::loss_rows(fx_.db, id).count)),
+                              tdguitest::kSlowMs);
+    check_every_step_once(id, last);
   }
 
   void stop_resume_stop_then_download_checkpoint() {
@@ -241,7 +257,7 @@ class TestRemoteRuns : public QObject {
     ended.clear();
     started.clear();
     QVERIFY(c.resumeRun(id, &err));
-    QVERIFY(started.wait(30000) || !started.isEmpty());
+    QVERIFY2(started.wait(tdguitest::kSlowMs) || !started.isEmpty(), "waited for the resumed run to start");
     QVERIFY2(tdguitest::wait_step(ingested, id, *first.last_step + 5) >= *first.last_step + 5,
              qPrintable(errors(errs)));
     QVERIFY(c.stopRun(id, &err));
@@ -255,7 +271,7 @@ class TestRemoteRuns : public QObject {
     // The newest checkpoint comes down whole: each file's sha256 equals the node's.
     const QString out = fx_.dir.filePath("downloaded");
     QVERIFY(c.downloadCheckpoint(id, out, &err));
-    QVERIFY(downloaded.wait(30000) || !downloaded.isEmpty());
+    QVERIFY2(downloaded.wait(tdguitest::kSlowMs) || !downloaded.isEmpty(), "waited for the checkpoint download");
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     char name[32];
     std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(*second.last_step));
@@ -286,7 +302,7 @@ class TestRemoteRuns : public QObject {
     const auto remote = s->remote_run(id.toStdString());
     QVERIFY(remote && remote->pid);
     QCOMPARE(::kill(pid_t(*remote->pid), SIGKILL), 0);  // the node is this machine
-    expect_end(ended, id, "failed", 30000);
+    expect_end(ended, id, "failed");
     const auto info = s->get_run(id.toStdString());
     QCOMPARE(info.status, std::string("failed"));
     std::string log = read_text(node_run_dir(id) + "/engine.log");
@@ -318,7 +334,7 @@ class TestRemoteRuns : public QObject {
     StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());  // reattaches at once
     QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded);
-    expect_end(ended, id, "failed", 30000);
+    expect_end(ended, id, "failed");
     QCOMPARE(attached.count(), 1);
     const auto info = s->get_run(id.toStdString());
     QVERIFY2(info.end_reason.find("ended without a run_end") != std::string::npos, info.end_reason.c_str());

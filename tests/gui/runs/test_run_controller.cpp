@@ -138,7 +138,7 @@ class TestRunController : public QObject {
     QSignalSpy attached(&rc, &RunController::runAttached);
     QSignalSpy ingested(&rc, &RunController::runIngested);
     QSignalSpy ended(&rc, &RunController::runEnded);
-    QTRY_COMPARE(attached.count(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(attached.count(), 1, tdguitest::kSlowMs);
     QCOMPARE(attached.at(0).at(0).toString(), id);
     QVERIFY(rc.isActive(id));
     const qint64 backfilled = wait_step(ingested, id, seen_before + 1);
@@ -167,13 +167,13 @@ class TestRunController : public QObject {
     QSignalSpy attached(&rc, &RunController::runAttached);
     QSignalSpy errors(&rc, &RunController::error);
     rc.reattach();
-    QVERIFY(client.waitIdle(10000));
+    QVERIFY(client.waitIdle(tdguitest::kSlowMs));
     QTest::qWait(500);
     QVERIFY(!rc.isActive(QString::fromStdString(rid)));
     for (const auto& a : attached) QVERIFY(a.at(0).toString() != QString::fromStdString(rid));
     QCOMPARE(QString::fromStdString(run_info(db_, QString::fromStdString(rid)).status), QString("running"));
     QVERIFY(rc.resumeRun(QString::fromStdString(rid)));
-    QTRY_VERIFY(!errors.isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!errors.isEmpty(), tdguitest::kSlowMs);
     QVERIFY2(errors.last().at(0).toString().contains("SSH node"), qPrintable(errors.last().at(0).toString()));
     QVERIFY(!rc.isActive(QString::fromStdString(rid)));
   }
