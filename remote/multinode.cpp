@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "engine/common/error.h"
+#include "engine/common/run_id.h"
 #include "remote/proc_check.h"
 
 namespace td::remote {
@@ -230,6 +231,7 @@ ClusterRun cluster_run_from_json(const json& j) {
   try {
     ClusterRun r;
     r.run_id = need(j, "run_id", "layout").get<std::string>();
+    if (!td::valid_run_id(r.run_id)) throw td::Error("run layout: run_id '" + r.run_id + "' is not a run id (" + td::kRunIdRule + ")");
     r.device = j.value("device", std::string("cpu"));
     r.master_addr = j.value("master_addr", std::string());
     r.master_port = j.value("master_port", 0);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 #include "remote/quote.h"
 
 namespace td::remote {
@@ -268,10 +269,11 @@ TransferResult download(Session& s, const std::string& remote, const std::filesy
     uint64_t psize = std::filesystem::file_size(part, ec);
     if (psize > 0 && psize <= total && sha256_file(part) == remote_sha256(s, remote, psize)) offset = psize;
   }
-  Fd out{::open(part.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (offset ? 0 : O_TRUNC), 0644)};
-  if (out.fd < 0) fail_errno("cannot create", part.string());
+  // Never through a planted link or hard link (open_private_file: O_NOFOLLOW, a regular file of
+  // one name, new files 0600); the rename below replaces `local` itself, never what it names.
+  Fd out{td::open_private_file(part.string(), O_WRONLY | O_CREAT | (offset ? 0 : O_TRUNC), "the download")};
   if (offset && opts.verify) {
-    Fd rd{::open(part.c_str(), O_RDONLY | O_CLOEXEC)};
+    Fd rd{::open(part.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
     hash_prefix(rd.fd, offset, hash, part.string());
   }
   res.resumed_from = offset;

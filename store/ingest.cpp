@@ -561,12 +561,22 @@ IngestStats Ingester::poll(size_t max_lines) {
   }
   b.stats.offset = offset;
 
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path_.c_str(), "rb"));
-  if (!f) {
+  // Never through a link (the engine refuses to write one: a link there is planted, and would
+  // make the store read whatever file it names); O_NOFOLLOW, then a stdio stream on the fd.
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
     if (errno == ENOENT) {
       b.stats.at_eof = true;
       return b.stats;  // not written yet: nothing to do
     }
+    if (errno == ELOOP)
+      throw Error("events file '" + path_ + "' is a symbolic link: TrainDeck never reads a run's events through a link; "
+                  "delete the link (the run's own events file is never one)");
+    fail_errno("cannot open events file", path_);
+  }
+  std::unique_ptr<std::FILE, FileCloser> f(::fdopen(fd, "rb"));
+  if (!f) {
+    ::close(fd);
     fail_errno("cannot open events file", path_);
   }
   struct stat sb {};

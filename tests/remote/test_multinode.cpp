@@ -168,14 +168,24 @@ class TestMultinode : public QObject {
     // The layout round-trips through JSON (the store keeps it for reattach and stop).
     const ClusterRun back = cluster_run_from_json(nlohmann::json::parse(to_json(run).dump()));
     QCOMPARE(to_json(back), to_json(run));
+    // A layout whose run_id is not a run id (the store's copy tampered with) is refused: it names
+    // the run's folders on every node.
+    nlohmann::json bad = to_json(run);
+    bad["run_id"] = "../../../tmp/x";
+    try {
+      cluster_run_from_json(bad);
+      QFAIL("a layout with run_id '../../../tmp/x' must be refused");
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("is not a run id") != std::string::npos, e.what());
+    }
 
     td::store::Store store((local_ / "store.db").string());
     const std::string mirror = (local_ / "mirror" / "events.jsonl").string();
     store.note_launch(run.run_id, "multinode", mirror, run.rank0_pid(), "node3", 0);
-    const FollowState st = follow(store, run, mirror, 60000);
+    const FollowState st = follow(store, run, mirror, 300000);
     const std::string log0 = read_text(run.nodes[0].run_dir + "/engine.log");
     const std::string log1 = read_text(run.nodes[1].run_dir + "/engine.rank1.log");
-    QVERIFY2(st.finished, ("the 2-node run did not end within 60 s\nrank 0: " + log0 + "\nrank 1: " + log1).c_str());
+    QVERIFY2(st.finished, ("the 2-node run did not end within 300 s\nrank 0: " + log0 + "\nrank 1: " + log1).c_str());
     QVERIFY2(st.status == "completed", (st.status + ": " + st.end_reason + "\nrank 1: " + log1).c_str());
     // Rank 0's node holds the events, node2 only rank 1's log.
     QCOMPARE(read_text(mirror), read_text(run.nodes[0].run_dir + "/events.jsonl"));
@@ -220,7 +230,7 @@ class TestMultinode : public QObject {
     store.note_launch(run.run_id, "multinode", mirror, run.rank0_pid(), "node3", 0);
     // Train a few steps, then stop.
     bool stopped = false;
-    const FollowState st = follow(store, run, mirror, 60000, [&](const FollowState&) {
+    const FollowState st = follow(store, run, mirror, 300000, [&](const FollowState&) {
       const auto info = store.find_run(run.run_id);
       if (!stopped && info && info->last_step.value_or(0) >= 3) {
         QCOMPARE(signal_cluster_run(run, connect_, "").alive, (std::vector<int>{0, 1}));

@@ -107,11 +107,11 @@ class TestNetns : public QObject {
     fo.backoff_initial_ms = 100;
     RemoteFollower f([this] { return open_node2(); }, store, d.run_dir, "ns-run", pid, mirror, "remote", fo);
     FollowState st;
-    for (int waited = 0; waited < 60000 && !st.finished; waited += 100) {
+    for (int waited = 0; waited < 300000 && !st.finished; waited += 100) {  // waits as long as a loaded machine needs
       st = f.poll();
       if (!st.finished) QTest::qWait(100);
     }
-    QVERIFY2(st.finished, "the run on node2 did not end within 60 s");
+    QVERIFY2(st.finished, "the run on node2 did not end within 300 s");
     QVERIFY2(st.status == "completed", (st.status + ": " + st.end_reason + "\nevents: " +
                                         read_text(d.run_dir + "/events.jsonl").substr(0, 2000)).c_str());
     QCOMPARE(read_text(mirror), read_text(d.run_dir + "/events.jsonl"));

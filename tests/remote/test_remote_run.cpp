@@ -331,7 +331,7 @@ class TestRemoteRun : public QObject {
     cfg["train"]["keep_checkpoints"] = 2;
     DeployResult d = deploy(s, bundle_, dataset_, cfg.dump(), work_, "ckpt-damaged");
     ExecOptions eo;
-    eo.timeout_ms = 60000;
+    eo.timeout_ms = 300000;  // 20 steps and 2 checkpoints: seconds, minutes on a loaded machine
     ExecResult t = s.exec({d.engine, "train", "--config", d.config_path, "--out", d.run_dir, "--no-events-stdout", "--quiet"}, eo);
     QVERIFY2(t.exit_status == 0, t.err.c_str());
     const fs::path node_model = fs::path(d.run_dir) / "checkpoints/step_00000020/model.safetensors";

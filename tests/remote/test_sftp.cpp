@@ -3,6 +3,8 @@
 // are in the fixture's temporary folder, so the test checks them directly on disk.
 #include <QtTest>
 
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "engine/common/error.h"
@@ -154,6 +156,34 @@ class TestSftp : public QObject {
     QCOMPARE(r.resumed_from, part);
     QCOMPARE(r.bytes_sent, size_ - part);
     QCOMPARE(sha256sum(dst), sha256sum(local_));
+  }
+
+  void download_never_writes_through_a_planted_link() {
+    // A link planted at <local>.part (or a hard link to another file) must not make the download
+    // write into the file it names: refused, that file byte for byte unchanged.
+    const std::string remote = (sshd_.dir / "node" / "ckpt2" / "model.bin").string();
+    fs::create_directories(fs::path(remote).parent_path());
+    fs::copy_file(local_, remote, fs::copy_options::overwrite_existing);
+    const fs::path dst = sshd_.dir / "downloads" / "planted" / "model.bin";
+    fs::create_directories(dst.parent_path());
+    const fs::path victim = sshd_.dir / "victim.txt";
+    std::ofstream(victim) << "keep me";
+    for (bool hard : {false, true}) {
+      const fs::path part = dst.string() + ".part";
+      fs::remove(part);
+      if (hard) fs::create_hard_link(victim, part);
+      else fs::create_symlink(victim, part);
+      std::string err;
+      try {
+        download(*s_, remote, dst);
+      } catch (const td::Error& e) {
+        err = e.what();
+      }
+      QVERIFY2(err.find(hard ? "hard link" : "symbolic link") != std::string::npos, err.c_str());
+      std::ifstream in(victim);
+      QCOMPARE(std::string(std::istreambuf_iterator<char>(in), {}), std::string("keep me"));
+      QVERIFY(!fs::exists(dst));
+    }
   }
 
   void empty_file() {

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "engine/common/error.h"
@@ -650,6 +652,29 @@ class TestIngest : public QObject {
     }
     ing.reset();
     QCOMPARE(ing.poll_all().lines, size_t(1));
+  }
+
+  void eventsFileThroughALinkIsRefused() {
+    // A link planted as a run's events.jsonl (the engine never writes one) would make the store
+    // read whatever file it names: refused, nothing recorded, the file it names untouched.
+    QTemporaryDir dir;
+    const std::string real = dir.filePath("elsewhere.jsonl").toStdString();
+    const std::string text = line(run_start("r10", 1.0)) + line(step("r10", 2.0, 1, 3.0));
+    write_file(real, text);
+    const std::string events = dir.filePath("events.jsonl").toStdString();
+    QCOMPARE(::symlink(real.c_str(), events.c_str()), 0);
+    Store st(dir.filePath("td.db").toStdString());
+    Ingester ing(st, events);
+    try {
+      ing.poll_all();
+      QFAIL("an events file that is a symbolic link must be refused");
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("is a symbolic link") != std::string::npos, e.what());
+    }
+    QCOMPARE(st.list_experiments().size(), size_t(0));
+    QVERIFY(!st.find_run("r10").has_value());
+    std::ifstream in(real, std::ios::binary);
+    QCOMPARE(std::string(std::istreambuf_iterator<char>(in), {}), text);
   }
 };
 
