@@ -52,16 +52,11 @@ class TestDbSink : public QObject {
  private slots:
   void initTestCase() {
     QVERIFY(dir_.isValid());
-    write_file(path("corpus.txt"), generated_text(3000));
-    data_ = path("ds");
-    auto r = engine({"prepare", "--input", path("corpus.txt"), "--out", data_, "--quiet"});
-    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    json c = {{"model", {{"vocab_size", 257}, {"seq_len", 16}, {"n_layer", 1}, {"n_head", 2}, {"d_model", 16}}},
-              {"train", {{"threads", 1}, {"steps", 20}, {"micro_batch", 4}, {"eval_interval", 0}, {"sample_interval", 0},
-                         {"checkpoint_interval", 10}, {"keep_checkpoints", 3}}},
-              {"data", {{"path", data_.toStdString()}}}};
-    cfg_ = path("cfg.json");
-    std::ofstream(cfg_.toStdString()) << c.dump();
+    const QByteArray text = generated_text(3000);
+    const TinyRun t = write_tiny_run(dir_.path(), text);
+    QVERIFY2(t.prepare.exit_code == 0, qPrintable(t.prepare.err));
+    data_ = t.data;
+    cfg_ = t.cfg;
   }
 
   // Finding 1: a checkpoint that cannot be written (a file named `checkpoints` where the folder
@@ -227,6 +222,12 @@ class TestDbSink : public QObject {
     f.close();
     st["attempt"] = 2147483647;
     std::ofstream(tj.toStdString()) << st.dump(2);
+    // Forged with its SHA256SUMS updated (coreutils' sha256sum writes that format), so that the
+    // attempt check refuses it, not the checksum (docs/formats.md).
+    const QString ckpt = out + "/checkpoints/step_00000010";
+    const auto sums = run("sha256sum", {"model.safetensors", "optimizer.safetensors", "trainer.json"}, 60000, ckpt);
+    QVERIFY2(sums.exit_code == 0, qPrintable(sums.err));
+    write_file(ckpt + "/SHA256SUMS", sums.out.toUtf8());
     r = train(out, {"--resume", "--set", "train.steps=12"});
     QCOMPARE(r.exit_code, 1);
     QVERIFY2(r.err.contains("attempt") && r.err.contains("2147483647"), qPrintable(r.err));

@@ -130,16 +130,10 @@ class TestRobustness : public QObject {
   void initTestCase() {
     QByteArray text;
     for (int i = 0; i < 4000; i++) text += "line " + QByteArray::number(i * 7919 % 1000) + " of a small test corpus\n";
-    write_file(path("corpus.txt"), text);
-    data_ = path("ds");
-    auto r = engine({"prepare", "--input", path("corpus.txt"), "--out", data_, "--quiet"});
-    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    json c = {{"model", {{"vocab_size", 257}, {"seq_len", 16}, {"n_layer", 1}, {"n_head", 2}, {"d_model", 16}}},
-              {"train", {{"threads", 1}, {"steps", 20}, {"micro_batch", 4}, {"eval_interval", 0}, {"sample_interval", 0},
-                         {"checkpoint_interval", 10}, {"keep_checkpoints", 3}}},
-              {"data", {{"path", data_.toStdString()}}}};
-    cfg_ = path("cfg.json");
-    std::ofstream(cfg_.toStdString()) << c.dump();
+    const TinyRun t = write_tiny_run(dir_.path(), text);
+    QVERIFY2(t.prepare.exit_code == 0, qPrintable(t.prepare.err));
+    data_ = t.data;
+    cfg_ = t.cfg;
   }
 
   void runs_errors_are_messages_not_crashes() {

@@ -19,8 +19,9 @@ struct ProcResult {
   QString out, err;
 };
 
-/// Runs program with args (cwd: dir when non-empty), waiting up to timeout_ms.
-inline ProcResult run(const QString& program, const QStringList& args, int timeout_ms = 120000,
+/// Runs program with args (cwd: dir when non-empty), waiting up to timeout_ms (a limit for a
+/// program that hangs, generous for a loaded machine: never a measure of speed).
+inline ProcResult run(const QString& program, const QStringList& args, int timeout_ms = 300000,
                       const QString& dir = {}) {
   QProcess p;
   if (!dir.isEmpty()) p.setWorkingDirectory(dir);
@@ -43,7 +44,7 @@ inline ProcResult run(const QString& program, const QStringList& args, int timeo
 
 /// Reads p's stdout until it contains `needle` (or p ends, or timeout_ms passes); returns what
 /// was read. For waiting on a running engine's first "step" event.
-inline QByteArray wait_for_stdout(QProcess& p, const QByteArray& needle, int timeout_ms = 60000) {
+inline QByteArray wait_for_stdout(QProcess& p, const QByteArray& needle, int timeout_ms = 300000) {
   QByteArray seen;
   QElapsedTimer timer;
   timer.start();
@@ -54,7 +55,7 @@ inline QByteArray wait_for_stdout(QProcess& p, const QByteArray& needle, int tim
   return seen;
 }
 
-inline ProcResult engine(const QStringList& args, int timeout_ms = 120000) { return run(TD_ENGINE_EXE, args, timeout_ms); }
+inline ProcResult engine(const QStringList& args, int timeout_ms = 300000) { return run(TD_ENGINE_EXE, args, timeout_ms); }
 
 /// All events of an events.jsonl file (each line parsed).
 inline std::vector<nlohmann::json> read_events(const QString& path) {
@@ -93,6 +94,29 @@ inline QByteArray generated_text(int lines) {
       t += w == 7 ? ".\n" : " ";
     }
   }
+  return t;
+}
+
+/// The small run most CLI tests train. Writes `text` to <dir>/corpus.txt, prepares it byte-level
+/// into <dir>/ds and writes <dir>/cfg.json on it: vocab 257, seq_len 16, 1 layer, 2 heads,
+/// d_model 16; 20 steps of micro batch 4 on one thread, no evaluation or samples, a checkpoint
+/// every 10 steps, 3 kept. The caller checks `prepare` (exit code 0, else its stderr says why).
+struct TinyRun {
+  QString data, cfg;
+  ProcResult prepare;
+};
+inline TinyRun write_tiny_run(const QString& dir, const QByteArray& text) {
+  TinyRun t;
+  write_file(dir + "/corpus.txt", text);
+  t.data = dir + "/ds";
+  t.prepare = engine({"prepare", "--input", dir + "/corpus.txt", "--out", t.data, "--quiet"});
+  const nlohmann::json c = {
+      {"model", {{"vocab_size", 257}, {"seq_len", 16}, {"n_layer", 1}, {"n_head", 2}, {"d_model", 16}}},
+      {"train", {{"threads", 1}, {"steps", 20}, {"micro_batch", 4}, {"eval_interval", 0}, {"sample_interval", 0},
+                 {"checkpoint_interval", 10}, {"keep_checkpoints", 3}}},
+      {"data", {{"path", t.data.toStdString()}}}};
+  t.cfg = dir + "/cfg.json";
+  write_file(t.cfg, QByteArray::fromStdString(c.dump()));
   return t;
 }
 
