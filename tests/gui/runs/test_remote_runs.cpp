@@ -284,7 +284,7 @@ class TestRemoteRuns : public QObject {
       const std::string remote = node_run_dir(id) + "/checkpoints/" + name + "/" + e.path().filename().string();
       QCOMPARE(td::remote::sha256_file(e.path()), td::remote::remote_sha256(session, remote));
     }
-    QCOMPARE(files, 3);  // model.safetensors, optimizer.safetensors, trainer.json (docs/formats.md)
+    QCOMPARE(files, 4);  // model.safetensors, optimizer.safetensors, trainer.json, SHA256SUMS (docs/formats.md)
     QVERIFY(!dl_progress.isEmpty());
     QCOMPARE(dl_progress.last().at(1).toLongLong(), dl_progress.last().at(2).toLongLong());
   }
