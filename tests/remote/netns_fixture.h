@@ -205,7 +205,7 @@ class NetnsNodes {
         << "\nAuthorizedKeysFile " << (keys.dir / "authorized_keys").string()
         << "\nStrictModes no\nPubkeyAuthentication yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         << "UsePAM no\nPermitRootLogin yes\nAllowTcpForwarding yes\nMaxStartups 50\nMaxSessions 50\n"
-        << "LogLevel ERROR\nSubsystem sftp " << sftp << "\n";
+        << "LogLevel ERROR\nSetEnv " << kSessionEnv << "\nSubsystem sftp " << sftp << "\n";
     cfg.close();
     *pid = fork();
     if (*pid == 0) {

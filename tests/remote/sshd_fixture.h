@@ -139,6 +139,13 @@ inline int free_port() {
   return ntohs(a.sin_port);
 }
 
+// The environment every test sshd gives its sessions (one SetEnv line: sshd takes only the
+// first). Debian's bash sources ~/.bashrc for a command run by sshd when SHLVL was unset
+// (SSH_SOURCE_BASHRC, shell_level < 2); the test machine's own ~/.bashrc (pyenv init: 0.8 s a
+// command here, a 60 s stall on a stale shim lock) then timed every remote test by that machine.
+// A node's own shell start-up is the node's, not what these tests measure.
+inline constexpr const char* kSessionEnv = "SHLVL=1";
+
 class SshdFixture {
  public:
   std::filesystem::path dir;    ///< temporary folder with everything below
@@ -216,9 +223,11 @@ class SshdFixture {
   }
 
   /// (Re)starts sshd on a new port with the given host key (default: host_key); `auth_config`
-  /// replaces the password/keyboard-interactive/PAM lines (for the keyboard-interactive test).
+  /// replaces the password/keyboard-interactive/PAM lines (for the keyboard-interactive test);
+  /// `session_env` ("NAME=value ...") is added to every session's environment (see kSessionEnv).
   bool launch(const std::string& key = {},
-              const std::string& auth_config = "PasswordAuthentication yes\nKbdInteractiveAuthentication no\nUsePAM no\n") {
+              const std::string& auth_config = "PasswordAuthentication yes\nKbdInteractiveAuthentication no\nUsePAM no\n",
+              const std::string& session_env = {}) {
     stop_sshd();
     port = free_port();
     const char* sftp = access("/usr/lib/openssh/sftp-server", X_OK) == 0 ? "/usr/lib/openssh/sftp-server"
@@ -231,6 +240,7 @@ class SshdFixture {
         << "AuthorizedKeysFile " << (dir / "authorized_keys").string() << "\n"
         << "StrictModes no\nPubkeyAuthentication yes\n" << auth_config << "PermitRootLogin yes\n"
         << "MaxStartups 50\nMaxSessions 50\nLogLevel ERROR\n"
+        << "SetEnv " << kSessionEnv << (session_env.empty() ? "" : " " + session_env) << "\n"
         << "Subsystem sftp " << sftp << "\n";
     cfg.close();
     const std::string log = (dir / "sshd.log").string();

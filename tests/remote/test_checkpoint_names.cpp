@@ -54,8 +54,8 @@ class TestCheckpointNames : public QObject {
     fs::permissions(fake_bin_ / "stat", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                             fs::perms::others_read | fs::perms::others_exec);
     // sshd sets PATH for every session, then the admin's SetEnv (this one) replaces it.
-    QVERIFY2(sshd_.launch({}, "PasswordAuthentication yes\nKbdInteractiveAuthentication no\nUsePAM no\n"
-                              "SetEnv PATH=" + fake_bin_.string() + ":/usr/local/bin:/usr/bin:/bin\n"),
+    QVERIFY2(sshd_.launch({}, "PasswordAuthentication yes\nKbdInteractiveAuthentication no\nUsePAM no\n",
+                          "PATH=" + fake_bin_.string() + ":/usr/local/bin:/usr/bin:/bin"),
              sshd_.skip_reason.c_str());
     // The node's run folder (the node is this machine): one complete checkpoint with one file,
     // so that the listing script calls stat once.
