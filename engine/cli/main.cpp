@@ -3,7 +3,8 @@
 //   train     train a model from a config; events on stdout and in <out>/events.jsonl
 //   sample    generate text from a checkpoint
 //   plan      parameters, FLOPs and memory of a config
-//   calibrate measure this CPU's sgemm peak (the MFU denominator)
+//   calibrate measure this CPU's sgemm peak (the MFU denominator) and the engine's share of it
+//   devices   the devices this engine can train on (cpu, cuda:N), as JSON
 //   config    print the config reference (docs/config.md)
 //   export    a checkpoint as a Hugging Face GPT-2 directory or raw safetensors (docs/export.md)
 //   runs      list, show and export runs in the store
@@ -29,6 +30,7 @@
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/sysinfo.h"
+#include "engine/ops/backend.h"
 #include "engine/model/gpt.h"
 #include "engine/ops/blas_kernel.h"
 #include "engine/ops/cpu_ops.h"
@@ -233,8 +235,11 @@ int main(int argc, char** argv) {
 
   // calibrate
   int cal_threads = 0;
-  auto* cal = app.add_subcommand("calibrate", "Measure this CPU's sgemm peak (MFU denominator) and cache it");
+  auto* cal = app.add_subcommand("calibrate", "Measure this CPU's sgemm peak (MFU denominator) and the engine's share of it, and cache both");
   cal->add_option("--threads", cal_threads, "Threads (0: all cores)")->check(CLI::Range(0, 4096));
+
+  // devices
+  auto* devs = app.add_subcommand("devices", "List the devices this engine can train on (cpu, cuda:N) as one JSON document");
 
   // config reference
   bool markdown = false;
@@ -374,6 +379,35 @@ int main(int argc, char** argv) {
       std::printf("sgemm with %d threads on %s (OpenBLAS kernel %s): %.1f GFLOP/s now; peak in the cache %.1f GFLOP/s (%s)\n",
                   threads, td::cpu_model().c_str(), td::blas_corename().c_str(), f / 1e9, kept / 1e9,
                   td::calibration_cache_path().c_str());
+      // The engine's own share of that peak: the MFU the planner assumes before any run here.
+      using R = td::EngineMfuReference;
+      const double share = td::measure_engine_mfu(threads, kept, 2.0);
+      td::store_engine_mfu(threads, share);
+      std::printf("engine training step (reference GPT: %d layers, d_model %d, seq_len %d, micro_batch %d): MFU %.1f %% now; "
+                  "in the cache %.1f %%\n",
+                  R::n_layer, R::d_model, R::seq_len, R::micro_batch, share * 100, td::cached_engine_mfu(threads).value_or(share) * 100);
+      return 0;
+    }
+    if (*devs) {
+      // {"devices": [{"device": "cpu", "name", "cores"}, {"device": "cuda:N", "name",
+      // "memory_bytes", "compute_capability"}, ...], "cuda_error": why there is no (further) GPU}.
+      nlohmann::json list = nlohmann::json::array();
+      list.push_back({{"device", "cpu"}, {"name", td::cpu_model()}, {"cores", td::cpu_cores()}});
+      std::string cuda_error;
+      for (int n = 0; n < 64; ++n) {
+        try {
+          auto be = td::make_backend("cuda:" + std::to_string(n));
+          const td::DeviceInfo info = be->device_info();
+          list.push_back({{"device", "cuda:" + std::to_string(n)},
+                          {"name", info.name},
+                          {"memory_bytes", info.memory_total},
+                          {"compute_capability", info.compute_capability}});
+        } catch (const std::exception& e) {
+          cuda_error = e.what();  // the first ordinal that does not start: the end of the list
+          break;
+        }
+      }
+      std::printf("%s\n", nlohmann::json{{"devices", list}, {"cuda_error", cuda_error}}.dump().c_str());
       return 0;
     }
     if (*conf) {

@@ -44,6 +44,26 @@ QString formatBytes(uint64_t bytes) {
 QString formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("?");
   auto tr = [](const char* s) { return QCoreApplication::translate("td::gui", s); };
+  if (seconds == 0) return tr("0 s");
+  if (seconds < 1) {
+    // Below a second: the unit that keeps three significant digits (35.4 ms, 812 µs, 4.17 ns).
+    static const char* const units[] = {"%1 ms", "%1 µs", "%1 ns"};
+    double v = seconds * 1e3;
+    int u = 0;
+    while (v < 1 && u < 2) {
+      v *= 1e3;
+      ++u;
+    }
+    // 999.7 would print as "1000": the next unit up.
+    if (v >= 999.5) {
+      if (u == 0) return tr("%1 s").arg(1.0, 0, 'f', 1);
+      v /= 1e3;
+      --u;
+    }
+    const int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
+    return tr(units[u]).arg(v, 0, 'f', decimals);
+  }
+  if (seconds < 9.95) return tr("%1 s").arg(seconds, 0, 'f', 1);
   const uint64_t s = (uint64_t)std::llround(seconds);
   if (s < 60) return tr("%1 s").arg(s);
   if (s < 3600) return tr("%1 min %2 s").arg(s / 60).arg(s % 60);

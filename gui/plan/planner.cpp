@@ -177,11 +177,74 @@ Checked checkDocument(const json& doc) {
 Planner::Planner(QObject* parent) : QObject(parent), engine_(engineExecutable()) {}
 
 Planner::~Planner() {
-  if (proc_) {
-    proc_->disconnect(this);
-    proc_->kill();
-    proc_->waitForFinished(1000);
+  for (QProcess* p : {proc_.data(), devices_proc_.data()}) {
+    if (!p) continue;
+    p->disconnect(this);
+    p->kill();
+    p->waitForFinished(1000);
   }
+}
+
+QList<EngineDevice> parseEngineDevices(const QByteArray& json_text, QString* error, QString* cuda_error) {
+  QList<EngineDevice> out;
+  const json j = json::parse(json_text.constData(), json_text.constData() + json_text.size(), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("devices") || !j["devices"].is_array()) {
+    if (error) *error = Planner::tr("the engine's device list is not the JSON `traindeck-engine devices` prints: %1")
+                            .arg(QString::fromUtf8(json_text.left(200)));
+    return out;
+  }
+  for (const json& d : j["devices"]) {
+    if (!d.is_object() || !d.contains("device") || !d["device"].is_string()) continue;
+    EngineDevice e;
+    e.device = QString::fromStdString(d["device"].get<std::string>());
+    e.name = QString::fromStdString(d.value("name", std::string()));
+    if (d.contains("memory_bytes") && d["memory_bytes"].is_number_unsigned()) e.memory_bytes = d["memory_bytes"].get<quint64>();
+    if (d.contains("compute_capability") && d["compute_capability"].is_number_integer())
+      e.compute_capability = d["compute_capability"].get<int>();
+    out.append(e);
+  }
+  if (cuda_error) *cuda_error = QString::fromStdString(j.value("cuda_error", std::string()));
+  if (error) error->clear();
+  return out;
+}
+
+void Planner::probeDevices() {
+  if (devices_proc_) return;
+  const EngineDevice cpu{QStringLiteral("cpu"), QString::fromStdString(td::cpu_model()), 0, 0};
+  if (engine_.isEmpty()) {
+    QTimer::singleShot(0, this, [this, cpu] {
+      emit devicesFound({cpu}, tr("The engine (traindeck-engine) was not found, so no GPU is listed: build it, or set TRAINDECK_ENGINE."));
+    });
+    return;
+  }
+  devices_proc_ = new QProcess(this);
+  devices_proc_->setProgram(engine_);
+  devices_proc_->setArguments({QStringLiteral("devices")});
+  connect(devices_proc_, &QProcess::errorOccurred, this, [this, cpu](QProcess::ProcessError err) {
+    if (err != QProcess::FailedToStart || !devices_proc_) return;
+    const QString why = devices_proc_->errorString();
+    devices_proc_->deleteLater();
+    devices_proc_ = nullptr;
+    emit devicesFound({cpu}, tr("Could not start the engine '%1' to list its GPUs: %2").arg(engine_, why));
+  });
+  connect(devices_proc_, &QProcess::finished, this, [this, cpu](int code, QProcess::ExitStatus status) {
+    if (!devices_proc_) return;
+    const QByteArray out = devices_proc_->readAllStandardOutput();
+    const QString err = QString::fromLocal8Bit(devices_proc_->readAllStandardError()).trimmed();
+    devices_proc_->deleteLater();
+    devices_proc_ = nullptr;
+    QString parse_error, cuda_error;
+    QList<EngineDevice> list = status == QProcess::NormalExit && code == 0 ? parseEngineDevices(out, &parse_error, &cuda_error)
+                                                                           : QList<EngineDevice>{};
+    if (list.isEmpty()) {
+      emit devicesFound({cpu}, status != QProcess::NormalExit || code != 0
+                                   ? tr("`traindeck-engine devices` failed (exit code %1): %2").arg(code).arg(err)
+                                   : parse_error);
+      return;
+    }
+    emit devicesFound(list, cuda_error);
+  });
+  devices_proc_->start();
 }
 
 const QList<FieldInfo>& Planner::fieldDocs() {
@@ -211,16 +274,15 @@ PlanCheck Planner::check(const nlohmann::json& doc) const {
   r.has_plan = c.config.has_value();
   for (auto it = r.errors.constBegin(); it != r.errors.constEnd() && r.has_plan; ++it)
     if (it.key() != QLatin1String("data.path")) r.has_plan = false;
-  r.mfu = mfu_;
-  if (!r.has_plan) {
-    r.threads = resolveThreads(c.config ? c.config->train.threads : 0);
-    r.peak_flops = peakFlops(r.threads);
-    return r;
-  }
+  r.threads = resolveThreads(c.config ? c.config->train.threads : 0);
+  r.peak_flops = peakFlops(r.threads);
+  // Runs measured here beat the calibration, which beats the assumption.
+  const std::optional<double> engine = engineMfu(r.threads);
+  r.mfu = measured_mfu_ ? *measured_mfu_ : engine.value_or(kDefaultCpuMfu);
+  r.mfu_basis = measured_mfu_ ? MfuBasis::Runs : engine ? MfuBasis::Calibration : MfuBasis::Assumed;
+  if (!r.has_plan) return r;
   r.config = *c.config;
   r.plan = td::make_plan(r.config, 1);
-  r.threads = resolveThreads(r.config.train.threads);
-  r.peak_flops = peakFlops(r.threads);
   if (r.peak_flops && r.plan.flops_per_token > 0) {
     r.tokens_per_s = *r.peak_flops * r.mfu / r.plan.flops_per_token;
     r.run_seconds = (double)r.config.train.steps * (double)r.plan.tokens_per_step / r.tokens_per_s;
@@ -229,10 +291,25 @@ PlanCheck Planner::check(const nlohmann::json& doc) const {
 }
 
 void Planner::setMeasuredMfu(double mfu) {
-  const double v = (std::isfinite(mfu) && mfu > 0 && mfu <= 1) ? mfu : kDefaultCpuMfu;
-  if (v == mfu_) return;
-  mfu_ = v;
+  std::optional<double> v;
+  if (std::isfinite(mfu) && mfu > 0 && mfu <= 1) v = mfu;
+  if (v == measured_mfu_) return;
+  measured_mfu_ = v;
   emit estimatesChanged();
+}
+
+double Planner::mfu() const {
+  if (measured_mfu_) return *measured_mfu_;
+  return engineMfu(0).value_or(kDefaultCpuMfu);
+}
+
+std::optional<double> Planner::engineMfu(int threads) const {
+  threads = resolveThreads(threads);
+  auto it = engine_mfu_memo_.constFind(threads);
+  if (it != engine_mfu_memo_.constEnd()) return *it;
+  std::optional<double> v = td::cached_engine_mfu(threads);
+  engine_mfu_memo_.insert(threads, v);
+  return v;
 }
 
 int Planner::resolveThreads(int threads) { return threads > 0 ? threads : td::cpu_cores(); }
@@ -248,6 +325,7 @@ std::optional<double> Planner::peakFlops(int threads) const {
 
 void Planner::reloadCalibration() {
   peak_memo_.clear();
+  engine_mfu_memo_.clear();
   devices_.reset();  // the "cpu" entry's peak comes from the calibration cache
   emit estimatesChanged();
 }
@@ -341,6 +419,7 @@ void Planner::finishCalibration(int exit_code, bool crashed) {
     return;
   }
   peak_memo_.clear();
+  engine_mfu_memo_.clear();
   devices_.reset();
   std::optional<double> peak = peakFlops(proc_threads_);
   if (!peak) {

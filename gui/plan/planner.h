@@ -31,6 +31,26 @@ struct FieldInfo {
   QString meaning;        // one sentence
 };
 
+/// Where the MFU of an estimate comes from (PlanCheck::mfu_basis).
+enum class MfuBasis {
+  Runs,         // the median MFU of the last completed runs here (Planner::setMeasuredMfu)
+  Calibration,  // the engine's measured share of this CPU's peak (`traindeck-engine calibrate`)
+  Assumed,      // neither is known: Planner::kDefaultCpuMfu
+};
+
+/// A device `traindeck-engine devices` lists: "cpu" or a GPU the engine can start ("cuda:N").
+struct EngineDevice {
+  QString device;             // "cpu", "cuda:0"
+  QString name;               // the CPU model, or the GPU's name ("NVIDIA H200")
+  quint64 memory_bytes = 0;   // GPU memory; 0 for the CPU
+  int compute_capability = 0; // major * 10 + minor for a GPU
+};
+
+/// Parses the JSON `traindeck-engine devices` prints. Returns the devices (cpu first); on a
+/// document that is not the engine's, an empty list and *error says so. *cuda_error (optional)
+/// gets the engine's reason for listing no (further) GPU.
+QList<EngineDevice> parseEngineDevices(const QByteArray& json_text, QString* error, QString* cuda_error = nullptr);
+
 /// What Planner::check() finds for one config document.
 struct PlanCheck {
   /// Field path ("model.n_head", "train.lr", "data.path"; "(document)" or a section name for a
@@ -49,7 +69,8 @@ struct PlanCheck {
   int threads = 0;       // CPU threads the run uses: train.threads, or all cores when it is 0
   /// This CPU's calibrated sgemm peak at `threads`, FLOP/s; empty when not calibrated yet.
   std::optional<double> peak_flops;
-  double mfu = 0;           // the efficiency the estimate assumes (Planner::mfu())
+  double mfu = 0;           // the efficiency the estimate assumes: see mfu_basis
+  MfuBasis mfu_basis = MfuBasis::Assumed;
   double tokens_per_s = 0;  // peak_flops * mfu / plan.flops_per_token; 0 when unknown
   double run_seconds = 0;   // train.steps * plan.tokens_per_step / tokens_per_s; 0 when unknown
 };
@@ -67,7 +88,8 @@ struct ClusterCheck {
 class Planner : public QObject {
   Q_OBJECT
  public:
-  /// The MFU assumed for this engine on the CPU until setMeasuredMfu() gives a measured one.
+  /// The MFU assumed for this engine on the CPU when neither a run here (setMeasuredMfu) nor a
+  /// calibration (the engine's share of the peak, td::cached_engine_mfu) measured one.
   static constexpr double kDefaultCpuMfu = 0.5;
 
   explicit Planner(QObject* parent = nullptr);
@@ -86,10 +108,16 @@ class Planner : public QObject {
   /// Per-field errors only (see PlanCheck::errors). Never throws.
   static QMap<QString, QString> fieldErrors(const nlohmann::json& doc);
 
-  /// The MFU used for tokens/s: a measured one (the median MFU of completed runs on this
-  /// machine, from the store) when in (0, 1], else kDefaultCpuMfu. Emits estimatesChanged().
+  /// The MFU of completed runs on this machine (their median, from the store), used for tokens/s
+  /// when in (0, 1]; anything else forgets it. Without it check() uses the engine's calibrated
+  /// share of the peak at the run's threads (engineMfu), else kDefaultCpuMfu. Emits
+  /// estimatesChanged() when it changes.
   void setMeasuredMfu(double mfu);
-  double mfu() const { return mfu_; }
+  /// The MFU a config with train.threads = 0 (all cores) is estimated at.
+  double mfu() const;
+  /// The engine's measured share of this CPU's peak with `threads` threads (0: all cores), from
+  /// the calibration cache (memoised like peakFlops); empty when not calibrated.
+  std::optional<double> engineMfu(int threads) const;
 
   /// This CPU's cached sgemm peak with `threads` threads (0: all cores), FLOP/s, read from the
   /// engine's calibration cache (memoised; reloadCalibration() forgets the memo).
@@ -116,13 +144,18 @@ class Planner : public QObject {
   void setEngineExecutable(const QString& path) { engine_ = path; }
   QString engineExecutableInUse() const { return engine_; }
 
-  /// Runs `<engine> calibrate --threads N` (N = resolveThreads(threads); about 3 s of sgemm)
+  /// Runs `<engine> calibrate --threads N` (N = resolveThreads(threads); about 2 s of sgemm and
+  /// 2 s of the engine's training step)
   /// asynchronously, then re-reads the cache. Emits calibrationFinished() or calibrationFailed()
   /// (also for an engine that cannot be found or started). Ignored while one is running.
   void calibrate(int threads = 0);
   bool isCalibrating() const;
   /// Kills a running calibration (calibrationFailed() says it was cancelled).
   void cancelCalibration();
+  /// Runs `<engine> devices` asynchronously (a few seconds on a machine with GPUs: the engine
+  /// starts each one); devicesFound() follows, also with just the CPU when the engine cannot be
+  /// run (devicesFound's cuda_error says why). Ignored while one is running.
+  void probeDevices();
 
  signals:
   /// The cache now holds `peak_flops` (FLOP/s) for `threads`.
@@ -131,12 +164,17 @@ class Planner : public QObject {
   void calibrationFailed(const QString& message);
   /// The MFU or the calibration changed: estimates from check() differ now.
   void estimatesChanged();
+  /// The devices the engine can train on (cpu first); `cuda_error` is the engine's reason for
+  /// no (further) GPU, "" when it listed them all.
+  void devicesFound(const QList<td::gui::EngineDevice>& devices, const QString& cuda_error);
 
  private:
   void finishCalibration(int exit_code, bool crashed);
-  double mfu_ = kDefaultCpuMfu;
+  std::optional<double> measured_mfu_;
   QString engine_;
   mutable QHash<int, std::optional<double>> peak_memo_;
+  mutable QHash<int, std::optional<double>> engine_mfu_memo_;
+  QPointer<QProcess> devices_proc_;
   mutable std::optional<td::DeviceCatalogue> devices_;
   mutable QString devices_error_;
   QPointer<QProcess> proc_;
@@ -145,3 +183,5 @@ class Planner : public QObject {
 };
 
 }  // namespace td::gui
+
+Q_DECLARE_METATYPE(td::gui::EngineDevice)

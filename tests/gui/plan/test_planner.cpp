@@ -191,8 +191,22 @@ class TestPlanner : public QObject {
     planner.setMeasuredMfu(0.25);
     QCOMPARE(changed.count(), 1);
     QCOMPARE(planner.check(smallDoc()).tokens_per_s, 2.5e10 / 748416.0);
+    QVERIFY(planner.check(smallDoc()).mfu_basis == td::gui::MfuBasis::Runs);
     planner.setMeasuredMfu(1.5);  // not an MFU: back to the default
     QCOMPARE(planner.mfu(), Planner::kDefaultCpuMfu);
+    QVERIFY(planner.check(smallDoc()).mfu_basis == td::gui::MfuBasis::Assumed);
+    // Calibrated: the engine's measured share of the peak is the MFU before any run.
+    writeCache({{cacheKey(2).toStdString(), 1e11}, {(cacheKey(2) + " | engine_mfu").toStdString(), 0.23}});
+    planner.reloadCalibration();
+    c = planner.check(smallDoc());
+    QCOMPARE(c.mfu, 0.23);
+    QVERIFY(c.mfu_basis == td::gui::MfuBasis::Calibration);
+    QCOMPARE(c.tokens_per_s, 1e11 * 0.23 / 748416.0);
+    // A run measured here beats it.
+    planner.setMeasuredMfu(0.31);
+    QCOMPARE(planner.check(smallDoc()).mfu, 0.31);
+    planner.setMeasuredMfu(0);
+    QCOMPARE(planner.check(smallDoc()).mfu, 0.23);
     // Another thread count has no entry.
     json doc = smallDoc();
     doc["train"]["threads"] = 3;
@@ -264,6 +278,53 @@ class TestPlanner : public QObject {
     // One core's sgemm reaches well above 1 GFLOP/s on any x86-64 CPU of the last 15 years.
     QVERIFY(done.at(0).at(0).toDouble() > 1e9);
     QCOMPARE(*planner.peakFlops(1), done.at(0).at(0).toDouble());
+    // The engine's share of that peak was measured too, and is the MFU of the next estimate.
+    const std::optional<double> share = planner.engineMfu(1);
+    QVERIFY(share.has_value());
+    QVERIFY2(*share > 0.01 && *share <= 1.0, qPrintable(QString::number(*share)));
+    json doc = smallDoc();
+    doc["train"]["threads"] = 1;
+    const PlanCheck c = planner.check(doc);
+    QCOMPARE(c.mfu, *share);
+    QVERIFY(c.mfu_basis == td::gui::MfuBasis::Calibration);
+    QCOMPARE(c.tokens_per_s, *planner.peakFlops(1) * *share / c.plan.flops_per_token);
+  }
+
+  void devicesOfTheRealEngine() {
+    if (!QFile::exists(TD_ENGINE_EXE)) QSKIP("traindeck-engine is not built");
+    Planner planner;
+    planner.setEngineExecutable(TD_ENGINE_EXE);
+    QSignalSpy found(&planner, &Planner::devicesFound);
+    planner.probeDevices();
+    QVERIFY(found.wait(60000));
+    const auto devices = found.at(0).at(0).value<QList<td::gui::EngineDevice>>();
+    QVERIFY(!devices.isEmpty());
+    QCOMPARE(devices.front().device, QStringLiteral("cpu"));
+    QCOMPARE(devices.front().name, QString::fromStdString(td::cpu_model()));
+    for (int i = 1; i < devices.size(); ++i) {
+      QCOMPARE(devices[i].device, QStringLiteral("cuda:%1").arg(i - 1));
+      QVERIFY(devices[i].memory_bytes > 0);
+    }
+    // Without a GPU the engine says why (no driver, no module, ...).
+    if (devices.size() == 1) QVERIFY(!found.at(0).at(1).toString().isEmpty());
+  }
+
+  void parsesTheEngineDeviceList() {
+    QString error, cuda_error;
+    const auto list = td::gui::parseEngineDevices(
+        R"j({"devices":[{"device":"cpu","name":"AMD EPYC","cores":16},)j"
+        R"j({"device":"cuda:0","name":"NVIDIA H200","memory_bytes":150081716224,"compute_capability":90}],)j"
+        R"j("cuda_error":"cuda:1 asked for but this machine has 1 GPU (cuda:0)"})j",
+        &error, &cuda_error);
+    QVERIFY(error.isEmpty());
+    QCOMPARE(list.size(), 2);
+    QCOMPARE(list[1].device, QStringLiteral("cuda:0"));
+    QCOMPARE(list[1].name, QStringLiteral("NVIDIA H200"));
+    QCOMPARE(list[1].memory_bytes, quint64(150081716224));
+    QCOMPARE(list[1].compute_capability, 90);
+    QCOMPARE(cuda_error, QStringLiteral("cuda:1 asked for but this machine has 1 GPU (cuda:0)"));
+    QVERIFY(td::gui::parseEngineDevices("step 1/10", &error).isEmpty());
+    QVERIFY(error.contains("not the JSON"));
   }
 
   void formats() {
@@ -281,6 +342,15 @@ class TestPlanner : public QObject {
     QCOMPARE(td::gui::formatDuration(754), QStringLiteral("12 min 34 s"));
     QCOMPARE(td::gui::formatDuration(12300), QStringLiteral("3 h 25 min"));
     QCOMPARE(td::gui::formatDuration(190000), QStringLiteral("2 d 4 h"));
+    // Short spans (a tiny token budget on a large cluster) keep a unit that shows them.
+    QCOMPARE(td::gui::formatDuration(0), QStringLiteral("0 s"));
+    QCOMPARE(td::gui::formatDuration(4.24), QStringLiteral("4.2 s"));
+    QCOMPARE(td::gui::formatDuration(0.0354), QStringLiteral("35.4 ms"));
+    QCOMPARE(td::gui::formatDuration(0.4), QStringLiteral("400 ms"));
+    QCOMPARE(td::gui::formatDuration(8.12e-4), QStringLiteral("812 µs"));
+    QCOMPARE(td::gui::formatDuration(4.17e-9), QStringLiteral("4.17 ns"));
+    QCOMPARE(td::gui::formatDuration(9.9996e-4), QStringLiteral("1.00 ms"));  // not "1000 µs"
+    QCOMPARE(td::gui::formatDuration(0.9996), QStringLiteral("1.0 s"));
   }
 };
 
