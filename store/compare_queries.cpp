@@ -33,35 +33,6 @@ LastAndMin last_and_min(sqlite3* db, int64_t run, const char* name) {
   return out;
 }
 
-// Median of metric `name` (rank 0) over the steps after the first `skip` stored ones (all of
-// them when there are no more than `skip`): the mean of the two middle values for an even count.
-std::optional<double> median_after(sqlite3* db, int64_t run, const char* name, int skip) {
-  Stmt ids(db, "SELECT id FROM metric_names WHERE name = ?1");
-  ids.bind(1, name);
-  if (!ids.step()) return std::nullopt;
-  const int64_t id = ids.col_int(0);
-  Stmt cnt(db, "SELECT count(*) FROM metrics WHERE run = ?1 AND name = ?2 AND rank = 0");
-  cnt.bind(1, run).bind(2, id);
-  cnt.step();
-  const int64_t n_all = cnt.col_int(0);
-  if (n_all == 0) return std::nullopt;
-  const int64_t skipped = n_all > skip ? skip : 0;
-  const int64_t n = n_all - skipped;
-  // Values of the kept steps (those after the first `skipped` steps), sorted; the middle one(s).
-  Stmt mid(db,
-           "SELECT value FROM (SELECT value FROM metrics WHERE run = ?1 AND name = ?2 AND rank = 0"
-           " ORDER BY step LIMIT -1 OFFSET ?3) ORDER BY value LIMIT ?4 OFFSET ?5");
-  mid.bind(1, run).bind(2, id).bind(3, skipped).bind(4, int64_t(n % 2 == 0 ? 2 : 1)).bind(5, (n - 1) / 2);
-  double sum = 0;
-  int got = 0;
-  while (mid.step()) {
-    sum += mid.col_double(0);
-    ++got;
-  }
-  if (got == 0) return std::nullopt;
-  return sum / got;
-}
-
 void flatten(const nlohmann::json& j, const std::string& prefix,
              std::vector<std::pair<std::string, std::string>>& out) {
   if (j.is_object() && !j.empty()) {
@@ -85,21 +56,15 @@ Store::RunNumbers Store::run_numbers(const std::string& run_id) {
   const LastAndMin val = last_and_min(db_, key, "val_loss");
   r.final_val_loss = val.last;
   r.best_val_loss = val.min;
-  r.tokens_per_s = median_after(db_, key, "tokens_per_s", kWarmupSteps);
-  r.mfu = median_after(db_, key, "mfu", kWarmupSteps);
+  const RunThroughput tp = run_throughput(run_id);
+  r.tokens_per_s = tp.tokens_per_s;
+  r.mfu = tp.mfu;
   r.tokens_seen = [&]() -> std::optional<int64_t> {
     const LastAndMin t = last_and_min(db_, key, "tokens_seen");
     if (!t.last) return std::nullopt;
     return static_cast<int64_t>(*t.last);
   }();
-  // Sum over attempts of (end - start); an attempt without an end runs to its last metric row.
-  Stmt wall(db_,
-            "SELECT sum(max(0, coalesce(a.end_time,"
-            "   (SELECT max(m.t) FROM metrics m WHERE m.run = a.run AND m.attempt = a.attempt),"
-            "   a.start_time) - a.start_time)), count(a.start_time)"
-            " FROM run_attempts a WHERE a.run = ?1 AND a.start_time IS NOT NULL");
-  wall.bind(1, key);
-  if (wall.step() && wall.col_int(1) > 0) r.wall_seconds = wall.col_double(0);
+  r.wall_seconds = run_progress(run_id).elapsed_s;
   return r;
 }
 

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "engine/common/duration.h"
+
 namespace td::store {
 
 std::string format_number(double v) {
@@ -42,17 +44,12 @@ std::string format_time(std::optional<double> unix_s, const char* empty) {
   return buf;
 }
 
-std::string format_duration(double seconds) {
+std::string format_duration(double seconds) { return td::format_duration(seconds); }
+
+std::string format_tokens_per_s(std::optional<double> tokens_per_s, const char* empty) {
+  if (!tokens_per_s || !std::isfinite(*tokens_per_s)) return empty;
   char buf[48];
-  if (seconds < 60) {
-    std::snprintf(buf, sizeof buf, "%.1fs", seconds);
-  } else {
-    const long s = std::lround(seconds);
-    if (s >= 3600)
-      std::snprintf(buf, sizeof buf, "%ldh%02ldm%02lds", s / 3600, (s / 60) % 60, s % 60);
-    else
-      std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
-  }
+  std::snprintf(buf, sizeof buf, "%.0f", *tokens_per_s);
   return buf;
 }
 

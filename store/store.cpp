@@ -206,16 +206,16 @@ int64_t Store::require_run(const std::string& run_id) {
   return *key;
 }
 
-// Columns shared by list_runs and find_run (indices 0..10 fill RunSummary).
+// Columns shared by list_runs and find_run (indices 0..10 fill RunSummary, but tokens_per_s:
+// recent_median, one bounded read per run).
 static constexpr const char* kRunColumns =
     "r.run_id, e.name, r.status, coalesce(r.host, ''), r.start_time, r.end_time, r.attempts,"
     " r.last_step,"
     // Best val loss from the coarsest level of detail (a few rows; min is exact per bucket).
     " (SELECT min(l.v_min) FROM metric_lod l WHERE l.run = r.id AND l.rank = 0 AND l.level = 7 AND"
     "    l.name = (SELECT id FROM metric_names WHERE name = 'val_loss')),"
-    " (SELECT m.value FROM metrics m WHERE m.run = r.id AND m.rank = 0 AND"
-    "    m.name = (SELECT id FROM metric_names WHERE name = 'tokens_per_s')"
-    "    ORDER BY m.step DESC LIMIT 1),"
+    // train.steps of the config (json_valid first: json_extract raises an error on bad text).
+    " CASE WHEN json_valid(r.config) THEN json_extract(r.config, '$.train.steps') END,"
     " r.notes";
 
 static void read_summary(const Stmt& st, RunSummary& r) {
@@ -228,13 +228,13 @@ static void read_summary(const Stmt& st, RunSummary& r) {
   r.attempts = static_cast<int>(st.col_int(6));
   r.last_step = st.col_opt_int(7);
   r.best_val_loss = st.col_opt_double(8);
-  r.last_tokens_per_s = st.col_opt_double(9);
+  r.total_steps = st.col_opt_int(9);
   r.notes = st.col_text(10);
 }
 
 std::vector<RunSummary> Store::list_runs(const std::string& experiment) {
   std::string sql = std::string("SELECT ") + kRunColumns +
-                    " FROM runs r JOIN experiments e ON e.id = r.experiment";
+                    ", r.id FROM runs r JOIN experiments e ON e.id = r.experiment";
   if (!experiment.empty()) sql += " WHERE e.name = ?1";
   sql += " ORDER BY r.start_time IS NULL, r.start_time, r.run_id";
   Stmt st(db_, sql);
@@ -243,6 +243,7 @@ std::vector<RunSummary> Store::list_runs(const std::string& experiment) {
   while (st.step()) {
     RunSummary r;
     read_summary(st, r);
+    r.tokens_per_s = recent_median(st.col_int(11), "tokens_per_s");
     out.push_back(std::move(r));
   }
   return out;
@@ -254,8 +255,8 @@ std::optional<RunInfo> Store::find_run(const std::string& run_id) {
                    " coalesce(r.end_reason, ''), coalesce(r.events_path, ''), r.world_size,"
                    " r.n_params, r.flops_per_token, r.peak_flops, r.pid,"
                    " coalesce((SELECT f.byte_offset FROM event_files f WHERE f.path = r.events_path), 0),"
-                   " coalesce((SELECT sum(f.skipped) FROM event_files f WHERE f.run = r.id OR f.path = r.events_path), 0)"
-                   " FROM runs r JOIN experiments e ON e.id = r.experiment WHERE r.run_id = ?");
+                   " coalesce((SELECT sum(f.skipped) FROM event_files f WHERE f.run = r.id OR f.path = r.events_path), 0),"
+                   " r.id FROM runs r JOIN experiments e ON e.id = r.experiment WHERE r.run_id = ?");
   st.bind(1, run_id);
   if (!st.step()) return std::nullopt;
   RunInfo r;
@@ -272,6 +273,9 @@ std::optional<RunInfo> Store::find_run(const std::string& run_id) {
   r.pid = st.col_opt_int(20);
   r.events_offset = st.col_int(21);
   r.skipped_lines = st.col_int(22);
+  const int64_t key = st.col_int(23);
+  st.reset();
+  r.tokens_per_s = recent_median(key, "tokens_per_s");
   return r;
 }
 

@@ -104,6 +104,34 @@ class Store {
   /// Rebuilds the run's level of detail from its raw metric rows (the ingester keeps it up to
   /// date; this repairs a store written by other means). Throws td::Error when unknown.
   void rebuild_lod(const std::string& run_id);
+  // ---- progress and throughput (run page, sidebar, runs list/show, compare) ----------------
+
+  /// Steps of the throughput window and of the ETA's rate.
+  static constexpr int kThroughputSteps = 100;
+  /// A run's tokens/s and MFU, the ONE definition every view shows (labelled there "tokens/s
+  /// (median of last 100 steps)"): the median of rank 0's per-step tokens_per_s (tokens/s, the
+  /// global batch's tokens over the step's own time, so eval and checkpoint pauses do not count)
+  /// over the run's last kThroughputSteps stored steps, leaving out each attempt's first
+  /// kWarmupSteps steps (a fresh process's start-up: steps <= resumed_from_step + 3); when that
+  /// leaves none, over all of the window. An even count takes the mean of the two middle values.
+  /// mfu (0..1) is the median of rank 0's mfu over the same rule. Cost: per metric one index
+  /// seek to the run's last step and at most kThroughputSteps rows, plus the run's attempt rows;
+  /// never a scan of the run. Throws td::Error when the run is unknown.
+  struct RunThroughput {
+    std::optional<double> tokens_per_s;
+    std::optional<double> mfu;
+    int steps = 0;  // values the tokens/s median is over (0: the run has no tokens_per_s rows)
+  };
+  RunThroughput run_throughput(const std::string& run_id);
+  /// Step, train.steps, elapsed wall time and, for a running run, the time left (types.h
+  /// RunProgress has each field's definition). The rate is wall-clock time between stored steps
+  /// of the loss series (rank 0), so evaluations and checkpoints are part of it:
+  /// seconds_per_step = (t_last - t_first) / (step_last - step_first) over the newest attempt's
+  /// last kThroughputSteps + 1 rows. Cost: index seeks (a few rows per attempt plus
+  /// kThroughputSteps + 1 rows), never a scan of the run. Throws td::Error when the run is
+  /// unknown.
+  RunProgress run_progress(const std::string& run_id);
+
   /// Number of metric rows of a run (all names, ranks).
   int64_t count_metrics(const std::string& run_id);
   std::vector<Sample> samples(const std::string& run_id);
@@ -125,14 +153,13 @@ class Store {
     std::optional<double> best_loss;         // min train loss
     std::optional<double> final_val_loss;    // val_loss of the last eval
     std::optional<double> best_val_loss;     // min val_loss
-    /// Median of tokens_per_s (tokens/s) and of mfu (0..1) over the steps after the first
-    /// kWarmupSteps stored steps (the median ignores eval and checkpoint pauses too); over all
-    /// steps when a run has no more than kWarmupSteps.
+    /// tokens/s and mfu (0..1) of run_throughput: the medians over the last kThroughputSteps
+    /// steps, each attempt's first kWarmupSteps left out.
     std::optional<double> tokens_per_s;
     std::optional<double> mfu;
-    /// Seconds of training: the SUM of the attempts' durations (end - start of each attempt;
-    /// the pauses between a stop and a --resume are not counted). An attempt without an end
-    /// (running, or killed) lasts until its last stored metric row: "so far".
+    /// Seconds of training: run_progress's elapsed_s, the SUM of the attempts' durations (the
+    /// pauses between a stop and a --resume are not counted). An attempt without an end
+    /// (running, or killed) lasts until its last stored step: "so far".
     std::optional<double> wall_seconds;
     std::optional<int64_t> tokens_seen;      // tokens_seen at the last step
   };
@@ -250,6 +277,8 @@ class Store {
 
  private:
   int64_t require_run(const std::string& run_id);
+  // run_throughput's median of metric `name` for the run with key `run` (progress_queries.cpp).
+  std::optional<double> recent_median(int64_t run, const char* name, int* steps = nullptr);
   int64_t require_experiment(const std::string& name);
 
   std::string path_;

@@ -29,7 +29,9 @@ struct RunSummary {
   int attempts = 0;                  // attempts seen (last attempt + 1)
   std::optional<int64_t> last_step;
   std::optional<double> best_val_loss;      // min val_loss (nats/token) over rank 0's evals
-  std::optional<double> last_tokens_per_s;  // rank 0's tokens_per_s at its last step
+  /// tokens/s: the run's one definition, Store::run_throughput (median of the last 100 steps).
+  std::optional<double> tokens_per_s;
+  std::optional<int64_t> total_steps;       // train.steps of the run's config; empty when unknown
   std::string notes;
 };
 
@@ -59,6 +61,32 @@ struct RunAttempt {
   std::string status;
   std::optional<int64_t> resumed_from_step;
   std::string host;
+};
+
+/// How far a run is and how long it has taken (Store::run_progress). Steps are optimizer steps,
+/// times seconds of wall-clock time.
+struct RunProgress {
+  std::string status;                    // unknown | running | completed | stopped | failed
+  std::optional<int64_t> step;           // last completed step (runs.last_step)
+  std::optional<int64_t> total_steps;    // train.steps of the run's config
+  /// Wall time of the run's attempts, summed (the pauses between a stop and a resume are not
+  /// counted); an attempt without an end counts to its last stored step's time, not to "now",
+  /// so a stalled run does not look alive. Empty before any attempt started.
+  std::optional<double> elapsed_s;
+  /// Recent wall-clock seconds per step: over the last Store::kThroughputSteps steps of the loss
+  /// series in the newest attempt, evaluations and checkpoints included. Needs two steps.
+  std::optional<double> seconds_per_step;
+  /// (total_steps - step) * seconds_per_step, for a running run only.
+  std::optional<double> eta_s;
+  /// step / total_steps in whole percent, rounded (89 of 1000: 9), but 99 at most until the
+  /// last step (999 of 1000 is not "100 %"); empty without a total.
+  std::optional<int> percent() const {
+    if (!total_steps || *total_steps <= 0) return std::nullopt;
+    const int64_t done = step.value_or(0);
+    int64_t pct = (200 * done + *total_steps) / (2 * *total_steps);  // round half up
+    if (done < *total_steps && pct > 99) pct = 99;
+    return static_cast<int>(pct);
+  }
 };
 
 /// Summary of one (metric, rank) series of a run.

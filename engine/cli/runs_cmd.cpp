@@ -54,6 +54,24 @@ class Table {
 
 std::string opt_int(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "-"; }
 
+// How tokens/s is measured (store::Store::run_throughput), where a table shows it.
+const std::string kTokensPerSLabel = "median of last " + std::to_string(store::Store::kThroughputSteps) + " steps";
+const std::string kTokensPerSDefinition =
+    "median of rank 0's tokens_per_s over the last " + std::to_string(store::Store::kThroughputSteps) +
+    " steps, each attempt's first " + std::to_string(store::Store::kWarmupSteps) + " left out";
+
+// "step 89 / 1000 (9 %), 2m05s elapsed, ~18m03s left": the run's progress (Store::run_progress);
+// a run that is not running has no time left, and a percentage only while it runs.
+std::string progress_text(const store::RunProgress& p) {
+  std::string s = "step " + opt_int(p.step);
+  if (p.total_steps) s += " / " + std::to_string(*p.total_steps);
+  const bool running = p.status == "running";
+  if (running && p.percent()) s += " (" + std::to_string(*p.percent()) + " %)";
+  if (p.elapsed_s) s += ", " + store::format_duration(*p.elapsed_s) + (running ? " elapsed" : "");
+  if (running && p.eta_s) s += ", ~" + store::format_duration(*p.eta_s) + " left";
+  return s;
+}
+
 // 124439808 -> "124.4M"
 std::string human_count(double v) {
   const char* units[] = {"", "K", "M", "B", "T"};
@@ -105,9 +123,10 @@ void print_runs_table(store::Store& st, std::ostream& out, const std::string& ex
           {false, false, false, false, true, true, true, false});
   for (const auto& r : runs)
     t.add({r.run_id, r.experiment, r.status, format_time(r.start_time), opt_int(r.last_step),
-           format_short(r.best_val_loss, 4), format_short(r.last_tokens_per_s, 4),
+           format_short(r.best_val_loss, 4), store::format_tokens_per_s(r.tokens_per_s),
            r.host.empty() ? "-" : r.host});
   t.print(out);
+  out << "TOKENS/S: " << kTokensPerSDefinition << '\n';
 }
 
 void print_plan_vs_measured(store::Store& st, const std::string& run_id, std::ostream& out) {
@@ -148,8 +167,9 @@ void print_run_details(store::Store& st, const std::string& run_id, std::ostream
                   std::to_string(*a.resumed_from_step);
   kv.add({"attempts", attempts});
   kv.add({"last step", opt_int(r.last_step)});
+  kv.add({"progress", progress_text(st.run_progress(run_id))});
   kv.add({"best val_loss", format_short(r.best_val_loss, 6)});
-  kv.add({"tokens/s", format_short(r.last_tokens_per_s, 6)});
+  kv.add({"tokens/s", store::format_tokens_per_s(r.tokens_per_s) + " (" + kTokensPerSLabel + ")"});
   if (r.n_params) kv.add({"n_params", human_count(static_cast<double>(*r.n_params))});
   if (r.peak_flops) kv.add({"peak FLOP/s", human_count(*r.peak_flops)});
   if (!r.engine_version.empty()) kv.add({"engine", r.engine_version});

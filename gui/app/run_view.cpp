@@ -27,9 +27,11 @@
 #include "gui/charts/dashboard.h"
 #include "gui/core/store_client.h"
 #include "gui/look/icons.h"
+#include "gui/plan/format.h"
 #include "gui/plan/run_plan.h"
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
+#include "store/format.h"
 #include "store/store.h"
 
 namespace td::gui {
@@ -326,13 +328,15 @@ void RunView::updateStatus() {
     std::optional<td::store::RunInfo> info;
     bool has_checkpoint = false;
     std::optional<td::store::RemoteRun> remote;
+    td::store::RunProgress progress;
   };
   store_->run<Status>(
       this,
       [id = id.toStdString()](td::store::Store& s) {
-        Status st{s.find_run(id), false, std::nullopt};
+        Status st{s.find_run(id), false, std::nullopt, {}};
         if (st.info) st.has_checkpoint = !s.checkpoints(id).empty();
         if (st.info) st.remote = s.remote_run(id);
+        if (st.info) st.progress = s.run_progress(id);
         return st;
       },
       [this, id](Status st) {
@@ -353,9 +357,9 @@ void RunView::updateStatus() {
         }
         const bool active = runActive(id);
         const QString status = QString::fromStdString(info->status);
-        QString text = tr("Run %1 · %2 · step %3").arg(id, status).arg(info->last_step.value_or(0));
+        QString text = tr("Run %1 · %2 · %3").arg(id, status, progressText(st.progress));
         if (info->best_val_loss) text += tr(" · best val loss %1").arg(*info->best_val_loss, 0, 'f', 4);
-        if (info->last_tokens_per_s) text += tr(" · %1 tokens/s").arg(*info->last_tokens_per_s, 0, 'f', 0);
+        if (info->tokens_per_s) text += QStringLiteral(" · ") + tokensPerSText(info->tokens_per_s);
         if (!info->end_reason.empty() && !active) text += QStringLiteral(" · ") + QString::fromStdString(info->end_reason);
         // Lines of the events file the store could not read (docs/store.md): in the file, not in the charts.
         if (info->skipped_lines > 0)
@@ -369,6 +373,32 @@ void RunView::updateStatus() {
                                               : tr("This run wrote no checkpoint: start a new run instead"));
       },
       [this](const QString& m) { status_->setText(m); });
+}
+
+namespace {
+// A duration as a progress line says it: "45 s", "18 min", "3 h 25 min", "2 d 4 h" (whole
+// minutes below an hour: the time left is an estimate, its seconds would be noise).
+QString roughDuration(double seconds) {
+  const long long minutes = std::llround(seconds / 60);
+  if (seconds >= 59.5 && minutes < 60) return RunView::tr("%1 min").arg(minutes);
+  return formatDuration(seconds);
+}
+}  // namespace
+
+QString RunView::progressText(const td::store::RunProgress& p) {
+  const bool running = p.status == "running";
+  QString s = p.total_steps ? tr("step %1 / %2").arg(p.step.value_or(0)).arg(*p.total_steps)
+                            : tr("step %1").arg(p.step.value_or(0));
+  if (running && p.percent()) s += tr(" (%1 %)").arg(*p.percent());
+  if (p.elapsed_s) s += running ? tr(" · %1 elapsed").arg(roughDuration(*p.elapsed_s)) : QStringLiteral(" · ") + roughDuration(*p.elapsed_s);
+  if (running && p.eta_s) s += tr(" · ~%1 left").arg(roughDuration(*p.eta_s));
+  return s;
+}
+
+QString RunView::tokensPerSText(std::optional<double> tokens_per_s) {
+  return tr("%1 tokens/s (median of last %2 steps)")
+      .arg(QString::fromStdString(td::store::format_tokens_per_s(tokens_per_s)))
+      .arg(td::store::Store::kThroughputSteps);
 }
 
 void RunView::loadSamples() {

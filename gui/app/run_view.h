@@ -12,6 +12,10 @@
 #include <QPointer>
 #include <QWidget>
 
+#include <optional>
+
+#include "store/types.h"
+
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
@@ -72,6 +76,15 @@ class RunView : public QWidget {
   void appendLog(const QString& run_id, const QString& text);
   /// Re-reads the status line and buttons (after a start, end, resume).
   void updateStatus();
+
+  /// The status line's progress: "step 89 / 1000 (9 %) · 2 min elapsed · ~18 min left" while
+  /// running (the percentage and time left need train.steps and, for the time, two stored
+  /// steps); "step 1000 / 1000 · 20 min" once completed, stopped or failed (no time left).
+  /// Durations below an hour in whole minutes (docs: store.h run_progress for the figures).
+  static QString progressText(const td::store::RunProgress& progress);
+  /// "11748 tokens/s (median of last 100 steps)": the run's one tokens/s (Store::run_throughput,
+  /// store::format_tokens_per_s), labelled.
+  static QString tokensPerSText(std::optional<double> tokens_per_s);
 
  signals:
   void stopRequested(const QString& run_id);

@@ -1,5 +1,6 @@
 #include "gui/app/sidebar.h"
 
+#include <QApplication>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -9,15 +10,71 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QPainter>
 #include <QPlainTextEdit>
+#include <QStyleOptionProgressBar>
 #include <QSortFilterProxyModel>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <climits>
+
 #include "gui/runs/experiments_model.h"
+#include "store/types.h"
 
 namespace td::gui {
+
+bool RunProgressDelegate::barFor(const QModelIndex& index, QStyleOptionProgressBar* bar) {
+  if (index.data(ExperimentsModel::KindRole).toString() != QLatin1String("run")) return false;
+  const QVariant total = index.data(ExperimentsModel::TotalStepsRole);
+  if (!total.isValid() || total.toLongLong() <= 0) return false;
+  // QProgressBar's range is int: a run of more than 2^31 steps is drawn in coarser units.
+  qlonglong max = total.toLongLong(), step = std::clamp(index.data(ExperimentsModel::StepRole).toLongLong(), 0LL, max);
+  while (max > INT_MAX) {
+    max /= 2;
+    step /= 2;
+  }
+  bar->minimum = 0;
+  bar->maximum = static_cast<int>(max);
+  bar->progress = static_cast<int>(step);
+  const QString status = index.data(Qt::DisplayRole).toString();
+  td::store::RunProgress p;
+  p.step = index.data(ExperimentsModel::StepRole).toLongLong();
+  p.total_steps = total.toLongLong();
+  bar->text = index.data(ExperimentsModel::StatusRole).toString() == QLatin1String("running")
+                  ? Sidebar::tr("%1 · %2 %").arg(status).arg(*p.percent())
+                  : status;
+  bar->textVisible = true;
+  bar->textAlignment = Qt::AlignCenter;
+  return true;
+}
+
+void RunProgressDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const {
+  QStyleOptionProgressBar bar;
+  if (!barFor(index, &bar)) return QStyledItemDelegate::paint(painter, option, index);
+  // The row's selection and alternate background first, then the bar inset by a pixel.
+  QStyleOptionViewItem background = option;
+  initStyleOption(&background, index);
+  background.text.clear();
+  const QWidget* w = option.widget;
+  QStyle* style = w ? w->style() : QApplication::style();
+  style->drawControl(QStyle::CE_ItemViewItem, &background, painter, w);
+  bar.rect = option.rect.adjusted(1, 1, -1, -1);
+  bar.state = option.state | QStyle::State_Horizontal;
+  bar.direction = option.direction;
+  bar.fontMetrics = option.fontMetrics;
+  bar.palette = option.palette;
+  style->drawControl(QStyle::CE_ProgressBar, &bar, painter, w);
+}
+
+QSize RunProgressDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const {
+  QSize size = QStyledItemDelegate::sizeHint(option, index);
+  QStyleOptionProgressBar bar;
+  if (barFor(index, &bar)) size.setWidth(std::max(size.width(), option.fontMetrics.horizontalAdvance(bar.text) + 16));
+  return size;
+}
 
 Sidebar::Sidebar(ExperimentsModel* model, QWidget* parent) : QWidget(parent), model_(model) {
   auto* layout = new QVBoxLayout(this);
@@ -48,6 +105,8 @@ Sidebar::Sidebar(ExperimentsModel* model, QWidget* parent) : QWidget(parent), mo
   view_->header()->setStretchLastSection(true);
   for (int c = 0; c < ExperimentsModel::ColumnCount; ++c)
     view_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  // The runs' status over a bar of their steps (train.steps).
+  view_->setItemDelegateForColumn(ExperimentsModel::ColStatus, new RunProgressDelegate(view_));
   layout->addWidget(view_, 1);
 
   auto* buttons = new QHBoxLayout;

@@ -4,7 +4,10 @@
 // Threading rule: GUI thread; every store access goes through ExperimentsModel's jobs.
 #pragma once
 
+#include <QStyledItemDelegate>
 #include <QWidget>
+
+class QStyleOptionProgressBar;
 
 class QLineEdit;
 class QSortFilterProxyModel;
@@ -15,6 +18,21 @@ class QPlainTextEdit;
 namespace td::gui {
 
 class ExperimentsModel;
+
+/// The runs' Status column: the status over a progress bar of the run's steps (last step of
+/// train.steps, ExperimentsModel::StepRole / TotalStepsRole), "running · 9 %". Rows without a
+/// known train.steps (experiments, runs not started) are drawn as plain text.
+class RunProgressDelegate : public QStyledItemDelegate {
+  Q_OBJECT
+ public:
+  using QStyledItemDelegate::QStyledItemDelegate;
+  /// Fills `bar` (range 0..train.steps, progress the last step, the text shown) for `index`;
+  /// false when the row has no bar.
+  static bool barFor(const QModelIndex& index, QStyleOptionProgressBar* bar);
+  void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+  /// Wide enough for the bar's text ("running · 99 %"), so the column never clips it.
+  QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+};
 
 class Sidebar : public QWidget {
   Q_OBJECT

@@ -2,6 +2,7 @@
 #include "gui/compare/summary_model.h"
 
 #include "gui/compare/compare_format.h"
+#include "store/format.h"
 
 namespace td::gui {
 
@@ -76,7 +77,9 @@ QString CompareSummaryModel::text(const td::store::Store::RunNumbers& r, int col
       return s;
     }
     case Steps: return QString::number(v.toLongLong());
-    default: return fmt::count(v.toDouble());  // tokens/s, tokens seen, parameters
+    // The run page's and `runs show`'s text of the same number (store/format.h).
+    case TokensPerS: return QString::fromStdString(td::store::format_tokens_per_s(v.toDouble()));
+    default: return fmt::count(v.toDouble());  // tokens seen, parameters
   }
 }
 
@@ -109,7 +112,7 @@ QVariant CompareSummaryModel::headerData(int section, Qt::Orientation orientatio
       case BestLoss: return tr("best loss");
       case FinalValLoss: return tr("final val_loss");
       case BestValLoss: return tr("best val_loss");
-      case TokensPerS: return tr("tokens/s");
+      case TokensPerS: return tr("tokens/s (median of last %1 steps)").arg(td::store::Store::kThroughputSteps);
       case Mfu: return tr("MFU");
       case WallTime: return tr("wall time");
       case TokensSeen: return tr("tokens seen");
@@ -125,8 +128,13 @@ QVariant CompareSummaryModel::headerData(int section, Qt::Orientation orientatio
       case FinalValLoss: return tr("Validation loss (nats/token) of the last evaluation");
       case BestValLoss: return tr("Lowest validation loss (nats/token)");
       case TokensPerS:
-        return tr("Median tokens/s over the steps after the first %1 (warm-up)").arg(td::store::Store::kWarmupSteps);
-      case Mfu: return tr("Median model FLOPs utilisation over the steps after the first %1").arg(td::store::Store::kWarmupSteps);
+        return tr("Median tokens/s of the last %1 steps, each attempt's first %2 (warm-up) left out")
+            .arg(td::store::Store::kThroughputSteps)
+            .arg(td::store::Store::kWarmupSteps);
+      case Mfu:
+        return tr("Median model FLOPs utilisation of the last %1 steps, each attempt's first %2 left out")
+            .arg(td::store::Store::kThroughputSteps)
+            .arg(td::store::Store::kWarmupSteps);
       case WallTime: return tr("Sum of the attempts' durations (pauses between a stop and a resume not counted)");
       case TokensSeen: return tr("Tokens trained on, at the last step");
       default: return {};

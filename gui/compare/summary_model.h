@@ -27,8 +27,8 @@ class CompareSummaryModel : public QAbstractTableModel {
     BestLoss,      // min train loss
     FinalValLoss,  // val_loss of the last eval
     BestValLoss,   // min val_loss
-    TokensPerS,    // median tokens/s after the first Store::kWarmupSteps steps
-    Mfu,           // median MFU, same steps
+    TokensPerS,    // Store::run_throughput: median tokens/s of the last 100 steps, warm-up left out
+    Mfu,           // median MFU, same rule
     WallTime,      // sum of the attempts' durations (running: so far), seconds
     TokensSeen,    // tokens_seen at the last step
     Parameters,    // n_params

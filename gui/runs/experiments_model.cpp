@@ -4,6 +4,7 @@
 #include <QLocale>
 
 #include "gui/core/store_client.h"
+#include "store/format.h"
 #include "store/store.h"
 
 namespace td::gui {
@@ -192,7 +193,11 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
     case KeyRole: return QString::fromStdString(r.run_id);
     case StatusRole: return QString::fromStdString(r.status);
     case NotesRole: return QString::fromStdString(r.notes);
-    case Qt::ToolTipRole: return r.notes.empty() ? QVariant() : QVariant(QString::fromStdString(r.notes));
+    case StepRole: return r.last_step ? QVariant::fromValue<qlonglong>(*r.last_step) : QVariant();
+    case TotalStepsRole: return r.total_steps ? QVariant::fromValue<qlonglong>(*r.total_steps) : QVariant();
+    case Qt::ToolTipRole:
+      if (index.column() == ColTokensPerS) return tr("Median tokens/s of the last %1 steps").arg(td::store::Store::kThroughputSteps);
+      return r.notes.empty() ? QVariant() : QVariant(QString::fromStdString(r.notes));
     case Qt::DisplayRole:
       switch (index.column()) {
         case ColName: return QString::fromStdString(r.run_id);
@@ -202,7 +207,7 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
                                                 QLocale::ShortFormat)
                               : QString();
         case ColBestVal: return r.best_val_loss ? QString::number(*r.best_val_loss, 'f', 4) : QString();
-        case ColTokensPerS: return r.last_tokens_per_s ? locale.toString(*r.last_tokens_per_s, 'f', 0) : QString();
+        case ColTokensPerS: return r.tokens_per_s ? QString::fromStdString(td::store::format_tokens_per_s(r.tokens_per_s)) : QString();
       }
       return {};
     case SortRole:
@@ -211,7 +216,7 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
         case ColStatus: return QString::fromStdString(r.status);
         case ColStarted: return r.start_time.value_or(0);
         case ColBestVal: return r.best_val_loss.value_or(1e300);
-        case ColTokensPerS: return r.last_tokens_per_s.value_or(0);
+        case ColTokensPerS: return r.tokens_per_s.value_or(0);
       }
       return {};
     default: return {};

@@ -6,7 +6,8 @@
 // `isRunActive` says is running gives error().
 //
 // Rows: experiments at the top level (columns: name, runs, tags), their runs beneath (columns:
-// run id, status, start time, best val loss in nats/token, last tokens/s).
+// run id, status, start time, best val loss in nats/token, tokens/s as Store::run_throughput
+// defines it, printed by store::format_tokens_per_s).
 #pragma once
 
 #include <QAbstractItemModel>
@@ -37,6 +38,8 @@ class ExperimentsModel : public QAbstractItemModel {
     NotesRole,                // notes (experiments and runs)
     TagsRole,                 // QStringList (experiments)
     SortRole,                 // raw value for sorting (numbers, Unix seconds)
+    StepRole,                 // qlonglong last completed step (runs; invalid when none)
+    TotalStepsRole,           // qlonglong train.steps of the run's config (runs; invalid when unknown)
   };
 
   explicit ExperimentsModel(StoreClient* store, QObject* parent = nullptr);

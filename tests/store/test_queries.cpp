@@ -102,11 +102,12 @@ class TestQueries : public QObject {
     QCOMPARE(runs[0].status, std::string("running"));
     QCOMPARE(*runs[0].last_step, int64_t(20));
     QVERIFY(!runs[0].best_val_loss.has_value());
-    QCOMPARE(*runs[0].last_tokens_per_s, 2068.0);
+    QCOMPARE(*runs[0].tokens_per_s, 2060.0);  // median of steps 4..20: 2052..2068
+    QVERIFY(!runs[0].total_steps.has_value());  // the fixture's config has no train.steps
     QCOMPARE(runs[1].run_id, std::string("run-a"));
     QCOMPARE(runs[1].status, std::string("completed"));
     QCOMPARE(*runs[1].best_val_loss, 2.375);
-    QVERIFY(!runs[1].last_tokens_per_s.has_value());
+    QVERIFY(!runs[1].tokens_per_s.has_value());
     QCOMPARE(st.list_runs("exp-1").size(), size_t(1));
     QCOMPARE(st.list_runs("nope").size(), size_t(0));
     QVERIFY(!st.find_run("nope").has_value());
@@ -171,8 +172,9 @@ class TestQueries : public QObject {
     const std::string list = run_cli({"runs", "list", "--db", db_});
     const std::string expected =
         "RUN    EXPERIMENT  STATUS     STARTED              STEP  BEST VAL_LOSS  TOKENS/S  HOST\n"
-        "run-b  exp-2       running    1970-01-01 00:00:50    20              -      2068  nodeA\n"
-        "run-a  exp-1       completed  1970-01-01 00:01:40     2          2.375         -  nodeA\n";
+        "run-b  exp-2       running    1970-01-01 00:00:50    20              -      2060  nodeA\n"
+        "run-a  exp-1       completed  1970-01-01 00:01:40     2          2.375         -  nodeA\n"
+        "TOKENS/S: median of rank 0's tokens_per_s over the last 100 steps, each attempt's first 3 left out\n";
     COMPARE_TEXT(list, expected);
     QCOMPARE(run_cli({"runs", "list", "--db", db_, "-e", "exp-9"}),
              "no runs in experiment 'exp-9' in store '" + db_ + "'\n");

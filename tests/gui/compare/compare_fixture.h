@@ -54,8 +54,10 @@ inline json end(const std::string& run, double t, const char* status, int64_t s,
 // 1, t 2000..2040), completed at step 6.
 //   loss 5, 4, 3.5, 3, 2.75, 2.9         -> final 2.9, best 2.75
 //   val_loss 2.8 (step 3), 3.1 (step 6)  -> final 3.1, best 2.8
-//   tokens/s 100 1500 1900 | 2000 2100 5000 -> median of steps 4..6 = 2100 (the mean, 3033, differs)
-//   mfu .05 .3 .35 | .40 .42 .5           -> median 0.42
+//   tokens/s 100 1500 1900 | 2000 2100 5000 -> each attempt's first 3 steps are warm-up (attempt
+//     1 resumed from 3: steps 4..6), which leaves none: the median of all six, (1900 + 2000) / 2
+//     = 1950 (the mean, 2100, differs)
+//   mfu .05 .3 .35 | .40 .42 .5           -> median (.35 + .40) / 2 = 0.375
 //   wall (1035 - 1000) + (2040 - 2000) = 75 s (not 2040 - 1000); tokens seen 6 * 1024 = 6144
 inline std::string run_a() {
   const json cfg = config(0.001, 64);
@@ -76,7 +78,7 @@ inline std::string run_a() {
 
 // run-b, train.lr 2e-3: still running (no run_end), 5 steps at t 510..550, start 500.
 //   loss 6 5 4.5 4.25 4.125 -> final 4.125, best 4.125; no eval
-//   tokens/s 100 1000 1200 | 1300 1500 -> median of steps 4, 5 = 1400; mfu null (no peak)
+//   tokens/s 100 1000 1200 | 1300 1500 -> median of steps 4, 5 (1..3 warm-up) = 1400; mfu null (no peak)
 //   wall 550 - 500 = 50 s so far; tokens seen 5120
 inline std::string run_b() {
   const json cfg = config(0.002, 64);

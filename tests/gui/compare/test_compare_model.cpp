@@ -43,14 +43,15 @@ class TestCompareModel : public QObject {
     QCOMPARE(raw(m, 0, S::BestLoss).toDouble(), 2.75);
     QCOMPARE(raw(m, 0, S::FinalValLoss).toDouble(), 3.1);
     QCOMPARE(raw(m, 0, S::BestValLoss).toDouble(), 2.8);
-    QCOMPARE(raw(m, 0, S::TokensPerS).toDouble(), 2100.0);
-    QCOMPARE(raw(m, 0, S::Mfu).toDouble(), 0.42);
+    QCOMPARE(raw(m, 0, S::TokensPerS).toDouble(), 1950.0);
+    QCOMPARE(raw(m, 0, S::Mfu).toDouble(), 0.375);
     QCOMPARE(raw(m, 0, S::WallTime).toDouble(), 75.0);
     QCOMPARE(raw(m, 0, S::TokensSeen).toLongLong(), 6144LL);
     QCOMPARE(raw(m, 0, S::Parameters).toLongLong(), 12345LL);
     QCOMPARE(raw(m, 0, S::Steps).toLongLong(), 6LL);
     QCOMPARE(text(m, 0, S::FinalLoss), QString("2.9000"));
-    QCOMPARE(text(m, 0, S::Mfu), QString("42.0%"));
+    QCOMPARE(text(m, 0, S::Mfu), QString("37.5%"));
+    QCOMPARE(text(m, 0, S::TokensPerS), QString("1950"));  // as the run page and `runs show` print it
     QCOMPARE(text(m, 0, S::WallTime), QString("1 min 15 s"));
     QCOMPARE(text(m, 0, S::TokensSeen), QString("6144"));
     QCOMPARE(text(m, 0, S::Parameters), QString("12.3k"));
@@ -96,7 +97,7 @@ class TestCompareModel : public QObject {
     auto* m = cmp.summaryModel();
     QCOMPARE(m->rowCount(), 3);
     QCOMPARE(m->runId(0), QString("run-c"));
-    QCOMPARE(raw(m, 0, S::TokensPerS).toDouble(), 850.0);  // 2 steps: both, no warm-up skip
+    QCOMPARE(raw(m, 0, S::TokensPerS).toDouble(), 850.0);  // 2 steps, both warm-up: both
     QCOMPARE(raw(m, 0, S::WallTime).toDouble(), 10.0);
     QCOMPARE(raw(m, 0, S::Experiment).toString(), QString("other"));
     QCOMPARE(raw(m, 1, S::BestValLoss).toDouble(), 2.8);
