@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "engine/checkpoint/checkpoint.h"
+#include "engine/common/duration.h"
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
 #include "engine/common/rng.h"
@@ -33,6 +34,7 @@
 #include "engine/plan/plan.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/train/sampler.h"
+#include "engine/train/step_rate.h"
 
 namespace td {
 
@@ -571,6 +573,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   };
 
   using clk = std::chrono::steady_clock;
+  // The progress line's "elapsed" (this attempt, since its first step began) and time left.
+  const auto train_t0 = clk::now();
+  StepRate rate(100);
   try {
   while (st.step < tc.steps) {
     auto t0 = clk::now();
@@ -670,9 +675,15 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       fields["ranks"] = std::move(ranks);
     }
     emit("step", std::move(fields));
-    if (!quiet && (st.step % tc.log_interval == 0 || st.step == tc.steps))
-      std::fprintf(stderr, "step %d/%d | loss %.4f | lr %.2e | norm %.3f | %.0f ms | %.0f tok/s | mfu %s\n", st.step, tc.steps, loss, lr,
-                   norm, step_s * 1e3, tps, mfu ? (std::to_string((int)std::lround(*mfu * 1000) / 10.0).substr(0, 4) + "%").c_str() : "n/a");
+    const double since_start = std::chrono::duration<double>(clk::now() - train_t0).count();
+    rate.add(st.step, since_start);
+    if (!quiet && (st.step % tc.log_interval == 0 || st.step == tc.steps)) {
+      const auto left = rate.seconds_left(tc.steps);
+      std::fprintf(stderr, "step %d/%d | loss %.4f | lr %.2e | norm %.3f | %.0f ms | %.0f tok/s | mfu %s | %s elapsed | %s left\n", st.step,
+                   tc.steps, loss, lr, norm, step_s * 1e3, tps,
+                   mfu ? (std::to_string((int)std::lround(*mfu * 1000) / 10.0).substr(0, 4) + "%").c_str() : "n/a",
+                   format_duration(since_start).c_str(), left ? ("~" + format_duration(*left)).c_str() : "?");
+    }
     const bool last = st.step == tc.steps;
     if (val_loader && ((tc.eval_interval > 0 && st.step % tc.eval_interval == 0) || last)) evaluate();
     if (tc.sample_interval > 0 && (st.step % tc.sample_interval == 0 || last)) sample();
