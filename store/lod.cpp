@@ -308,34 +308,14 @@ MetricEnvelope Store::metric_envelope(const std::string& run_id, const std::stri
   const auto lo_row = edge("ASC");
   if (!lo_row) return env;
   const int64_t first = *lo_row, last = edge("DESC").value_or(first);
-  // The finest level with at most max_points buckets over [first, last].
-  int level = lod::kLevels - 1;
-  for (int k = 0; k < lod::kLevels; ++k)
-    if ((last >> lod::shift(k)) - (first >> lod::shift(k)) + 1 <= max_points) {
-      level = k;
-      break;
-    }
-  std::vector<Bucket> lod_buckets;
-  int64_t rows_estimate = 0;  // an upper bound of the rows in the range
-  {
-    Stmt st(db_, std::string("SELECT ") + lod::kBucketCols +
-                     " FROM metric_lod WHERE run = ?1 AND name = ?2 AND rank = ?3 AND level = ?4"
-                     " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket");
-    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, level);
-    st.bind(5, first >> lod::shift(level)).bind(6, last >> lod::shift(level));
-    while (st.step()) {
-      lod_buckets.push_back(lod::read_bucket(st, 0));
-      rows_estimate += lod_buckets.back().n;
-    }
-  }
-  // Few enough rows (at most 2 per pixel column, less the buckets just read): the raw rows,
-  // exact; more rows than max_points are summarised in memory, `group` adjacent rows per
-  // bucket, so a mid-length run is drawn with every column filled rather than with 64-step
-  // buckets. Rows read per call stay under 2 * max_points (+ 2).
-  // One row per step (a later attempt replaces a value), so the span also bounds the rows.
-  rows_estimate = std::min(rows_estimate, last - first + 1);
-  const int64_t raw_budget = 2 * static_cast<int64_t>(max_points) - static_cast<int64_t>(lod_buckets.size());
-  if (rows_estimate <= raw_budget) {
+  // About one bucket per pixel column at any run length and zoom: between max_points / 2 and
+  // max_points buckets whenever the range holds more than max_points / 2 rows.
+  const int64_t cols = max_points, span = last - first + 1;
+  // A span of at most kRawPerColumn rows per column is read raw (one row per step at most: a
+  // later attempt replaces a value) and summarised in memory; level 0 (16 steps) then has
+  // more than cols / 2 buckets for the longer spans.
+  constexpr int64_t kRawPerColumn = 8;
+  auto read_raw = [&] {
     Stmt st(db_,
             "SELECT step, value FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
             " AND step BETWEEN ?4 AND ?5 ORDER BY step");
@@ -345,13 +325,38 @@ MetricEnvelope Store::metric_envelope(const std::string& run_id, const std::stri
       a.add(st.col_int(0), st.col_double(1));
       env.buckets.push_back(a);
     }
+    env.level = -1;
     env.bucket_steps = merge_to_fit(env.buckets, max_points);
     return env;
+  };
+  if (span <= kRawPerColumn * cols) return read_raw();
+  // The finest level with at most 2 * max_points buckets over [first, last] (more than
+  // max_points / 2 of them, since the next finer level had more than 2 * max_points).
+  int level = lod::kLevels - 1;
+  for (int k = 0; k < lod::kLevels; ++k)
+    if ((last >> lod::shift(k)) - (first >> lod::shift(k)) + 1 <= 2 * cols) {
+      level = k;
+      break;
+    }
+  std::vector<Bucket> lod_buckets;
+  int64_t rows = 0;  // the rows of the buckets read: a bound of the rows in the range
+  {
+    Stmt st(db_, std::string("SELECT ") + lod::kBucketCols +
+                     " FROM metric_lod WHERE run = ?1 AND name = ?2 AND rank = ?3 AND level = ?4"
+                     " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, level);
+    st.bind(5, first >> lod::shift(level)).bind(6, last >> lod::shift(level));
+    while (st.step()) {
+      lod_buckets.push_back(lod::read_bucket(st, 0));
+      rows += lod_buckets.back().n;
+    }
   }
+  // A sparse series (val_loss every few hundred steps) over a long span: few rows, read raw.
+  if (rows <= kRawPerColumn * cols) return read_raw();
   env.level = level;
-  env.bucket_steps = int64_t{1} << lod::shift(level);
   env.buckets = std::move(lod_buckets);
-  merge_to_fit(env.buckets, max_points);  // coarser than the top level: adjacent buckets merged
+  // Buckets whole; more than max_points of them are merged in pairs (or more, past level 8).
+  env.bucket_steps = (int64_t{1} << lod::shift(level)) * merge_to_fit(env.buckets, max_points);
   return env;
 }
 

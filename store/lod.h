@@ -16,9 +16,11 @@
 
 namespace td::store::lod {
 
-inline constexpr int kLevels = 8;  // levels 0..7
-/// log2 of the steps per bucket at `level`: 64 * 4^level steps.
-constexpr int shift(int level) { return 6 + 2 * level; }
+inline constexpr int kLevels = 9;  // levels 0..8
+/// log2 of the steps per bucket at `level`: 16 * 4^level steps (16 .. 1,048,576). Every
+/// granularity is 4x the next finer one, so the finest level with <= 2 * max_points buckets
+/// over a range has more than max_points / 2 (Store::metric_envelope).
+constexpr int shift(int level) { return 4 + 2 * level; }
 
 /// Folds values into a bucket summary (Bucket's fields); merge() is exact for disjoint steps.
 struct Acc : Bucket {

@@ -97,17 +97,18 @@ std::vector<RunWarning> Store::warnings(const std::string& run_id) {
   return out;
 }
 
-int64_t Store::export_metrics_csv(const std::string& run_id, std::ostream& out) {
+int64_t Store::export_metrics_csv(const std::string& run_id, std::ostream& out, bool run_id_column, bool header) {
   const int64_t key = require_run(run_id);
   Stmt st(db_,
           "SELECT m.step, m.rank, m.attempt, m.t, n.name, m.value FROM metrics m"
           " JOIN metric_names n ON n.id = m.name WHERE m.run = ? ORDER BY m.step, m.rank, n.name");
   st.bind(1, key);
-  out << "step,rank,attempt,t,name,value\n";
+  if (header) out << (run_id_column ? "run_id," : "") << "step,rank,attempt,t,name,value\n";
+  const std::string prefix = run_id_column ? csv_field(run_id) + "," : std::string();
   int64_t rows = 0;
   std::string line;
   while (st.step()) {
-    line.clear();
+    line = prefix;
     line += std::to_string(st.col_int(0));
     line += ',';
     line += std::to_string(st.col_int(1));

@@ -120,7 +120,8 @@ CREATE TABLE warnings (
 )sql";
 
 // Version 2: the level of detail of every metric series (docs/store.md "Level of detail").
-// Level k groups steps into buckets of 64 * 4^k steps (bucket = step >> (6 + 2k)), k = 0..7;
+// Level k groups steps into buckets of 64 * 4^k steps (bucket = step >> (6 + 2k)), k = 0..7
+// (version 6 made them finer: lod::shift);
 // each row summarises the raw rows of one bucket. The ingester keeps it in step with
 // `metrics` in the same transaction; this step builds it for the rows already stored (one
 // sequential pass over `metrics`, lod::rebuild).
@@ -129,8 +130,8 @@ constexpr const char* kV2 =
     "  run         INTEGER NOT NULL,"   // runs.id
     "  name        INTEGER NOT NULL,"   // metric_names.id
     "  rank        INTEGER NOT NULL,"
-    "  level       INTEGER NOT NULL,"   // 0..7: buckets of 64 * 4^level steps
-    "  bucket      INTEGER NOT NULL,"   // step >> (6 + 2 * level)
+    "  level       INTEGER NOT NULL,"   // since v6 0..8: buckets of 16 * 4^level steps
+    "  bucket      INTEGER NOT NULL,"   // step >> lod::shift(level)
     "  n           INTEGER NOT NULL,"   // raw rows in the bucket (>= 1)
     "  step_min    INTEGER NOT NULL,"   // first and last step with a row
     "  step_max    INTEGER NOT NULL,"
@@ -200,12 +201,21 @@ constexpr const char* kV5 =
     "ALTER TABLE runs ADD COLUMN hosts TEXT;\n"
     "ALTER TABLE remote_runs ADD COLUMN layout TEXT;\n";
 
+// Version 6: finer level of detail (store/lod.h): level k now holds buckets of 16 * 4^k steps,
+// k = 0..8 (was 64 * 4^k, k = 0..7), so that a chart of any run length gets about one bucket
+// per pixel column (a 1,000-step run on a 300-pixel chart had sixteen 64-step buckets). The
+// buckets are rebuilt from the raw rows (one pass over `metrics`); no raw row changes.
+constexpr const char* kV6 = "DELETE FROM metric_lod;\n";
+
+void fill_v6(sqlite3* db) { lod::rebuild(db, std::nullopt); }
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
     {3, kV3},
     {4, kV4},
     {5, kV5},
+    {6, kV6, fill_v6},
 };
 
 }  // namespace

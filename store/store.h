@@ -85,17 +85,19 @@ class Store {
                              int64_t step_min = std::numeric_limits<int64_t>::min(),
                              int64_t step_max = std::numeric_limits<int64_t>::max());
   /// The envelope of metric `name` of `rank` over steps [step_lo, step_hi] for a chart that
-  /// can show `max_points` columns (docs/store.md "Level of detail"). Returns at most
-  /// max_points buckets, ordered by step, and reads about that many rows whatever the run's
-  /// length:
-  ///  * when the range holds at most max_points raw rows, those rows, exactly, as one-point
-  ///    buckets (level -1): zoomed in, every step and its exact value;
-  ///  * else the buckets of the finest level (64 * 4^level steps each) that has at most
-  ///    max_points buckets over the range. Buckets overlapping the range are returned whole,
-  ///    so the first and last may reach outside it (their step_min / step_max tell).
-  ///    Min/max are exact per bucket: a one-step spike is always in some bucket's v_max (at
-  ///    step_at_max). When even the coarsest level (7: 1,048,576 steps) has more buckets than
-  ///    max_points, adjacent ones are merged in memory to fit.
+  /// can show `max_points` columns (docs/store.md "Level of detail"): about one bucket per
+  /// column at any run length and zoom — at most max_points buckets, ordered by step, and more
+  /// than max_points / 2 whenever the range holds that many rows — reading a bounded number of
+  /// rows whatever the run's length:
+  ///  * a range of at most 8 * max_points steps (or rows): its raw rows, exactly as one-point
+  ///    buckets (level -1, raw()) when they fit, else summarised in memory, bucket_steps
+  ///    adjacent rows per bucket (level -1);
+  ///  * else the buckets of the finest level (16 * 4^level steps each) with at most
+  ///    2 * max_points buckets over the range, merged in pairs when more than max_points.
+  ///    Buckets overlapping the range are returned whole, so the first and last may reach
+  ///    outside it (their step_min / step_max tell). Min/max are exact per bucket: a one-step
+  ///    spike is always in some bucket's v_max (at step_at_max). Past the coarsest level (8:
+  ///    1,048,576 steps) adjacent buckets are merged further.
   /// Steps are the engine's optimizer steps, values the metric's own unit. An unknown metric
   /// or an empty range gives no buckets. Throws td::Error when the run is unknown, when
   /// max_points < 1 or step_lo > step_hi.
@@ -141,7 +143,11 @@ class Store {
   /// Writes all metric rows of a run as CSV (long format, one row per value):
   /// header `step,rank,attempt,t,name,value`, rows ordered by step, rank, name; numbers in
   /// the shortest form that reads back to the same double. Returns the number of data rows.
-  int64_t export_metrics_csv(const std::string& run_id, std::ostream& out);
+  /// `run_id_column`: every row starts with the run's id (header `run_id,step,...`), for one
+  /// file holding several runs; `header` false leaves the header line out (the runs after
+  /// the first). Throws td::Error when the run is unknown or the stream fails.
+  int64_t export_metrics_csv(const std::string& run_id, std::ostream& out, bool run_id_column = false,
+                             bool header = true);
 
   // ---- compare queries (gui/compare) -------------------------------------------------------
 

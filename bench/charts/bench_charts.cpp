@@ -38,6 +38,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gui/charts/dashboard.h"
@@ -185,7 +186,7 @@ struct Opened {
 };
 
 // (a) for one store: opens it in a new Dashboard and waits for the first complete frame.
-Opened first_frame(const QString& path, const QString& run, int w, int h, const char* title) {
+Opened first_frame(const QString& path, const QString& run, int w, int h, const char* title, int64_t steps_total) {
   std::printf("\n(a) first frame: %s\n", title);
   Opened o;
   o.rows = new RowCount;
@@ -214,8 +215,22 @@ Opened first_frame(const QString& path, const QString& run, int w, int h, const 
     n += c->seriesCount();
     if (c->seriesCount()) cols = c->plotColumns();
   }
+  // Detail: points each chart draws (buckets, or rows when raw) per pixel column of its plot.
+  double lo_ratio = 1e300, hi_ratio = 0;
+  for (const QString& name : o.dash->chartNames()) {
+    ChartView* c = o.dash->chart(name);
+    for (int i = 0; i < c->seriesCount(); ++i) {
+      const ChartView::Drawn d = c->drawn(i);
+      const double pts = static_cast<double>(d.raw ? d.x.size() : d.band_x.size());
+      const double r = pts / std::max(1, c->plotColumns());
+      lo_ratio = std::min(lo_ratio, r);
+      hi_ratio = std::max(hi_ratio, r);
+    }
+  }
   const double env_rows = static_cast<double>(o.rows->envelope.load());
   line("time to the first frame", ms, "ms", "<= 300 ms", ms <= 300);
+  line("points per pixel column, fewest series", lo_ratio, "x", ">= 0.5x (or every row)", lo_ratio >= 0.5 || steps_total <= cols);
+  line("points per pixel column, most series", hi_ratio, "x", "<= 2x", hi_ratio <= 2.0);
   line(qPrintable(QString("envelope rows per series (%1 series, %2 columns)").arg(n).arg(cols)), env_rows / std::max(1, n),
        "rows", QString("<= %1 (2x cols)").arg(2 * cols), env_rows / std::max(1, n) <= 2.0 * cols);
   std::printf("  %-52s %10lld rows   (series extents, step->time samples)\n", "run facts rows",
@@ -301,9 +316,21 @@ int main(int argc, char** argv) {
   std::printf("\nstores in %s:\n", qPrintable(work));
   make_store(work + "/one_10m.db", "one", 1, 10000000);
   make_store(work + "/ten_1m.db", "ten", 10, 1000000);
+  make_store(work + "/ten_1k.db", "short", 10, 1000);
+  make_store(work + "/ten_20k.db", "mid", 10, 20000);
 
-  Opened one = first_frame(work + "/one_10m.db", "one", w, h, "1 metric x 10,000,000 steps");
-  Opened ten = first_frame(work + "/ten_1m.db", "ten", w, h, "10 metrics x 1,000,000 steps");
+  Opened one = first_frame(work + "/one_10m.db", "one", w, h, "1 metric x 10,000,000 steps", 10000000);
+  Opened ten = first_frame(work + "/ten_1m.db", "ten", w, h, "10 metrics x 1,000,000 steps", 1000000);
+  // Ordinary run lengths: the detail must hold there too (issue 14: a 1,000-step run was drawn
+  // from 16 buckets).
+  for (const auto& [file, run, n, title] :
+       {std::tuple<const char*, const char*, int64_t, const char*>{"/ten_1k.db", "short", 1000, "10 metrics x 1,000 steps"},
+        std::tuple<const char*, const char*, int64_t, const char*>{"/ten_20k.db", "mid", 20000, "10 metrics x 20,000 steps"}}) {
+    Opened o = first_frame(work + file, run, w, h, title, n);
+    delete o.dash;
+    delete o.client;
+    delete o.rows;
+  }
   std::printf("  %-52s %10.2f MB\n", "peak resident memory so far (VmHWM)", rss_mb("VmHWM:"));
 
   if (p.isSet("per-chart")) {

@@ -25,8 +25,10 @@ const QColor kPalette[] = {QColor(0x4E, 0x79, 0xA7), QColor(0xF2, 0x8E, 0x2B), Q
 
 QColor seriesColour(int i) { return kPalette[static_cast<size_t>(i) % std::size(kPalette)]; }
 
-// The shortest text that reads back to the same double.
+// The shortest text that reads back to the same double (CSV).
 QString num(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
+// A value as the hover shows it: 5 significant digits (2.4837, 11748, 0.00030000 -> 0.0003).
+QString shown(double v) { return QString::number(v, 'g', 5); }
 
 // Tick labels in binary byte units: the unit follows each tick's magnitude (1024-based, as
 // memory is counted), one decimal below 100 of the unit.
@@ -68,6 +70,25 @@ class BytesTicker : public QCPAxisTicker {
   bool per_second_;
 };
 
+// Plain tick labels with the counting suffixes of the field (10k steps, 1.5M tokens, 300B
+// tokens): k, M, B, T from 10,000 up; below that QCustomPlot's own label (format and
+// precision of the axis).
+class CountTicker : public QCPAxisTicker {
+ protected:
+  QString getTickLabel(double tick, const QLocale& locale, QChar format, int precision) override {
+    static const char* suffix[] = {"", "k", "M", "B", "T"};
+    double v = tick;
+    int u = 0;
+    if (std::abs(v) < 1e4) return QCPAxisTicker::getTickLabel(tick, locale, format, precision);
+    while (std::abs(v) >= 1000.0 && u < 4) {
+      v /= 1000.0;
+      ++u;
+    }
+    // Enough digits that neighbouring ticks differ (11.25k beside 11.5k), no trailing zeros.
+    return locale.toString(v, 'g', std::clamp(precision, 3, 6)) + QLatin1String(suffix[u]);
+  }
+};
+
 double mid(const td::store::Bucket& b) { return 0.5 * (static_cast<double>(b.step_min) + static_cast<double>(b.step_max)); }
 
 }  // namespace
@@ -86,11 +107,29 @@ ChartView::ChartView(MetricsModel* model, QWidget* parent) : QWidget(parent), mo
   plot_->axisRect()->setRangeDrag(Qt::Horizontal);
   plot_->axisRect()->setRangeZoom(Qt::Horizontal);
   plot_->xAxis->setLabel(tr("step"));
+  plot_->xAxis->setTicker(QSharedPointer<CountTicker>::create());
   plot_->xAxis->setNumberFormat(QStringLiteral("f"));  // steps: whole numbers
   plot_->xAxis->setNumberPrecision(0);
+  plot_->yAxis->setTicker(QSharedPointer<CountTicker>::create());
+  plot_->yAxis2->setTicker(QSharedPointer<CountTicker>::create());
+  // The legend goes below the plot, never over the data: a row of the plot's layout, entries
+  // side by side, two per line.
   plot_->legend->setVisible(false);
   plot_->legend->setFont(QFont(font().family(), std::max(7, font().pointSize() - 1)));
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->axisRect()->insetLayout()->simplify();
+  // In a row of its own beside a stretching spacer: a cell's maximum width is the smallest of
+  // its column's elements, and an empty legend's is a few pixels (it would squeeze the plot).
+  auto* legend_row = new QCPLayoutGrid;
+  plot_->plotLayout()->addElement(plot_->plotLayout()->rowCount(), 0, legend_row);
+  plot_->plotLayout()->setRowStretchFactor(plot_->plotLayout()->rowCount() - 1, 0.001);
+  legend_row->addElement(0, 0, plot_->legend);
+  legend_row->addElement(0, 1, new QCPLayoutElement(plot_));
+  legend_row->setColumnStretchFactor(0, 0.001);
+  legend_row->setMargins(QMargins(0, 0, 0, 0));
+  plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot_->legend->setWrap(2);
+  plot_->legend->setMargins(QMargins(4, 2, 4, 2));
 
   empty_ = new QCPItemText(plot_);
   empty_->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -109,6 +148,9 @@ ChartView::ChartView(MetricsModel* model, QWidget* parent) : QWidget(parent), mo
     if (!quiet_) fit_ = false;
     emit xRangeChanged(r.lower, r.upper);
     onRangeChanged();
+  });
+  connect(plot_->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this](const QCPRange& r) {
+    if (secondary_ratio_ > 0) plot_->yAxis2->setRange(r.lower * secondary_ratio_, r.upper * secondary_ratio_);
   });
   connect(plot_, &QCustomPlot::mouseMove, this, &ChartView::onMouseMove);
   connect(plot_, &QCustomPlot::afterReplot, this, &ChartView::replotted);
@@ -164,12 +206,42 @@ void ChartView::setAxisLabels(const QString& left, const QString& right) {
   plot_->yAxis2->setLabel(right);
 }
 
+void ChartView::setSecondaryScale(const QString& metric, const QString& of_metric, const QString& label) {
+  secondary_metric_ = metric;
+  secondary_of_ = of_metric;
+  secondary_label_ = label;
+  updateSecondary();
+}
+
+void ChartView::updateSecondary() {
+  // One ratio per run from its last values (both metrics are written at every step); the axis
+  // only when every run shown has the same (within float rounding: 1e-6 relative).
+  double ratio = 0;
+  bool agree = !secondary_metric_.isEmpty() && !runs_.isEmpty();
+  for (const QString& run : std::as_const(runs_)) {
+    const RunFacts* f = factsOf(run);
+    const double r = f ? f->ratio(secondary_metric_, secondary_of_) : 0;
+    if (!(r > 0)) continue;
+    if (ratio == 0) ratio = r;
+    else if (std::abs(r - ratio) > 1e-6 * ratio) agree = false;
+  }
+  secondary_ratio_ = agree ? ratio : 0;
+  bool right = secondary_ratio_ > 0;
+  for (const Series& ser : series_) right = right || ser.spec.side == YSide::Right;
+  plot_->yAxis2->setVisible(right);
+  if (secondary_ratio_ > 0) {
+    plot_->yAxis2->setLabel(secondary_label_);
+    const QCPRange r = plot_->yAxis->range();
+    plot_->yAxis2->setRange(r.lower * secondary_ratio_, r.upper * secondary_ratio_);
+  }
+}
+
 void ChartView::setValueFormat(YSide side, ValueFormat format) {
   QCPAxis* axis = side == YSide::Left ? plot_->yAxis : plot_->yAxis2;
   formats_[side == YSide::Left ? 0 : 1] = format;
   if (log_) return;  // the log ticker stays until log scale is turned off
   if (format == ValueFormat::Plain)
-    axis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    axis->setTicker(QSharedPointer<QCPAxisTicker>(new CountTicker));
   else
     axis->setTicker(QSharedPointer<QCPAxisTicker>(new BytesTicker(format == ValueFormat::BytesPerSecond)));
   plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -237,7 +309,10 @@ void ChartView::rebuildSeries() {
   bool same = want.size() == series_.size();
   for (size_t i = 0; same && i < want.size(); ++i)
     same = want[i].key == series_[i].key && want[i].label == series_[i].label && want[i].color == series_[i].color;
-  if (same) return;
+  if (same) {
+    updateSecondary();  // the runs' facts (and so their ratios) may be new
+    return;
+  }
 
   // Rebuild the graphs (keeping drawn data of series that stay).
   for (Series& s : series_) {
@@ -266,6 +341,13 @@ void ChartView::rebuildSeries() {
     }
     s.hi->setBrush(band);
     s.hi->setChannelFillGraph(s.lo);
+    if (s.spec.smooth) {
+      QColor faint = s.color;
+      faint.setAlpha(90);
+      s.faint = plot_->addGraph(plot_->xAxis, y);
+      s.faint->setPen(QPen(faint, 1.0));
+      s.faint->removeFromLegend();
+    }
     s.line = plot_->addGraph(plot_->xAxis, y);
     QPen pen(s.color, 1.6);
     // Several runs share a colour per run: a run's second line metric is dashed.
@@ -283,6 +365,7 @@ void ChartView::rebuildSeries() {
   }
   series_ = std::move(want);
   plot_->yAxis2->setVisible(right);
+  updateSecondary();
   plot_->legend->setVisible(!series_.empty());
   redrawAll();
 }
@@ -292,9 +375,12 @@ void ChartView::refresh() {
   double lo = 0, hi = 0;
   if (dataExtent(lo, hi)) {
     if (hi - lo < 1) {
-      lo -= 0.5;
-      hi += 0.5;
+      lo = std::max(0.0, lo - 0.5);  // steps, tokens and elapsed time are never negative
+      hi = lo + 1;
     }
+    // Markers (val loss) at the last step are drawn whole: 2% of room on the right.
+    if (std::any_of(series_.begin(), series_.end(), [](const Series& s) { return s.spec.style == SeriesStyle::Markers; }))
+      hi += 0.02 * (hi - lo);
     const QCPRange r = plot_->xAxis->range();
     if (fit_) {
       setRangeQuietly(lo, hi);
@@ -303,6 +389,10 @@ void ChartView::refresh() {
     }
     extent_hi_ = hi;
     have_extent_ = true;
+  } else if (fit_) {
+    // Nothing to show (a new run's first step not stored yet): not the last run's ranges.
+    setRangeQuietly(0, 1);
+    plot_->yAxis->setRange(0, 1);
   }
   updateEmpty();
   // Re-read the visible range only of series whose stored rows changed (count, last step,
@@ -359,11 +449,11 @@ void ChartView::setXAxis(XAxis axis) {
     t->setTimeFormat(QStringLiteral("%h:%m:%s"));
     plot_->xAxis->setTicker(t);
   } else {
-    plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    plot_->xAxis->setTicker(QSharedPointer<CountTicker>::create());
   }
-  // Steps as whole numbers; tokens in powers of ten (1.2·10⁹).
-  plot_->xAxis->setNumberFormat(axis == XAxis::Tokens ? QStringLiteral("gb") : QStringLiteral("f"));
-  plot_->xAxis->setNumberPrecision(axis == XAxis::Tokens ? 6 : 0);
+  // Steps and tokens as whole numbers, 10k / 1.5M / 2B from ten thousand up.
+  plot_->xAxis->setNumberFormat(QStringLiteral("f"));
+  plot_->xAxis->setNumberPrecision(0);
   if (f) {
     const double s0 = f->toStep(old, r.lower), s1 = f->toStep(old, r.upper);
     const bool was_fit = fit_;
@@ -471,31 +561,45 @@ void ChartView::onEnvelope(const SeriesKey& key) {
 void ChartView::drawSeries(Series& s) {
   const RunFacts* f = factsOf(s.key.run_id);
   const size_t n = s.buckets.size();
+  auto xOf = [&](double step) { return f ? f->toX(axis_, step) : step; };
   s.xs.resize(n);
-  QVector<double> x(static_cast<qsizetype>(n)), y(static_cast<qsizetype>(n));
-  std::vector<double> mean(n);
+  for (size_t i = 0; i < n; ++i) s.xs[i] = xOf(mid(s.buckets[i]));
+  // The line: every bucket's mean at its middle; a bucketed series also starts at its first
+  // step's stored value and ends at its last step's, so the run's first and last values are
+  // drawn exactly (a 64-step bucket's mean of 3.3 hid a first loss of 5.5).
+  QVector<double> x, y, bx, lo, hi;  // the line; the band (one point per bucket)
+  const bool anchors = !s.raw && n > 0;
+  if (anchors && s.buckets.front().step_min < mid(s.buckets.front())) {
+    x << xOf(static_cast<double>(s.buckets.front().step_min));
+    y << s.buckets.front().v_first;
+  }
   for (size_t i = 0; i < n; ++i) {
     const td::store::Bucket& b = s.buckets[i];
-    s.xs[i] = f ? f->toX(axis_, mid(b)) : mid(b);
-    mean[i] = b.mean();
+    x << s.xs[i];
+    y << b.mean();
+    bx << s.xs[i];
+    lo << b.v_min;
+    hi << b.v_max;
   }
-  const std::vector<double> line = smoothing_ > 0 ? ema(mean, smoothing_) : mean;
-  for (size_t i = 0; i < n; ++i) {
-    x[static_cast<qsizetype>(i)] = s.xs[i];
-    y[static_cast<qsizetype>(i)] = line[i];
+  if (anchors && s.buckets.back().step_max > mid(s.buckets.back())) {
+    x << xOf(static_cast<double>(s.buckets.back().step_max));
+    y << s.buckets.back().v_last;
   }
-  s.line->setData(x, y, true);
+  const bool smoothed = smoothing_ > 0 && s.spec.smooth;
+  if (smoothed) {
+    const std::vector<double> line = ema(std::vector<double>(y.begin(), y.end()), smoothing_);
+    s.faint->setData(x, y, true);
+    s.line->setData(x, QVector<double>(line.begin(), line.end()), true);
+  } else {
+    if (s.faint) s.faint->data()->clear();
+    s.line->setData(x, y, true);
+  }
   if (s.raw) {
     s.lo->data()->clear();
     s.hi->data()->clear();
   } else {
-    QVector<double> lo(static_cast<qsizetype>(n)), hi(static_cast<qsizetype>(n));
-    for (size_t i = 0; i < n; ++i) {
-      lo[static_cast<qsizetype>(i)] = s.buckets[i].v_min;
-      hi[static_cast<qsizetype>(i)] = s.buckets[i].v_max;
-    }
-    s.lo->setData(x, lo, true);
-    s.hi->setData(x, hi, true);
+    s.lo->setData(bx, lo, true);
+    s.hi->setData(bx, hi, true);
   }
 }
 
@@ -522,6 +626,16 @@ void ChartView::fitY() {
         }
     }
     if (lo > hi) continue;
+    // Bytes: at least 2% of the value in view (205 MiB +- 0.05 MiB is flat, not a cliff),
+    // so that the binary-unit ticks land on distinct whole labels.
+    if (!log_ && formats_[axis == plot_->yAxis ? 0 : 1] != ValueFormat::Plain) {
+      const double min_span = 0.02 * std::max(std::abs(lo), std::abs(hi));
+      if (hi - lo < min_span) {
+        const double c = 0.5 * (lo + hi);
+        lo = std::max(0.0, c - 0.5 * min_span);
+        hi = lo + min_span;
+      }
+    }
     if (log_) {
       axis->setRange(lo / 1.15, hi * 1.15);
     } else {
@@ -572,6 +686,8 @@ ChartView::Drawn ChartView::drawn(int i) const {
     d.lo.push_back(it->value);
   }
   for (auto it = s.hi->data()->constBegin(); it != s.hi->data()->constEnd(); ++it) d.hi.push_back(it->value);
+  if (s.faint)
+    for (auto it = s.faint->data()->constBegin(); it != s.faint->data()->constEnd(); ++it) d.unsmoothed.push_back(it->value);
   return d;
 }
 
@@ -608,18 +724,24 @@ Readout ChartView::readoutOf(const Series& s, size_t i) const {
   r.step_at_min = b.step_at_min;
   r.step_at_max = b.step_at_max;
   if (r.raw)
-    r.text = tr("%1: %2 at step %3").arg(s.label, num(r.value)).arg(r.step);
+    r.text = tr("%1: %2 at step %3").arg(s.label, shown(r.value)).arg(r.step);
   else
     r.text = tr("%1: steps %2-%3 (%4 values): min %5 at step %6, max %7 at step %8, mean %9")
                  .arg(s.label)
                  .arg(b.step_min)
                  .arg(b.step_max)
                  .arg(b.n)
-                 .arg(num(b.v_min))
+                 .arg(shown(b.v_min))
                  .arg(b.step_at_min)
-                 .arg(num(b.v_max))
+                 .arg(shown(b.v_max))
                  .arg(b.step_at_max)
-                 .arg(num(b.mean()));
+                 .arg(shown(b.mean()));
+  // The second scale's value of the same point (MFU of a tokens/s point), per run.
+  if (!secondary_metric_.isEmpty() && s.key.metric == secondary_of_ && s.key.rank == 0) {
+    const RunFacts* f = factsOf(s.key.run_id);
+    const double k = f ? f->ratio(secondary_metric_, secondary_of_) : 0;
+    if (k > 0) r.text += tr(" · %1: %2").arg(secondary_label_, shown(r.value * k));
+  }
   return r;
 }
 

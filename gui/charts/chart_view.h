@@ -48,6 +48,10 @@ struct MetricSpec {
   SeriesStyle style = SeriesStyle::Line;
   YSide side = YSide::Left;
   bool all_ranks = false;  // one series per rank the run has (else rank 0 only)
+  /// A noisy series (loss, gradient norm, throughput): the smoothing slider applies to it, its
+  /// unsmoothed line stays faint behind. Series that are exact by construction (lr, memory,
+  /// sparse val_loss markers) are never smoothed.
+  bool smooth = false;
 };
 
 /// The drawn point nearest to an x coordinate (hover read-out).
@@ -76,6 +80,15 @@ class ChartView : public QWidget {
   /// Axis titles (units included, e.g. "tokens/s", "MFU"); the right axis shows only when a
   /// metric is on the right side.
   void setAxisLabels(const QString& left, const QString& right = QString());
+  /// Makes the right y axis a second scale of the left one: right = left * (last value of
+  /// `metric` / last value of `of_metric`) of the runs shown, for a metric that is a constant
+  /// multiple of another (MFU = tokens/s * FLOPs per token / peak FLOP/s, docs/events.md), so
+  /// one line carries both and neither hides the other. `label` titles the axis. The axis is
+  /// hidden while the runs' ratios are unknown or differ (runs of different models overlaid);
+  /// the hover then still names the metric's value per point. Empty `metric`: off.
+  void setSecondaryScale(const QString& metric, const QString& of_metric, const QString& label);
+  /// The ratio right/left in use; 0 when the secondary axis is hidden.
+  double secondaryRatio() const { return secondary_ratio_; }
   /// Tick labels of one y axis: bytes as "12.5 MiB", bytes/s as "1.2 GiB/s" (stored values
   /// stay in bytes; hover and CSV show them unscaled).
   void setValueFormat(YSide side, ValueFormat format);
@@ -90,7 +103,8 @@ class ChartView : public QWidget {
 
   void setXAxis(XAxis axis);  // keeps the visible steps
   XAxis xAxis() const { return axis_; }
-  /// EMA weight in [0, 1) applied to the drawn line only (ema() in run_facts.h); 0: off.
+  /// EMA weight in [0, 1) applied to the drawn line of the noisy series only (MetricSpec::
+  /// smooth; ema() in run_facts.h); 0: off.
   void setSmoothing(double weight);
   double smoothing() const { return smoothing_; }
   void setLogScale(bool on);
@@ -116,8 +130,12 @@ class ChartView : public QWidget {
   /// What is on the plot for series i, read back from its QCPGraphs: x (axis unit), the line
   /// (smoothed when smoothing is on), and the band's lower and upper edge (empty when the
   /// series is drawn from raw rows: the band would be the line).
+  /// A bucketed series' line begins at its first bucket's first step with that step's stored
+  /// value and ends at its last bucket's last step with its value, so the run's first and last
+  /// values are drawn exactly; the band has one point per bucket (at its middle). `unsmoothed`: the faint line behind
+  /// a smoothed one (empty when smoothing is off or the series is not noisy).
   struct Drawn {
-    std::vector<double> x, line, band_x, lo, hi;
+    std::vector<double> x, line, band_x, lo, hi, unsmoothed;
     bool raw = true;
   };
   Drawn drawn(int i) const;
@@ -181,6 +199,7 @@ class ChartView : public QWidget {
     QCPGraph* line = nullptr;
     QCPGraph* hi = nullptr;
     QCPGraph* lo = nullptr;
+    QCPGraph* faint = nullptr;  // the unsmoothed line behind a smoothed one
     std::vector<td::store::Bucket> buckets;  // what is drawn, by step
     std::vector<double> xs;                  // x of each bucket
     bool raw = true;
@@ -196,6 +215,7 @@ class ChartView : public QWidget {
   void query();
   void onMouseMove(QMouseEvent* e);
   void updateEmpty();
+  void updateSecondary();
   void setRangeQuietly(double lo, double hi);
   bool dataExtent(double& lo, double& hi) const;
   Readout readoutOf(const Series& s, size_t i) const;
@@ -218,6 +238,8 @@ class ChartView : public QWidget {
   bool have_extent_ = false;
   bool force_next_ = false;
   QHash<SeriesKey, QString> signature_;  // per series: its extents at the last refresh
+  QString secondary_metric_, secondary_of_, secondary_label_;
+  double secondary_ratio_ = 0;
   QTimer query_timer_;
   QString hover_text_;
 };

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -39,8 +40,9 @@ Dashboard::Dashboard(StoreClient* store, QWidget* parent)
   smooth_->setObjectName(QStringLiteral("smoothing"));
   smooth_->setRange(0, 99);
   smooth_->setFixedWidth(140);
-  smooth_->setToolTip(tr("Exponential moving average of the drawn line (weight 0 to 0.99); "
-                         "stored values, the band and exports are never smoothed."));
+  smooth_->setToolTip(tr("Exponential moving average of the noisy lines (loss, gradient norm, throughput; "
+                         "weight 0 to 0.99), the unsmoothed line faint behind; learning rate, memory and "
+                         "val loss are never smoothed, nor are stored values, the band and exports."));
   bar->addWidget(smooth_);
   smooth_label_ = new QLabel(QStringLiteral("0.00"), this);
   bar->addWidget(smooth_label_);
@@ -66,7 +68,7 @@ Dashboard::Dashboard(StoreClient* store, QWidget* parent)
   export_csv_->setPopupMode(QToolButton::MenuButtonPopup);
   auto* menu = new QMenu(export_csv_);
   menu->addAction(tr("Points shown..."), this, &Dashboard::onExportCsv);
-  menu->addAction(tr("All rows of the run..."), this, &Dashboard::onExportRunCsv);
+  menu->addAction(tr("All rows of the runs shown..."), this, &Dashboard::onExportRunCsv);
   export_csv_->setMenu(menu);
   connect(export_csv_, &QToolButton::clicked, this, &Dashboard::onExportCsv);
   bar->addWidget(export_csv_);
@@ -123,15 +125,18 @@ void Dashboard::buildCharts() {
     names_ << name;
   };
   add(QStringLiteral("loss"), tr("Loss"), tr("loss (nats/token)"), QString(),
-      {{QStringLiteral("loss"), tr("train loss"), SeriesStyle::Line, YSide::Left, false},
+      {{QStringLiteral("loss"), tr("train loss"), SeriesStyle::Line, YSide::Left, false, true},
        {QStringLiteral("val_loss"), tr("val loss"), SeriesStyle::Markers, YSide::Left, false}},
       tr("No loss yet: the run has not completed its first step."), 0, 0);
-  // A data-parallel run adds each rank's own tokens/s (docs/events.md "Per-rank figures").
-  add(QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), tr("MFU (0..1)"),
-      {{QStringLiteral("tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, false},
-       {QStringLiteral("rank_tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, true},
-       {QStringLiteral("mfu"), tr("MFU"), SeriesStyle::Line, YSide::Right, false}},
+  // A data-parallel run adds each rank's own tokens/s (docs/events.md "Per-rank figures"). MFU
+  // is tokens/s times a constant of the run, so it is the right axis of the same line rather
+  // than a second line lying exactly on top of it.
+  add(QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), QString(),
+      {{QStringLiteral("tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, false, true},
+       {QStringLiteral("rank_tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, true, true}},
       tr("No throughput yet: the run has not completed its first step."), 0, 1);
+  charts_.value(QStringLiteral("throughput"))
+      ->setSecondaryScale(QStringLiteral("mfu"), QStringLiteral("tokens_per_s"), tr("MFU (0..1)"));
   add(QStringLiteral("memory"), tr("Memory"), tr("bytes"), QString(),
       {{QStringLiteral("rss_bytes"), tr("process RSS"), SeriesStyle::Line, YSide::Left, true},
        {QStringLiteral("gpu_mem_bytes"), tr("GPU memory"), SeriesStyle::Line, YSide::Left, true}},
@@ -142,13 +147,13 @@ void Dashboard::buildCharts() {
   // bandwidth they achieved (nccl-tests' busbw, GB/s = 10^9 bytes/s; docs/events.md).
   add(QStringLiteral("network"), tr("Network"), tr("bytes per step"), tr("bus bandwidth (GB/s)"),
       {{QStringLiteral("comm_bytes_sent"), tr("collective bytes sent"), SeriesStyle::Line, YSide::Left, true},
-       {QStringLiteral("busbw_gb_s"), tr("bus bandwidth"), SeriesStyle::Line, YSide::Right, true}},
+       {QStringLiteral("busbw_gb_s"), tr("bus bandwidth"), SeriesStyle::Line, YSide::Right, true, true}},
       tr("No network traffic: single-process runs do not communicate; distributed runs report "
          "collective bytes here."),
       1, 1);
   add(QStringLiteral("optimizer"), tr("Optimizer"), tr("learning rate"), tr("gradient norm"),
       {{QStringLiteral("lr"), tr("lr"), SeriesStyle::Line, YSide::Left, false},
-       {QStringLiteral("grad_norm"), tr("grad norm (before clipping)"), SeriesStyle::Line, YSide::Right, false}},
+       {QStringLiteral("grad_norm"), tr("grad norm (before clipping)"), SeriesStyle::Line, YSide::Right, false, true}},
       tr("No optimizer figures yet: the run has not completed its first step."), 2, 0);
 }
 
@@ -206,26 +211,44 @@ bool Dashboard::exportCsv(const QString& path) const {
 
 void Dashboard::exportRunCsv(const QString& path) {
   if (runs_.isEmpty()) return;
-  model_->exportRunCsv(runs_.front(), path);
+  model_->exportRunCsv(runs_, path);
+}
+
+QString Dashboard::suggestedFileName(const QString& what, const QString& suffix) const {
+  QString base = runs_.isEmpty() ? QStringLiteral("traindeck") : runs_.join(QLatin1Char('+'));
+  if (base.size() > 80) base = base.left(80);
+  return base + QLatin1Char('-') + what + QLatin1Char('.') + suffix;
+}
+
+static QString withSuffix(const QString& path, const QString& suffix) {
+  if (path.isEmpty() || QFileInfo(path).suffix().compare(suffix, Qt::CaseInsensitive) == 0) return path;
+  return path + QLatin1Char('.') + suffix;
 }
 
 void Dashboard::onExportPng() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export charts as PNG"), QString(), tr("PNG image (*.png)"));
+  const QString path = withSuffix(QFileDialog::getSaveFileName(this, tr("Export charts as PNG"),
+                                                               suggestedFileName(QStringLiteral("charts"), QStringLiteral("png")),
+                                                               tr("PNG image (*.png)")),
+                                  QStringLiteral("png"));
   if (!path.isEmpty() && !exportPng(path))
     QMessageBox::warning(this, tr("Export PNG"), tr("Could not write %1: check the folder is writable.").arg(path));
 }
 
 void Dashboard::onExportCsv() {
-  const QString path =
-      QFileDialog::getSaveFileName(this, tr("Export the points shown as CSV"), QString(), tr("CSV file (*.csv)"));
+  const QString path = withSuffix(
+      QFileDialog::getSaveFileName(this, tr("Export the points shown as CSV"),
+                                   suggestedFileName(QStringLiteral("points"), QStringLiteral("csv")), tr("CSV file (*.csv)")),
+      QStringLiteral("csv"));
   if (!path.isEmpty() && !exportCsv(path))
     QMessageBox::warning(this, tr("Export CSV"), tr("Could not write %1: check the folder is writable.").arg(path));
 }
 
 void Dashboard::onExportRunCsv() {
   if (runs_.isEmpty()) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export all metric rows of %1 as CSV").arg(runs_.front()),
-                                                    QString(), tr("CSV file (*.csv)"));
+  const QString path = withSuffix(
+      QFileDialog::getSaveFileName(this, tr("Export all metric rows of %1 as CSV").arg(runs_.join(QStringLiteral(", "))),
+                                   suggestedFileName(QStringLiteral("metrics"), QStringLiteral("csv")), tr("CSV file (*.csv)")),
+      QStringLiteral("csv"));
   if (!path.isEmpty()) exportRunCsv(path);
 }
 

@@ -65,9 +65,11 @@ class Dashboard : public QWidget {
   bool exportCsv(const QString& path) const;
   /// The last query error shown beside the controls ("" when none is showing).
   QString errorText() const;
-  /// Writes all metric rows of the first run (Store::export_metrics_csv) on the store thread;
-  /// MetricsModel::exportFinished reports the outcome.
+  /// Writes all metric rows of every run shown (Store::export_metrics_csv; a run_id column
+  /// when several) on the store thread; MetricsModel::exportFinished reports the outcome.
   void exportRunCsv(const QString& path);
+  /// The file name the export dialogs suggest: "<run ids joined by +>-<what>.<suffix>".
+  QString suggestedFileName(const QString& what, const QString& suffix) const;
 
  private:
   void buildCharts();

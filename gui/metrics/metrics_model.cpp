@@ -145,18 +145,22 @@ const RunFacts* MetricsModel::facts(const QString& run_id) const {
   return it == facts_.constEnd() ? nullptr : &*it;
 }
 
-void MetricsModel::exportRunCsv(const QString& run_id, const QString& path) {
+void MetricsModel::exportRunCsv(const QStringList& run_ids, const QString& path) {
   if (!store_) {
     emit exportFinished(path, 0, tr("No store is open."));
     return;
   }
-  const std::string run = run_id.toStdString(), file = path.toStdString();
+  std::vector<std::string> runs;
+  for (const QString& r : run_ids) runs.push_back(r.toStdString());
+  const std::string file = path.toStdString();
   store_->run<qint64>(
       this,
-      [run, file](td::store::Store& s) -> qint64 {
+      [runs, file](td::store::Store& s) -> qint64 {
         std::ofstream out(file, std::ios::binary);
         if (!out) throw std::runtime_error("cannot write '" + file + "': check the folder exists and is writable");
-        const int64_t rows = s.export_metrics_csv(run, out);
+        // Several runs: one file, a run_id column, one header.
+        int64_t rows = 0;
+        for (size_t i = 0; i < runs.size(); ++i) rows += s.export_metrics_csv(runs[i], out, runs.size() > 1, i == 0);
         out.flush();
         if (!out) throw std::runtime_error("writing '" + file + "' failed (disk full?)");
         return rows;

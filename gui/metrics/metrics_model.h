@@ -72,9 +72,10 @@ class MetricsModel : public QObject {
   /// The last facts delivered for `run_id`, or nullptr.
   const RunFacts* facts(const QString& run_id) const;
 
-  /// Writes every metric row of `run_id` as CSV (Store::export_metrics_csv: long format
-  /// step,rank,attempt,t,name,value) to `path` on the store thread; exportFinished follows.
-  void exportRunCsv(const QString& run_id, const QString& path);
+  /// Writes every metric row of the runs as CSV (Store::export_metrics_csv: long format
+  /// step,rank,attempt,t,name,value; with a leading run_id column when several) to `path` on
+  /// the store thread; exportFinished follows (rows: data rows of all runs).
+  void exportRunCsv(const QStringList& run_ids, const QString& path);
 
   /// Envelope and facts jobs submitted and not delivered (or dropped) yet.
   int pendingRequests() const { return pending_env_.size() + pending_facts_.size(); }

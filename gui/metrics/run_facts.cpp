@@ -15,6 +15,14 @@ const td::store::MetricInfo* RunFacts::find(const QString& metric, int rank) con
   return nullptr;
 }
 
+double RunFacts::ratio(const QString& metric, const QString& of_metric) const {
+  const td::store::MetricInfo* a = find(metric);
+  const td::store::MetricInfo* b = find(of_metric);
+  if (!a || !b || a->count == 0 || b->count == 0 || a->last_step != b->last_step) return 0;
+  if (!std::isfinite(a->last_value) || !std::isfinite(b->last_value) || b->last_value == 0) return 0;
+  return a->last_value / b->last_value;
+}
+
 namespace {
 
 // Piecewise-linear map through (xs[i], ys[i]), xs ascending; beyond the ends, the nearest

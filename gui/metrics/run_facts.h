@@ -41,6 +41,10 @@ struct RunFacts {
 
   /// The series `metric` of `rank`, or nullptr.
   const td::store::MetricInfo* find(const QString& metric, int rank = 0) const;
+  /// last value of `metric` / last value of `of_metric` (rank 0), when both end at the same
+  /// step and the divisor is non-zero and finite; else 0. For a metric that is a constant
+  /// multiple of another (mfu / tokens_per_s).
+  double ratio(const QString& metric, const QString& of_metric) const;
   /// The x coordinate of `step` on axis `axis`: step, step * tokens_per_step (step when
   /// tokens_per_step is unknown), or seconds since the first sampled step (linear
   /// interpolation between samples; beyond the ends, the nearest segment's slope).

@@ -101,8 +101,8 @@ class TestChartQueries : public QObject {
       QCOMPARE(s.t[i], 1000.5 + 2.0 * static_cast<double>(s.step[i]));
     }
 
-    // loss has 3000 rows > 100: level 0 has 47 buckets (3000 >> 6 = 46), <= 99, so 47 samples
-    // at the first step of each 64-step bucket, then step 3000.
+    // loss has 3000 rows > 100: level 0 (16 steps) has 188 buckets > 99, level 1 has 47
+    // (3000 >> 6 = 46), <= 99, so 47 samples at the first step of each 64-step bucket, then 3000.
     s = st.metric_step_times("r", "loss", 0, 100);
     QCOMPARE(s.size(), size_t(48));
     QCOMPARE(s.step.front(), int64_t(1));
@@ -113,7 +113,7 @@ class TestChartQueries : public QObject {
       QCOMPARE(s.t[i], 1000.0 + 2.0 * static_cast<double>(s.step[i]));
       QCOMPARE(s.value[i], 10.0 - static_cast<double>(s.step[i]) / 1000.0);
     }
-    // 10 points: level 0 has 47 buckets > 9, level 1 has 12 > 9, level 2 (1024 steps) has 3:
+    // 10 points: level 1 has 47 buckets > 9, level 2 has 12 > 9, level 3 (1024 steps) has 3:
     // steps 1, 1024, 2048, then 3000.
     s = st.metric_step_times("r", "loss", 0, 10);
     QCOMPARE(s.size(), size_t(4));

@@ -76,7 +76,7 @@ void check_against_sql(Store& st, const std::string& run_id, std::vector<int> le
     Stmt groups(st.handle(),
                 "SELECT count(*) FROM (SELECT DISTINCT name, rank, step >> ?2 FROM metrics"
                 " WHERE run = ?1)");
-    groups.bind(1, run).bind(2, 6 + 2 * level);
+    groups.bind(1, run).bind(2, 4 + 2 * level);  // lod::shift, written out
     QVERIFY(groups.step());
     Stmt rows(st.handle(), "SELECT count(*) FROM metric_lod WHERE run = ?1 AND level = ?2");
     rows.bind(1, run).bind(2, level);
@@ -90,7 +90,7 @@ void check_against_sql(Store& st, const std::string& run_id, std::vector<int> le
              " AND l.level = ?3 AND l.bucket = g.b"
              " WHERE l.n IS NOT g.n OR l.step_min IS NOT g.s0 OR l.step_max IS NOT g.s1"
              " OR l.v_min IS NOT g.lo OR l.v_max IS NOT g.hi");
-    bad.bind(1, run).bind(2, 6 + 2 * level).bind(3, level);
+    bad.bind(1, run).bind(2, 4 + 2 * level).bind(3, level);
     QVERIFY(bad.step());
     QVERIFY2(bad.col_int(0) == 0, ("level " + std::to_string(level) + ": " +
                                    std::to_string(bad.col_int(0)) + " buckets differ").c_str());
@@ -100,7 +100,7 @@ void check_against_sql(Store& st, const std::string& run_id, std::vector<int> le
 // The incremental LOD equals one rebuilt from the raw rows (v_sum up to rounding order), and
 // both agree with plain SQL aggregates.
 void check_matches_rebuild(Store& st, const std::string& run_id,
-                           std::vector<int> sql_levels = {0, 1, 2, 3, 4, 5, 6, 7}) {
+                           std::vector<int> sql_levels = {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
   check_against_sql(st, run_id, std::move(sql_levels));
   const std::vector<Row> inc = lod_rows(st, run_id);
   st.rebuild_lod(run_id);
@@ -161,9 +161,10 @@ class TestLod : public QObject {
     Ingester ing(st, events, "e", o);
     QVERIFY(ing.poll_all().batches >= 6);
 
-    // 300 raw rows > 5 points; level 0 (64 steps) has buckets 0..4.
+    // 300 steps > 8 x 5 columns: the finest level with <= 10 buckets is level 1 (64 steps,
+    // buckets 0..4; level 0 has 19 of 16 steps).
     MetricEnvelope e = st.metric_envelope("r", "loss", 0, 1, 300, 5);
-    QCOMPARE(e.level, 0);
+    QCOMPARE(e.level, 1);
     QCOMPARE(e.bucket_steps, int64_t(64));
     QCOMPARE(e.size(), size_t(5));
     check_bucket(e.buckets[0], 63, 1, 63, 1, 1, 63, 63, 1, 63, tri(1, 63));
@@ -172,14 +173,18 @@ class TestLod : public QObject {
     check_bucket(e.buckets[4], 45, 256, 300, 256, 256, 300, 300, 256, 300, tri(256, 300));
     QCOMPARE(e.buckets[4].mean(), 278.0);
 
-    e = st.metric_envelope("r", "loss", 0, 1, 300, 4);  // level 1: 256 steps
+    // 4 columns: level 1's five buckets merged in pairs (128 steps; the last alone).
+    e = st.metric_envelope("r", "loss", 0, 1, 300, 4);
     QCOMPARE(e.level, 1);
-    QCOMPARE(e.size(), size_t(2));
-    check_bucket(e.buckets[0], 255, 1, 255, 1, 1, 255, 255, 1, 255, tri(1, 255));
-    check_bucket(e.buckets[1], 45, 256, 300, 256, 256, 300, 300, 256, 300, tri(256, 300));
+    QCOMPARE(e.bucket_steps, int64_t(128));
+    QCOMPARE(e.size(), size_t(3));
+    check_bucket(e.buckets[0], 127, 1, 127, 1, 1, 127, 127, 1, 127, tri(1, 127));
+    check_bucket(e.buckets[1], 128, 128, 255, 128, 128, 255, 255, 128, 255, tri(128, 255));
+    check_bucket(e.buckets[2], 45, 256, 300, 256, 256, 300, 300, 256, 300, tri(256, 300));
 
-    e = st.metric_envelope("r", "loss", 0, 1, 300, 1);  // level 2: one bucket
+    e = st.metric_envelope("r", "loss", 0, 1, 300, 1);  // level 2's two buckets, merged
     QCOMPARE(e.level, 2);
+    QCOMPARE(e.bucket_steps, int64_t(512));
     QCOMPARE(e.size(), size_t(1));
     check_bucket(e.buckets[0], 300, 1, 300, 1, 1, 300, 300, 1, 300, tri(1, 300));
 
@@ -190,7 +195,7 @@ class TestLod : public QObject {
     for (int i = 0; i < 10; ++i)
       check_bucket(e.buckets[i], 1, 100 + i, 100 + i, 100.0 + i, 100 + i, 100.0 + i, 100 + i,
                    100.0 + i, 100.0 + i, 100.0 + i);
-    // Between max_points and 2 * max_points raw rows: the rows, summarised in memory two by two
+    // Between max_points and 8 * max_points raw rows: the rows, summarised in memory two by two
     // (300 rows for 200 columns: 150 buckets of 2 steps, band min/max of each pair).
     e = st.metric_envelope("r", "loss", 0, 1, 300, 200);
     QCOMPARE(e.level, -1);
@@ -199,15 +204,24 @@ class TestLod : public QObject {
     QCOMPARE(e.size(), size_t(150));
     check_bucket(e.buckets[0], 2, 1, 2, 1, 1, 2, 2, 1, 2, 3);
     check_bucket(e.buckets[149], 2, 299, 300, 299, 299, 300, 300, 299, 300, 599);
-    // Buckets overlapping a range are returned whole.
+    // Up to 8 rows a column: 300 rows for 40 columns, eight by eight (38 buckets, n = 8 but
+    // the last, steps 297..300).
+    e = st.metric_envelope("r", "loss", 0, 1, 300, 40);
+    QCOMPARE(e.level, -1);
+    QCOMPARE(e.bucket_steps, int64_t(8));
+    QCOMPARE(e.size(), size_t(38));
+    check_bucket(e.buckets[0], 8, 1, 8, 1, 1, 8, 8, 1, 8, tri(1, 8));
+    check_bucket(e.buckets[37], 4, 297, 300, 297, 297, 300, 300, 297, 300, tri(297, 300));
+    // Buckets overlapping a range are returned whole (131 steps > 8 x 3: level 1, 64 steps).
     e = st.metric_envelope("r", "loss", 0, 70, 200, 3);
-    QCOMPARE(e.level, 0);
+    QCOMPARE(e.level, 1);
     QCOMPARE(e.size(), size_t(3));
     QCOMPARE(e.buckets[0].step_min, int64_t(64));
     QCOMPARE(e.buckets[2].step_max, int64_t(255));
     // Every level holds all 300 rows.
-    QCOMPARE(count(st, "SELECT count(DISTINCT level) FROM metric_lod"), int64_t(8));
-    QCOMPARE(count(st, "SELECT count(*) FROM metric_lod WHERE level = 7 AND n = 300"), int64_t(1));
+    QCOMPARE(count(st, "SELECT count(DISTINCT level) FROM metric_lod"), int64_t(9));
+    QCOMPARE(count(st, "SELECT count(*) FROM metric_lod WHERE level = 8 AND n = 300"), int64_t(1));
+    QCOMPARE(count(st, "SELECT count(*) FROM metric_lod WHERE level = 0"), int64_t(19));
     QCOMPARE(count(st, "SELECT sum(n) FROM metric_lod WHERE level = 3"), int64_t(300));
     check_matches_rebuild(st, "r");
 
@@ -240,11 +254,11 @@ class TestLod : public QObject {
 
     const double sum0 = tri(1, 63) - tri(7, 10) + (1007 + 1008 - 9 - 10);
     MetricEnvelope e = st.metric_envelope("r", "loss", 0, 1, 300, 5);
-    QCOMPARE(e.level, 0);
+    QCOMPARE(e.level, 1);
     check_bucket(e.buckets[0], 63, 1, 63, -10, 10, 1008, 8, 1, 63, sum0);
     check_bucket(e.buckets[1], 64, 64, 127, 64, 64, 127, 127, 64, 127, tri(64, 127));
     e = st.metric_envelope("r", "loss", 0, 1, 300, 2);
-    QCOMPARE(e.level, 1);
+    QCOMPARE(e.level, 2);
     check_bucket(e.buckets[0], 255, 1, 255, -10, 10, 1008, 8, 1, 255,
                  tri(1, 255) - tri(7, 10) + 1996);
     e = st.metric_envelope("r", "loss", 0, 1, 300, 1);
@@ -285,7 +299,7 @@ class TestLod : public QObject {
     fail = true;
     QVERIFY_THROWS_EXCEPTION(td::Error, ing.poll(100));  // the second batch rolls back
     QCOMPARE(count(st, "SELECT sum(n) FROM metric_lod WHERE level = 0"), int64_t(99));
-    QCOMPARE(count(st, "SELECT max(step_max) FROM metric_lod WHERE level = 7"), int64_t(99));
+    QCOMPARE(count(st, "SELECT max(step_max) FROM metric_lod WHERE level = 8"), int64_t(99));
     fail = false;
     ing.poll_all();
     const MetricEnvelope e = st.metric_envelope("r", "loss", 0, 1, 300, 1);
@@ -325,7 +339,7 @@ class TestLod : public QObject {
     // Fully zoomed out on a 1000-column chart: one bucket holds the spike, one the dip.
     MetricEnvelope e = st.metric_envelope("big", "loss", 0, 1, kSteps, 1000);
     const qint64 query_ms = timer.restart();
-    QCOMPARE(e.level, 2);  // 1024 steps per bucket: 977 buckets
+    QCOMPARE(e.level, 3);  // 1024 steps per bucket: 977 buckets (level 2 has 3907 > 2 x 1000)
     QVERIFY(e.size() <= 1000);
     QCOMPARE(e.size(), size_t(977));
     int64_t n = 0;
@@ -351,13 +365,13 @@ class TestLod : public QObject {
     for (int cols : {1, 3, 16, 100, 977, 2000, 4000, 20000}) {
       e = st.metric_envelope("big", "loss", 0, 1, kSteps, cols);
       QVERIFY2(e.size() <= static_cast<size_t>(cols), std::to_string(cols).c_str());
-      QVERIFY(e.size() >= static_cast<size_t>(std::min(cols, 200)) / 4);  // not needlessly coarse
+      QVERIFY2(e.size() > static_cast<size_t>(cols) / 2, std::to_string(cols).c_str());  // one per column
       double top = -1e300;
       for (const Bucket& b : e.buckets) top = std::max(top, b.v_max);
       QCOMPARE(top, kSpikeValue);
     }
     e = st.metric_envelope("big", "loss", 0, 1, kSteps, 20000);
-    QCOMPARE(e.level, 0);  // 15626 buckets of 64 steps
+    QCOMPARE(e.level, 1);  // 15626 buckets of 64 steps
 
     // Zoomed in around the spike: the raw rows, its exact value at its exact step.
     e = st.metric_envelope("big", "loss", 0, kSpike - 50, kSpike + 50, 1000);
@@ -371,16 +385,17 @@ class TestLod : public QObject {
       QCOMPARE(e.buckets[i].step_min, raw.step[i]);
       QCOMPARE(e.buckets[i].v_first, raw.value[i]);
     }
-    // Half zoomed: level 0 buckets, the spike in one of them.
+    // Half zoomed (10,001 steps > 8 x 1000): level 0 buckets of 16 steps, the spike in one.
     e = st.metric_envelope("big", "loss", 0, kSpike - 5000, kSpike + 5000, 1000);
     QCOMPARE(e.level, 0);
+    QVERIFY(e.size() > 500);
     QVERIFY(e.size() <= 1000);
     spikes = 0;
     for (const Bucket& b : e.buckets) spikes += b.v_max == kSpikeValue && b.step_at_max == kSpike;
     QCOMPARE(spikes, 1);
     const qint64 zoom_ms = timer.restart();
 
-    check_matches_rebuild(st, "big", {0, 2, 7});  // the SQL oracle sorts 1M rows per level
+    check_matches_rebuild(st, "big", {0, 2, 8});  // the SQL oracle sorts 1M rows per level
     const qint64 rebuild_ms = timer.restart();
     qInfo("1M steps: write %lld ms, ingest %lld ms, top envelope %lld ms, zooms %lld ms,"
           " check vs rebuild %lld ms, %lld LOD rows",
@@ -411,15 +426,87 @@ class TestLod : public QObject {
     Store st(path);
     QCOMPARE(read_user_version(st.handle()), schema_version());
     MetricEnvelope e = st.metric_envelope("old", "loss", 0, 1, 300, 5);
-    QCOMPARE(e.level, 0);
+    QCOMPARE(e.level, 1);
     check_bucket(e.buckets[0], 63, 1, 63, 1, 1, 63, 63, 1, 63, tri(1, 63));
     check_bucket(e.buckets[3], 64, 192, 255, 192, 192, 1e6, 200, 192, 255, tri(192, 255) - 200 + 1e6);
     e = st.metric_envelope("old", "loss", 0, 1, 300, 1);
     check_bucket(e.buckets[0], 300, 1, 300, 1, 1, 1e6, 200, 1, 300, tri(1, 300) - 200 + 1e6);
-    e = st.metric_envelope("old", "lr", 1, 1, 300, 1);
-    QCOMPARE(e.level, 0);
+    e = st.metric_envelope("old", "lr", 1, 1, 300, 1);  // two steps: raw rows, merged
+    QCOMPARE(e.level, -1);
     check_bucket(e.buckets[0], 2, 5, 6, 0.25, 6, 0.5, 5, 0.5, 0.25, 0.75);
     check_matches_rebuild(st, "old");
+  }
+
+  // A version-5 store (buckets of 64 * 4^k steps) gets the finer levels of version 6.
+  void migrationRebuildsCoarserLevels() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("v5.db").toStdString();
+    {
+      sqlite3* db = nullptr;
+      QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      migrate(db, path, migrations().first(5));
+      exec_sql(db,
+               "INSERT INTO experiments(id, name, created) VALUES (1, 'e', 0);"
+               "INSERT INTO runs(id, run_id, experiment) VALUES (1, 'old', 1);"
+               "INSERT INTO metric_names(id, name) VALUES (1, 'loss');"
+               "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < 300)"
+               " INSERT INTO metrics SELECT 1, 1, 0, x, 0, x, x FROM s;"
+               // what the version-5 build wrote: level 0 of 64 steps, ..., level 7 whole
+               "INSERT INTO metric_lod VALUES (1, 1, 0, 0, 0, 63, 1, 63, 1, 63, 1, 63, 1, 63, 2016),"
+               " (1, 1, 0, 7, 0, 300, 1, 300, 1, 300, 1, 300, 1, 300, 45150);");
+      sqlite3_close(db);
+    }
+    Store st(path);
+    QCOMPARE(read_user_version(st.handle()), schema_version());
+    QCOMPARE(count(st, "SELECT count(*) FROM metric_lod WHERE level = 0"), int64_t(19));  // 16 steps
+    QCOMPARE(count(st, "SELECT n FROM metric_lod WHERE level = 0 AND bucket = 0"), int64_t(15));
+    QCOMPARE(count(st, "SELECT count(*) FROM metric_lod WHERE level = 8 AND n = 300"), int64_t(1));
+    check_matches_rebuild(st, "old");
+  }
+
+  // About one bucket per pixel column at any run length (issue 14): runs of 300, 1,000, 20,000
+  // and 1,000,000 steps on charts 200, 517 and 1000 columns wide, fully zoomed out, give more
+  // than half as many buckets as columns (all rows when there are fewer), never more; the
+  // first and last step's exact values are the first bucket's v_first and the last's v_last.
+  void oneBucketPerColumnAtEveryLength() {
+    QTemporaryDir dir;
+    Store st(dir.filePath("td.db").toStdString());
+    const int64_t lengths[] = {300, 1000, 20000, 1000000};
+    exec_sql(st.handle(), "INSERT INTO experiments(id, name, created) VALUES (1, 'e', 0);"
+                          "INSERT INTO metric_names(id, name) VALUES (1, 'loss');");
+    // loss = 5.5 at step 1, decaying towards 1.5 (x / (x + 100)): exact in SQL and here.
+    auto value = [](int64_t x) { return 1.5 + 4.0 * 101.0 / (static_cast<double>(x) + 100.0); };
+    for (size_t i = 0; i < std::size(lengths); ++i) {
+      const std::string id = "len" + std::to_string(lengths[i]);
+      exec_sql(st.handle(), ("INSERT INTO runs(id, run_id, experiment) VALUES (" + std::to_string(i + 1) + ", '" +
+                             id + "', 1);"
+                             "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < " +
+                             std::to_string(lengths[i]) + ") INSERT INTO metrics SELECT " + std::to_string(i + 1) +
+                             ", 1, 0, x, 0, x, 1.5 + 4.0 * 101.0 / (x + 100.0) FROM s;")
+                                .c_str());
+      st.rebuild_lod(id);
+    }
+    for (size_t i = 0; i < std::size(lengths); ++i) {
+      const int64_t n = lengths[i];
+      const std::string id = "len" + std::to_string(n);
+      for (int cols : {200, 517, 1000}) {
+        const MetricEnvelope e = st.metric_envelope(id, "loss", 0, 1, n, cols);
+        const std::string at = id + " on " + std::to_string(cols) + " columns: " + std::to_string(e.size()) +
+                               " buckets (level " + std::to_string(e.level) + ")";
+        if (n <= cols) {
+          QVERIFY2(e.raw() && e.size() == static_cast<size_t>(n), at.c_str());
+        } else {
+          QVERIFY2(e.size() <= static_cast<size_t>(cols) && e.size() > static_cast<size_t>(cols) / 2, at.c_str());
+        }
+        int64_t rows = 0;
+        for (const Bucket& b : e.buckets) rows += b.n;
+        QVERIFY2(rows == n, at.c_str());
+        QCOMPARE(e.buckets.front().step_min, int64_t(1));
+        QCOMPARE(e.buckets.front().v_first, 5.5);
+        QCOMPARE(e.buckets.back().step_max, n);
+        QCOMPARE(e.buckets.back().v_last, value(n));
+      }
+    }
   }
 };
 

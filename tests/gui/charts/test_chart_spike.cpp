@@ -56,9 +56,12 @@ class TestChartSpike : public QObject {
     QCOMPARE(view.xRange().second, double(kSteps));
     ChartView::Drawn d = view.drawn(0);
     QVERIFY(!d.raw);
-    QVERIFY2(d.x.size() <= static_cast<size_t>(view.plotColumns()),
-             qPrintable(QString("%1 points, %2 columns").arg(d.x.size()).arg(view.plotColumns())));
-    QVERIFY(d.x.size() >= static_cast<size_t>(view.plotColumns()) / 4);
+    // (The band has one point per bucket; the line also the exact first and last step.)
+    QVERIFY2(d.band_x.size() <= static_cast<size_t>(view.plotColumns()),
+             qPrintable(QString("%1 points, %2 columns").arg(d.band_x.size()).arg(view.plotColumns())));
+    QVERIFY(d.band_x.size() >= static_cast<size_t>(view.plotColumns()) / 2);
+    QCOMPARE(d.x.front(), 1.0);
+    QCOMPARE(d.x.back(), double(kSteps));
     const auto top = std::max_element(d.hi.begin(), d.hi.end());
     QCOMPARE(*top, kSpikeValue);
     QCOMPARE(*std::min_element(d.lo.begin(), d.lo.end()), kDipValue);

@@ -26,16 +26,20 @@ inline std::string run_start_line(const std::string& run, double t, int seq_len 
   return buf;
 }
 
-/// A step event with loss, lr, grad_norm, tokens_per_s, mfu, rss_bytes (values written so they
-/// read back exactly).
+/// MFU / tokens_per_s of the test runs: a constant of a run, as the engine's (1/8192, exact).
+inline constexpr double kMfuPerTokenPerS = 1.0 / 8192.0;
+
+/// A step event with loss, lr, grad_norm, tokens_per_s (2000 + step), mfu (tokens_per_s *
+/// kMfuPerTokenPerS), rss_bytes (values written so they read back exactly).
 inline std::string step_line(const std::string& run, int64_t step, double t, double loss) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 R"({"type":"step","v":1,"t":%.17g,"run_id":"%s","attempt":0,"rank":0,"step":%lld,"loss":%.17g,)"
-                R"("lr":0.001,"grad_norm":%.17g,"tokens_per_s":%.17g,"mfu":0.25,"rss_bytes":%lld})"
+                R"("lr":0.001,"grad_norm":%.17g,"tokens_per_s":%.17g,"mfu":%.17g,"rss_bytes":%lld})"
                 "\n",
                 t, run.c_str(), static_cast<long long>(step), loss, 1.0 + static_cast<double>(step % 5),
-                2000.0 + static_cast<double>(step), static_cast<long long>(100000000 + step));
+                2000.0 + static_cast<double>(step), (2000.0 + static_cast<double>(step)) * kMfuPerTokenPerS,
+                static_cast<long long>(100000000 + step));
   return buf;
 }
 

@@ -68,15 +68,17 @@ class TestMetricsModel : public QObject {
     QCOMPARE(e->env.buckets[9].step_min, int64_t(10));
     QCOMPARE(e->env.buckets[9].v_first, small_loss(10));
 
-    // 10 columns: level 0 (64 steps), buckets 0..3; bucket 0 holds steps 1..63.
+    // 10 columns: level 0 (16 steps) has buckets 0..12 (<= 2 x 10), merged in pairs: 7
+    // buckets of 32 steps; bucket 0 holds steps 1..31.
     model.requestEnvelope(loss, 1, 200, 10);
     QTRY_COMPARE(ready.count(), 2);
     e = model.envelope(loss);
     QCOMPARE(e->env.level, 0);
-    QCOMPARE(e->env.size(), size_t(4));
-    QCOMPARE(e->env.buckets[0].n, int64_t(63));
+    QCOMPARE(e->env.bucket_steps, int64_t(32));
+    QCOMPARE(e->env.size(), size_t(7));
+    QCOMPARE(e->env.buckets[0].n, int64_t(31));
     QCOMPARE(e->env.buckets[0].v_max, small_loss(1));
-    QCOMPARE(e->env.buckets[0].v_min, small_loss(63));
+    QCOMPARE(e->env.buckets[0].v_min, small_loss(31));
     QCOMPARE(e->width, 10);
 
     // The same request again is dropped: no job.
@@ -122,7 +124,7 @@ class TestMetricsModel : public QObject {
     StoreClient client(dir.filePath("td.db"));
     MetricsModel model(&client);
     QSignalSpy done(&model, &MetricsModel::exportFinished);
-    model.exportRunCsv("s", dir.filePath("all.csv"));
+    model.exportRunCsv({"s"}, dir.filePath("all.csv"));
     QTRY_COMPARE(done.count(), 1);
     QCOMPARE(done.at(0).at(2).toString(), QString());
     QCOMPARE(done.at(0).at(1).toLongLong(), qint64(20 * 6));  // 6 numeric fields per step line
