@@ -394,7 +394,9 @@ std::vector<int> end_leftover_ranks(const ClusterRun& run, const NodeConnector& 
   const auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
   while (true) {
     RankSignalReport rep = s.signal_all("");
-    if (rep.alive.empty()) return {};
+    // Done only when every node answered: a node that could not be reached this time may
+    // still hold a rank (under load an SSH connect fails now and then); it is asked again.
+    if (rep.alive.empty() && rep.errors.empty()) return {};
     if (Clock::now() >= deadline) return s.signal_all("KILL").alive;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }

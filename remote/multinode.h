@@ -152,8 +152,9 @@ RankSignalReport signal_cluster_run(const ClusterRun& run, const NodeConnector& 
 bool stop_cluster_run(const ClusterRun& run, const NodeConnector& connect, int kill_timeout_ms = 30000);
 
 /// After the run ended (run_end seen, or rank 0 gone): waits up to `wait_ms` for the other ranks
-/// to exit on their own, then SIGKILLs those left (a rank blocked on a dead peer). Returns the
-/// ranks killed.
+/// to exit on their own, then SIGKILLs those left (a rank blocked on a dead peer). A node that
+/// cannot be reached is asked again until the deadline (it may hold a rank). Returns the ranks
+/// killed (a node still unreachable at the deadline keeps its rank).
 std::vector<int> end_leftover_ranks(const ClusterRun& run, const NodeConnector& connect, int wait_ms = 10000);
 
 }  // namespace td::remote
