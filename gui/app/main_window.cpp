@@ -56,10 +56,15 @@ namespace {
 constexpr int kMaxRecent = 8;
 const char* kDemoExperiment = "demo";
 
+// The demo experiment's config. Its data.path is relative to the source tree's configs folder,
+// which an installed app does not have: it is dropped (the designer then asks to prepare a
+// dataset first), and setUpDemo() sets the demo dataset where there is one.
 nlohmann::json demo_config() {
   QFile f(QStringLiteral(":/configs/demo.json"));
   if (!f.open(QIODevice::ReadOnly)) return nlohmann::json::object();
-  return nlohmann::json::parse(f.readAll().toStdString(), nullptr, /*allow_exceptions=*/false);
+  auto doc = nlohmann::json::parse(f.readAll().toStdString(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_object() && doc.contains("data") && doc["data"].is_object()) doc["data"].erase("path");
+  return doc;
 }
 }  // namespace
 
@@ -84,7 +89,7 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   buildMenus();
 
   QSettings settings;
-  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) resize(defaultSize());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   const QByteArray saved = settings.value(QStringLiteral("designer/config")).toByteArray();
   auto doc = nlohmann::json::parse(saved.toStdString(), nullptr, false);
@@ -141,6 +146,7 @@ void MainWindow::buildPanels() {
   });
   connect(designer_, &ModelDesigner::validityChanged, start, &QPushButton::setEnabled);
   start->setEnabled(designer_->isValid());
+  designer_->planner()->probeDevices();  // the device list: cpu and the GPUs the engine sees
 
   data_ = new DataPanel(store_.get(), pages_);
   run_view_ = new RunView(store_.get(), runs_, pages_);
@@ -178,12 +184,20 @@ void MainWindow::buildPanels() {
   connect(run_view_, &RunView::stopRequested, this, [this] { stopCurrentRun(); });
   connect(run_view_, &RunView::resumeRequested, this, [this] { resumeCurrentRun(); });
 
-  connect(data_, &DataPanel::datasetsChanged, designer_, &ModelDesigner::setDatasets);
-  connect(data_, &DataPanel::datasetReady, this, [this](const QString& path) {
-    auto doc = designer_->config();
-    doc["data"]["path"] = path.toStdString();
-    designer_->setConfig(doc);
-    statusBar()->showMessage(tr("Dataset %1 is ready; the designer uses it now.").arg(path), 8000);
+  // The designer offers the registered datasets; a prepared or chosen one becomes data.path,
+  // and its tokenizer's vocab_size the model's.
+  connect(data_, &DataPanel::datasetsChanged, designer_, [this](const QStringList& paths) {
+    QList<DatasetChoice> choices;
+    for (const QString& p : paths) choices.append({p, data_->datasetTokenizer(p), data_->datasetVocabSize(p)});
+    designer_->setDatasets(choices);
+  });
+  connect(data_, &DataPanel::datasetReady, this, [this](const QString& path, int vocab_size) {
+    designer_->useDataset(path, vocab_size);
+    statusBar()->showMessage(tr("Dataset %1 is ready; the designer uses it now (vocab_size %2).").arg(path).arg(vocab_size), 8000);
+  });
+  connect(data_, &DataPanel::datasetChosen, this, [this](const QString& path, int vocab_size) {
+    designer_->useDataset(path, vocab_size);
+    statusBar()->showMessage(tr("The design trains on %1 now (vocab_size %2).").arg(path).arg(vocab_size), 8000);
   });
 
   connect(experiments_, &ExperimentsModel::error, this, &MainWindow::showError);
@@ -370,9 +384,15 @@ void MainWindow::setUpDemo() {
           s.register_dataset(dataset.toStdString(), f.readAll().toStdString());
         },
         [this] { data_->reloadDatasets(); }, [this](const QString& m) { showError(m); });
-  } else if (data_missing && data_->sources().isEmpty() && QFileInfo::exists(QStringLiteral("/usr/share/games/fortunes"))) {
-    // No dataset yet: the Data page starts with the default corpus (Debian's fortunes).
-    data_->addSource(QStringLiteral("/usr/share/games/fortunes"));
+  } else if (data_missing) {
+    // No dataset yet: data.path stays empty (the designer says "prepare a dataset first"), not
+    // a path that does not exist; a relative one (an older demo config's) is dropped too.
+    if (doc.contains("data") && doc["data"].is_object() &&
+        (current.empty() || QDir::isRelativePath(QString::fromStdString(current))))
+      doc["data"].erase("path");
+    // The Data page starts with the default corpus (Debian's fortunes).
+    if (data_->sources().isEmpty() && QFileInfo::exists(QStringLiteral("/usr/share/games/fortunes")))
+      data_->addSource(QStringLiteral("/usr/share/games/fortunes"));
   }
   designer_->setConfig(doc);
   if (!first) return;

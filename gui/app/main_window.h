@@ -66,6 +66,9 @@ class MainWindow : public QMainWindow {
   // Panels, for tests and screenshots.
   Sidebar* sidebar() const { return sidebar_; }
   ModelDesigner* designer() const { return designer_; }
+  /// The window's size on a first start (no saved geometry), in pixels: 1280 x 800, the size
+  /// every page is laid out to be readable at.
+  static QSize defaultSize() { return {1280, 800}; }
   DataPanel* dataPanel() const { return data_; }
   RunView* runView() const { return run_view_; }
   CompareView* compareView() const { return compare_; }

@@ -146,7 +146,11 @@ void DataPanel::buildUi() {
   forget_ = new QPushButton(tr("Forget…"), list_box);
   forget_->setObjectName(QStringLiteral("forgetButton"));
   forget_->setToolTip(tr("Remove the dataset from this store's list; its files stay on disk"));
+  use_ = new QPushButton(tr("Use in design"), list_box);
+  use_->setObjectName(QStringLiteral("useDatasetButton"));
+  use_->setToolTip(tr("Train the design on this dataset: sets data.path and model.vocab_size to its tokenizer's"));
   auto* list_buttons = new QHBoxLayout;
+  list_buttons->addWidget(use_);
   list_buttons->addStretch(1);
   list_buttons->addWidget(forget_);
   list_layout->addWidget(dataset_list_, 1);
@@ -191,6 +195,12 @@ void DataPanel::buildUi() {
   connect(prepare_, &QPushButton::clicked, this, &DataPanel::startPrepare);
   connect(cancel_, &QPushButton::clicked, this, &DataPanel::cancelPrepare);
   connect(dataset_list_, &QTreeWidget::itemSelectionChanged, this, &DataPanel::onDatasetSelected);
+  connect(use_, &QPushButton::clicked, this, [this] {
+    const QList<QTreeWidgetItem*> sel = dataset_list_->selectedItems();
+    if (!sel.isEmpty()) useDataset(sel.front()->data(kName, Qt::UserRole).toString());
+  });
+  connect(dataset_list_, &QTreeWidget::itemDoubleClicked, this,
+          [this](QTreeWidgetItem* it) { useDataset(it->data(kName, Qt::UserRole).toString()); });
   connect(forget_, &QPushButton::clicked, this, [this] {
     const QList<QTreeWidgetItem*> sel = dataset_list_->selectedItems();
     if (!sel.isEmpty()) forgetDataset(sel.front()->data(kName, Qt::UserRole).toString());
@@ -267,6 +277,7 @@ void DataPanel::updateEnabled() {
   prepare_->setEnabled(!busy && sources_->count() > 0 && !outputDir().isEmpty());
   cancel_->setEnabled(job_->state() == PrepareJob::State::Running);
   forget_->setEnabled(store_ && !dataset_list_->selectedItems().isEmpty());
+  use_->setEnabled(!dataset_list_->selectedItems().isEmpty());
 }
 
 void DataPanel::setStatus(const QString& text, bool error) {
@@ -334,7 +345,7 @@ void DataPanel::onFinished(const QJsonObject& manifest, const QString& out) {
         [this, out](std::vector<td::store::Dataset> rows) { showDatasets(std::move(rows), out); },
         [this](const QString& msg) { setStatus(msg, true); });
   }
-  emit datasetReady(out);
+  emit datasetReady(out, manifest.value(QStringLiteral("tokenizer")).toObject().value(QStringLiteral("vocab_size")).toInt());
 }
 
 void DataPanel::onFailed(const QString& message) {
@@ -403,6 +414,26 @@ QStringList DataPanel::datasets() const {
   QStringList out;
   for (const td::store::Dataset& d : datasets_) out << QString::fromStdString(d.path);
   return out;
+}
+
+int DataPanel::datasetVocabSize(const QString& path) const {
+  for (const td::store::Dataset& d : datasets_)
+    if (QString::fromStdString(d.path) == path) return static_cast<int>(d.vocab_size);
+  return 0;
+}
+
+QString DataPanel::datasetTokenizer(const QString& path) const {
+  for (const td::store::Dataset& d : datasets_)
+    if (QString::fromStdString(d.path) == path) return QString::fromStdString(d.tokenizer);
+  return {};
+}
+
+bool DataPanel::useDataset(const QString& path) {
+  const int vocab = datasetVocabSize(path);
+  if (vocab <= 0) return false;
+  setStatus(tr("The design now trains on %1 (vocab_size %2).").arg(path).arg(vocab));
+  emit datasetChosen(path, vocab);
+  return true;
 }
 
 bool DataPanel::selectDataset(const QString& path) {

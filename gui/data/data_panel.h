@@ -6,7 +6,8 @@
 // The finished dataset's manifest (files, skipped files with reasons, train/val tokens,
 // tokenizer, vocab_size) is shown and the dataset is registered in the store; the list of
 // registered datasets (from the store) shows any of them, and Forget (after a confirmation)
-// removes one from the store, never its files.
+// removes one from the store, never its files. "Use in design" (or a double-click) hands a
+// registered dataset to the designer with its vocab_size.
 //
 // Threading rule: GUI thread only. The engine runs in a PrepareJob (a child process), the store
 // through StoreClient jobs; nothing here waits on either.
@@ -72,11 +73,22 @@ class DataPanel : public QWidget {
   bool selectDataset(const QString& path);
   /// Asks for confirmation, then removes dataset `path` from the store (files stay).
   void forgetDataset(const QString& path);
+  /// The registered dataset `path`'s tokenizer vocab_size (ids), 0 when it is not registered.
+  int datasetVocabSize(const QString& path) const;
+  /// Its tokenizer kind ("byte", "bpe"), "" when it is not registered.
+  QString datasetTokenizer(const QString& path) const;
+  /// As the "Use in design" button: emits datasetChosen for registered dataset `path`. False
+  /// (nothing emitted) when it is not registered.
+  bool useDataset(const QString& path);
 
  signals:
   /// A prepare finished (or reused an identical dataset) and is registered in the store:
-  /// `path` is the absolute dataset folder, ready for a config's data.path.
-  void datasetReady(const QString& path);
+  /// `path` is the absolute dataset folder, ready for a config's data.path; `vocab_size` is its
+  /// tokenizer's (manifest tokenizer.vocab_size), the model.vocab_size a run on it needs.
+  void datasetReady(const QString& path, int vocab_size);
+  /// The person chose registered dataset `path` for the design ("Use in design", or a
+  /// double-click in the list); `vocab_size` as for datasetReady.
+  void datasetChosen(const QString& path, int vocab_size);
   /// The registered list was (re)loaded from the store: absolute paths, newest first.
   void datasetsChanged(const QStringList& paths);
 
@@ -113,6 +125,7 @@ class DataPanel : public QWidget {
   QLabel* status_ = nullptr;
   QTreeWidget* dataset_list_ = nullptr;
   QPushButton* forget_ = nullptr;
+  QPushButton* use_ = nullptr;
   ManifestView* manifest_ = nullptr;
 };
 

@@ -73,7 +73,8 @@ QLabel* EstimatePanel::addRow(QFormLayout* form, const QString& label, const cha
 
 void EstimatePanel::showCheck(const PlanCheck& c) {
   has_plan_ = c.has_plan;
-  calibrated_ = c.peak_flops.has_value();
+  // A peak without the engine's share (a cache from an older engine) is worth calibrating again.
+  calibrated_ = c.peak_flops.has_value() && c.mfu_basis != MfuBasis::Assumed;
   data_path_error_ = c.errors.contains(QStringLiteral("data.path"));
   if (c.has_plan) {
     const Plan& p = c.plan;
@@ -97,11 +98,15 @@ void EstimatePanel::showCheck(const PlanCheck& c) {
     if (c.peak_flops && c.tokens_per_s > 0) {
       tokens_s_->setText(tr("≈ %1 tokens/s").arg(formatSi(c.tokens_per_s)));
       run_time_->setText(tr("≈ %1 for %2 steps").arg(formatDuration(c.run_seconds)).arg(c.config.train.steps));
-      basis_->setText(tr("sgemm peak %1FLOP/s with %2 threads × MFU %3 ÷ FLOPs per token; training steps only "
+      const QString mfu_source = c.mfu_basis == MfuBasis::Runs          ? tr("the median of the last runs here")
+                                 : c.mfu_basis == MfuBasis::Calibration ? tr("the engine's measured share of that peak")
+                                                                        : tr("assumed: calibrate to measure the engine's share");
+      basis_->setText(tr("sgemm peak %1FLOP/s with %2 threads × MFU %3 (%4) ÷ FLOPs per token; training steps only "
                          "(evaluations and samples add to it)")
                           .arg(formatSi(*c.peak_flops))
                           .arg(c.threads)
-                          .arg(c.mfu, 0, 'f', 2));
+                          .arg(c.mfu, 0, 'f', 2)
+                          .arg(mfu_source));
     } else {
       tokens_s_->setText(tr("not calibrated"));
       run_time_->setText(tr("not calibrated"));

@@ -22,15 +22,25 @@ namespace td::gui {
 
 namespace {
 
-// Seconds for short spans: "35.4 ms", "4.2 s"; a minute or more as formatDuration.
-QString formatSeconds(double s) {
-  if (!std::isfinite(s) || s < 0) return QStringLiteral("?");
-  if (s < 1) return InfraPanel::tr("%1 ms").arg(s * 1e3, 0, 'f', 1);
-  if (s < 60) return InfraPanel::tr("%1 s").arg(s, 0, 'f', 1);
-  return formatDuration(s);
+QString count(int n) { return n > 0 ? QString::number(n) : QStringLiteral("–"); }
+
+// Money and device-hours: two decimals, but a tiny budget's 0.0004 is not "0.00".
+QString amount(double v) {
+  if (v > 0 && v < 0.01) return QString::number(v, 'g', 2);
+  return QString::number(v, 'f', 2);
 }
 
-QString count(int n) { return n > 0 ? QString::number(n) : QStringLiteral("–"); }
+// A form that stays inside a narrow tab: a label too long for its value goes above it.
+void narrowForm(QFormLayout* form) {
+  form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+}
+
+// A combo as wide as the tab allows, not as its longest entry.
+void narrowCombo(QComboBox* c) {
+  c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  c->setMinimumContentsLength(12);
+}
 
 }  // namespace
 
@@ -57,7 +67,9 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
 
   auto* in_box = new QGroupBox(tr("Cluster and budget"), this);
   auto* in_form = new QFormLayout(in_box);
+  narrowForm(in_form);
   device_ = new QComboBox(in_box);
+  narrowCombo(device_);
   device_->setObjectName(QStringLiteral("infra_device"));
   device_->setToolTip(tr("A device of the catalogue: the built-in datasheet figures merged with your "
                          "~/.config/traindeck/devices.json (docs/planner.md)"));
@@ -98,6 +110,7 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   price_->setToolTip(tr("Price per device-hour of the chosen device (catalogue: the price in your devices.json, if any)"));
   in_form->addRow(tr("Price per device-hour"), price_);
   zero_ = new QComboBox(in_box);
+  narrowCombo(zero_);
   zero_->setObjectName(QStringLiteral("infra_zero"));
   zero_->addItem(tr("0: all-reduce, everything replicated"), 0);
   zero_->addItem(tr("1: optimizer states sharded"), 1);
@@ -121,6 +134,7 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   bars_->setObjectName(QStringLiteral("infra_memory_bars"));
   mem_layout->addWidget(bars_);
   auto* mem_form = new QFormLayout;
+  narrowForm(mem_form);
   for (int s = 0; s < 4; ++s)
     memory_[s] = addRow(mem_form, tr("ZeRO-%1").arg(s), QStringLiteral("infra_memory_%1").arg(s).toLatin1().constData());
   mem_layout->addLayout(mem_form);
@@ -128,6 +142,7 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
 
   auto* time_box = new QGroupBox(tr("Compute, time and bandwidth"), figures_);
   auto* time_form = new QFormLayout(time_box);
+  narrowForm(time_form);
   budget_ = addRow(time_form, tr("Token budget"), "infra_budget");
   flops_ = addRow(time_form, tr("Training FLOPs"), "infra_flops");
   tokens_s_ = addRow(time_form, tr("Throughput (all devices)"), "infra_tokens_per_s");
@@ -184,6 +199,7 @@ QLabel* InfraPanel::addRow(QFormLayout* form, const QString& label, const char* 
   value->setObjectName(QString::fromLatin1(object_name));
   value->setTextInteractionFlags(Qt::TextSelectableByMouse);
   value->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  value->setWordWrap(true);  // "1.2 k (2.50 per device-hour)" wraps in a narrow tab
   form->addRow(label, value);
   return value;
 }
@@ -315,7 +331,7 @@ void InfraPanel::showPlan() {
                                     .arg(p.options.mfu * 100, 0, 'f', 1)
                               : QString());
   time_->setText(timed ? formatDuration(p.train_seconds) : unknown);
-  step_time_->setText(timed ? formatSeconds(p.step_seconds) : unknown);
+  step_time_->setText(timed ? formatDuration(p.step_seconds) : unknown);
   step_time_->setToolTip(tr("micro_batch × grad_accum × seq_len tokens per device"));
   collective_->setText(p.options.world_size > 1 ? tr("%1B").arg(formatSi(p.collective_bytes_per_step)) : tr("none (one device)"));
   collective_->setToolTip(tr("Ring collectives counted as nccl-tests counts bus bytes (docs/planner.md)"));
@@ -324,7 +340,7 @@ void InfraPanel::showPlan() {
                           "communication to overlap fully with compute"));
   storage_->setText(timed ? tr("%1B/s").arg(formatSi(p.storage_bytes_per_s)) : unknown);
   storage_->setToolTip(tr("Throughput × %1 bytes per token on disk").arg(p.token_bytes));
-  if (p.cost) cost_->setText(tr("%1 (%2 per device-hour)").arg(*p.cost, 0, 'f', 2).arg(*p.price_per_hour, 0, 'f', 2));
+  if (p.cost) cost_->setText(tr("%1 (%2 per device-hour)").arg(amount(*p.cost), amount(*p.price_per_hour)));
   else cost_->setText(timed ? tr("unknown: enter a price per device-hour") : unknown);
 
   needs_->setRowCount(int(p.needs.size()));
@@ -337,8 +353,10 @@ void InfraPanel::showPlan() {
                                count(n.n_deadline),
                                count(n.n_needed),
                                n.hours > 0 ? formatDuration(n.hours * 3600) : QStringLiteral("–"),
-                               n.device_hours > 0 ? QString::number(n.device_hours, 'f', 1) : QStringLiteral("–"),
-                               n.cost ? QString::number(*n.cost, 'f', 2) : QStringLiteral("–")};
+                               n.device_hours > 0 ? (n.device_hours < 0.1 ? QString::number(n.device_hours, 'g', 2)
+                                                                           : QString::number(n.device_hours, 'f', 1))
+                                                  : QStringLiteral("–"),
+                               n.cost ? amount(*n.cost) : QStringLiteral("–")};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
       item->setTextAlignment(c < 2 ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);

@@ -17,10 +17,14 @@
 #include <QScrollArea>
 #include <QStyle>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "gui/designer/estimate_panel.h"
 #include "gui/designer/infra_panel.h"
+#include "gui/plan/format.h"
 
 // The presets are compiled into this static library: their initialiser must be called by name.
 static void initPresetResources() { Q_INIT_RESOURCE(presets); }
@@ -107,14 +111,42 @@ ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Pl
   scroll->setFrameShape(QFrame::NoFrame);
   auto* form_widget = new QWidget(scroll);
   auto* column = new QVBoxLayout(form_widget);
-  addSection(column, tr("Model"),
-             {"model.vocab_size", "model.seq_len", "model.n_layer", "model.n_head", "model.d_model", "model.d_ff",
-              "model.tie_embeddings"});
-  addSection(column, tr("Training"),
-             {"train.micro_batch", "train.grad_accum", "train.steps", "train.lr", "train.warmup", "train.min_lr",
-              "train.weight_decay", "train.grad_clip", "train.eval_interval", "train.sample_interval",
-              "train.checkpoint_interval", "train.seed", "train.threads"});
-  addSection(column, tr("Data"), {"data.path"});
+  // The model, the main training fields and the dataset on the page; every other field of the
+  // engine's table (and any it adds later) under Advanced, collapsed until needed.
+  const QStringList model_paths = {"model.vocab_size", "model.seq_len", "model.n_layer", "model.n_head",
+                                   "model.d_model",    "model.d_ff",    "model.tie_embeddings"};
+  const QStringList train_paths = {"train.device",       "train.precision",   "train.micro_batch",  "train.grad_accum",
+                                   "train.steps",        "train.lr",          "train.warmup",       "train.min_lr",
+                                   "train.weight_decay", "train.grad_clip",   "train.eval_interval", "train.sample_interval",
+                                   "train.checkpoint_interval", "train.seed", "train.threads"};
+  const QStringList data_paths = {"data.path"};
+  for (const FieldInfo& f : Planner::fieldDocs())
+    if (!model_paths.contains(f.path) && !train_paths.contains(f.path) && !data_paths.contains(f.path))
+      advanced_paths_ << f.path;
+  addSection(column, tr("Model"), model_paths);
+  addSection(column, tr("Training"), train_paths);
+  addSection(column, tr("Data"), data_paths);
+  advanced_toggle_ = new QToolButton(form_widget);
+  advanced_toggle_->setObjectName(QStringLiteral("advanced_toggle"));
+  advanced_toggle_->setCheckable(true);
+  advanced_toggle_->setAutoRaise(true);
+  advanced_toggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  advanced_toggle_->setArrowType(Qt::RightArrow);
+  advanced_toggle_->setToolTip(tr("AdamW betas and eps, evaluation and sample settings, checkpoints kept, "
+                                  "progress lines, ZeRO and the distributed settings"));
+  column->addWidget(advanced_toggle_);
+  advanced_ = new QWidget(form_widget);
+  advanced_->setObjectName(QStringLiteral("advanced_fields"));
+  auto* advanced_column = new QVBoxLayout(advanced_);
+  advanced_column->setContentsMargins(0, 0, 0, 0);
+  addSection(advanced_column, tr("Advanced"), advanced_paths_);
+  advanced_->hide();
+  column->addWidget(advanced_);
+  connect(advanced_toggle_, &QToolButton::toggled, this, [this](bool on) {
+    advanced_->setVisible(on);
+    advanced_toggle_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
+  });
+  updateAdvancedTitle();
   other_errors_ = new QLabel(form_widget);
   other_errors_->setObjectName("other_errors");
   other_errors_->setProperty("fieldError", true);
@@ -123,7 +155,7 @@ ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Pl
   column->addWidget(other_errors_);
   column->addStretch(1);
   scroll->setWidget(form_widget);
-  body->addWidget(scroll, 3);
+  body->addWidget(scroll, 1);
 
   // Beside the form: this machine's estimates and the infrastructure plan, one tab each.
   auto* tabs = new QTabWidget(this);
@@ -138,7 +170,7 @@ ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Pl
   tabs->addTab(infra_scroll, tr("Infrastructure"));
   tabs->setTabToolTip(1, tr("The config on a cluster: memory per device for ZeRO stages 0-3, time and cost of a token "
                             "budget, network and storage bandwidth, devices needed"));
-  body->addWidget(tabs, 2);
+  body->addWidget(tabs, 1);  // half the page: the Infrastructure figures need the room
   outer->addLayout(body, 1);
 
   connect(estimates_, &EstimatePanel::calibrateRequested, this, [this] {
@@ -151,6 +183,19 @@ ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Pl
     estimates_->setCalibrationError(message);
   });
   connect(planner_, &Planner::estimatesChanged, this, &ModelDesigner::revalidate);
+  // The GPUs the engine sees (Planner::probeDevices, started by whoever hosts the designer).
+  connect(planner_, &Planner::devicesFound, this, [this](const QList<EngineDevice>& found, const QString& cuda_error) {
+    QList<DeviceChoice> gpus;
+    for (const EngineDevice& d : found)
+      if (d.device != QLatin1String("cpu"))
+        gpus.append({d.device, d.memory_bytes > 0 ? tr("%1, %2").arg(d.name, formatBytes(d.memory_bytes)) : d.name});
+    setDevices(gpus);
+    if (QWidget* device = fieldEditor(QStringLiteral("train.device")); device && gpus.isEmpty() && !cuda_error.isEmpty()) {
+      auto it = row_index_.constFind(QStringLiteral("train.device"));
+      rows_[*it].doc_tip += tr("\n\nNo GPU is listed: %1").arg(cuda_error);
+      device->setToolTip(rows_[*it].doc_tip);
+    }
+  });
 
   revalidate();
 }
@@ -161,6 +206,7 @@ void ModelDesigner::addSection(QVBoxLayout* column, const QString& title, const 
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   for (const QString& path : paths) {
     const FieldInfo doc = Planner::fieldDoc(path);
+    if (doc.path.isEmpty()) continue;  // not (or no longer) an engine field
     Row row;
     row.path = path;
     row.doc_tip = tr("%1\nAllowed: %2\nDefault: %3").arg(doc.meaning, doc.range, doc.default_value);
@@ -168,27 +214,7 @@ void ModelDesigner::addSection(QVBoxLayout* column, const QString& title, const 
     auto* cell_layout = new QVBoxLayout(cell);
     cell_layout->setContentsMargins(0, 0, 0, 0);
     cell_layout->setSpacing(2);
-    if (path == QLatin1String("model.tie_embeddings")) {
-      row.kind = Kind::Bool;
-      auto* check = new QCheckBox(cell);
-      check->setChecked(doc.default_value == QLatin1String("true"));
-      connect(check, &QCheckBox::toggled, this, &ModelDesigner::onEdited);
-      row.editor = check;
-    } else if (path == QLatin1String("data.path")) {
-      row.kind = Kind::Path;
-      auto* combo = new QComboBox(cell);
-      combo->setEditable(true);
-      combo->setInsertPolicy(QComboBox::NoInsert);
-      combo->lineEdit()->setPlaceholderText(tr("a dataset directory made by prepare"));
-      connect(combo, &QComboBox::editTextChanged, this, &ModelDesigner::onEdited);
-      row.editor = combo;
-    } else {
-      auto* edit = new QLineEdit(cell);
-      edit->setPlaceholderText(path == QLatin1String("model.d_ff") ? tr("0 (4 × d_model)") : doc.default_value);
-      edit->setClearButtonEnabled(false);
-      connect(edit, &QLineEdit::textEdited, this, &ModelDesigner::onEdited);
-      row.editor = edit;
-    }
+    row.editor = makeEditor(row, doc, cell);
     row.editor->setObjectName(path);
     row.editor->setToolTip(row.doc_tip);
     row.error = new QLabel(cell);
@@ -208,11 +234,90 @@ void ModelDesigner::addSection(QVBoxLayout* column, const QString& title, const 
   column->addWidget(box);
 }
 
+namespace {
+
+// The allowed strings of a field whose range is a list: "\"auto\" or \"fp32\" or \"bf16\"".
+QStringList allowedStrings(const QString& range) {
+  QStringList out;
+  for (const QString& part : range.split(QStringLiteral(" or ")))
+    if (part.size() >= 2 && part.startsWith('"') && part.endsWith('"')) out << part.mid(1, part.size() - 2);
+  return out;
+}
+
+// The engine's default of a field as JSON ("6", "\"cpu\"").
+json defaultOf(const QString& path) {
+  json v = json::parse(Planner::fieldDoc(path).default_value.toStdString(), nullptr, false);
+  return v.is_discarded() ? json() : v;
+}
+
+}  // namespace
+
+QWidget* ModelDesigner::makeEditor(Row& row, const FieldInfo& doc, QWidget* parent) {
+  const QString& path = row.path;
+  const QStringList allowed = allowedStrings(doc.range);
+  if (doc.range == QLatin1String("true or false")) {
+    row.kind = Kind::Bool;
+    auto* check = new QCheckBox(parent);
+    check->setChecked(doc.default_value == QLatin1String("true"));
+    connect(check, &QCheckBox::toggled, this, &ModelDesigner::onEdited);
+    return check;
+  }
+  if (path == QLatin1String("data.path")) {
+    row.kind = Kind::Path;
+    auto* combo = new QComboBox(parent);
+    combo->setEditable(true);
+    combo->setInsertPolicy(QComboBox::NoInsert);
+    combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    combo->setMinimumContentsLength(16);
+    combo->lineEdit()->setPlaceholderText(tr("prepare a dataset first (Data page)"));
+    connect(combo, &QComboBox::editTextChanged, this, &ModelDesigner::onPathEdited);
+    return combo;
+  }
+  if (path == QLatin1String("train.device") || !allowed.isEmpty()) {
+    row.kind = Kind::Choice;
+    auto* combo = new QComboBox(parent);
+    combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    combo->setMinimumContentsLength(10);
+    const QString def = QString::fromStdString(defaultOf(path).get<std::string>());
+    const QStringList items = path == QLatin1String("train.device") ? QStringList{QStringLiteral("cpu")} : allowed;
+    for (const QString& v : items) combo->addItem(v == def ? tr("%1 (default)").arg(v) : v, v);
+    combo->setCurrentIndex(std::max(0, combo->findData(def)));
+    connect(combo, &QComboBox::currentIndexChanged, this, &ModelDesigner::onEdited);
+    return combo;
+  }
+  auto* edit = new QLineEdit(parent);
+  row.kind = doc.range == QLatin1String("string") ? Kind::String : Kind::Text;
+  edit->setPlaceholderText(path == QLatin1String("model.d_ff") ? tr("0 (4 × d_model)")
+                           : row.kind == Kind::String        ? tr("(empty)")
+                                                             : doc.default_value);
+  edit->setClearButtonEnabled(false);
+  connect(edit, &QLineEdit::textEdited, this, &ModelDesigner::onEdited);
+  return edit;
+}
+
+void ModelDesigner::setChoice(const Row& row, const QString& value) {
+  auto* combo = static_cast<QComboBox*>(row.editor);
+  int at = combo->findData(value);
+  if (at < 0) {
+    // A value from a document that the list does not offer stays visible and editable.
+    combo->addItem(row.path == QLatin1String("train.device") ? tr("%1 (not seen here)").arg(value) : value, value);
+    at = combo->count() - 1;
+  }
+  combo->setCurrentIndex(at);
+}
+
 void ModelDesigner::fillRow(const Row& row, const json* value) {
   switch (row.kind) {
     case Kind::Text:
+    case Kind::String:
       static_cast<QLineEdit*>(row.editor)->setText(value ? textOfValue(*value) : QString());
       break;
+    case Kind::Choice: {
+      const json def = defaultOf(row.path);
+      const json& v = value ? *value : def;
+      setChoice(row, textOfValue(v));
+      break;
+    }
     case Kind::Bool: {
       bool on = Planner::fieldDoc(row.path).default_value == QLatin1String("true");
       if (value && value->is_boolean()) on = value->get<bool>();
@@ -239,9 +344,22 @@ json ModelDesigner::config() const {
         else section[name] = valueOfText(text);
         break;
       }
-      case Kind::Bool:
-        section[name] = static_cast<QCheckBox*>(row.editor)->isChecked();
+      case Kind::String: {
+        const QString text = static_cast<QLineEdit*>(row.editor)->text();
+        if (text.isEmpty()) section.erase(name);
+        else section[name] = text.toStdString();
         break;
+      }
+      case Kind::Bool:
+      case Kind::Choice: {
+        // The engine's default is written only where the document had the field.
+        const json v = row.kind == Kind::Bool ? json(static_cast<QCheckBox*>(row.editor)->isChecked())
+                                              : json(static_cast<QComboBox*>(row.editor)->currentData().toString().toStdString());
+        const bool had = base_.contains(sec) && base_[sec].is_object() && base_[sec].contains(name);
+        if (v == defaultOf(row.path) && !had) section.erase(name);
+        else section[name] = v;
+        break;
+      }
       case Kind::Path: {
         const QString text = static_cast<QComboBox*>(row.editor)->currentText().trimmed();
         if (text.isEmpty()) section.erase(name);
@@ -261,6 +379,7 @@ void ModelDesigner::setConfig(const json& doc) {
     const json* value = nullptr;
     if (base_.contains(sec) && base_[sec].is_object() && base_[sec].contains(name)) value = &base_[sec][name];
     fillRow(row, value);
+    if (value && advanced_paths_.contains(row.path)) setAdvancedShown(true);  // never hide what a document sets
   }
   filling_ = false;
   revalidate();
@@ -276,14 +395,99 @@ QWidget* ModelDesigner::fieldEditor(const QString& field_path) const {
   return it == row_index_.constEnd() ? nullptr : rows_[*it].editor;
 }
 
-void ModelDesigner::setDatasets(const QStringList& paths) {
+QStringList ModelDesigner::fieldPaths() const {
+  QStringList out;
+  for (const FieldInfo& f : Planner::fieldDocs())
+    if (row_index_.contains(f.path)) out << f.path;
+  return out;
+}
+
+bool ModelDesigner::advancedShown() const { return advanced_toggle_->isChecked(); }
+
+void ModelDesigner::setAdvancedShown(bool shown) { advanced_toggle_->setChecked(shown); }
+
+void ModelDesigner::updateAdvancedTitle() {
+  const json doc = config();
+  int set = 0;
+  for (const QString& p : advanced_paths_) {
+    auto [sec, name] = splitPath(p);
+    if (doc.contains(sec) && doc[sec].is_object() && doc[sec].contains(name)) ++set;
+  }
+  advanced_toggle_->setText(set > 0 ? tr("Advanced (%n set)", nullptr, set) : tr("Advanced"));
+}
+
+void ModelDesigner::setDatasets(const QList<DatasetChoice>& datasets) {
   auto* combo = qobject_cast<QComboBox*>(fieldEditor(QStringLiteral("data.path")));
   if (!combo) return;
+  datasets_ = datasets;
   filling_ = true;
   const QString text = combo->currentText();
   combo->clear();
-  combo->addItems(paths);
+  for (const DatasetChoice& d : datasets) {
+    combo->addItem(d.path, d.path);
+    if (d.vocab_size > 0)
+      combo->setItemData(combo->count() - 1,
+                         tr("%1 tokenizer, vocab_size %2").arg(d.tokenizer.isEmpty() ? tr("unknown") : d.tokenizer).arg(d.vocab_size),
+                         Qt::ToolTipRole);
+  }
   combo->setEditText(text);
+  combo->lineEdit()->setPlaceholderText(datasets.isEmpty() ? tr("prepare a dataset first (Data page)")
+                                                           : tr("choose a dataset"));
+  filling_ = false;
+  revalidate();  // the vocab_size rule depends on the known datasets
+}
+
+const DatasetChoice* ModelDesigner::datasetAt(const QString& path) const {
+  if (path.trimmed().isEmpty()) return nullptr;
+  const QString clean = QDir::cleanPath(path.trimmed());
+  for (const DatasetChoice& d : datasets_)
+    if (QDir::cleanPath(d.path) == clean) return &d;
+  return nullptr;
+}
+
+void ModelDesigner::useDataset(const QString& path, int vocab_size) {
+  auto* combo = qobject_cast<QComboBox*>(fieldEditor(QStringLiteral("data.path")));
+  auto* vocab = qobject_cast<QLineEdit*>(fieldEditor(QStringLiteral("model.vocab_size")));
+  if (!combo || !vocab) return;
+  if (vocab_size <= 0)
+    if (const DatasetChoice* d = datasetAt(path)) vocab_size = d->vocab_size;
+  filling_ = true;
+  combo->setEditText(path);
+  if (vocab_size > 0) vocab->setText(QString::number(vocab_size));
+  filling_ = false;
+  revalidate();
+  emit configChanged();
+}
+
+void ModelDesigner::onPathEdited(const QString& text) {
+  if (filling_) return;
+  // Choosing (or typing the path of) a registered dataset sets vocab_size from its tokenizer.
+  const DatasetChoice* d = datasetAt(text);
+  auto* vocab = qobject_cast<QLineEdit*>(fieldEditor(QStringLiteral("model.vocab_size")));
+  if (d && d->vocab_size > 0 && vocab && vocab->text().trimmed() != QString::number(d->vocab_size)) {
+    filling_ = true;
+    vocab->setText(QString::number(d->vocab_size));
+    filling_ = false;
+  }
+  onEdited();
+}
+
+void ModelDesigner::setDevices(const QList<DeviceChoice>& devices) {
+  auto it = row_index_.constFind(QStringLiteral("train.device"));
+  if (it == row_index_.constEnd()) return;
+  const Row& row = rows_[*it];
+  auto* combo = static_cast<QComboBox*>(row.editor);
+  devices_ = devices;
+  filling_ = true;
+  const QString keep = combo->currentData().toString();
+  combo->clear();
+  combo->addItem(tr("cpu (default)"), QStringLiteral("cpu"));
+  combo->setItemData(0, tr("This machine's CPU (OpenBLAS, OpenMP)"), Qt::ToolTipRole);
+  for (const DeviceChoice& d : devices) {
+    if (d.device == QLatin1String("cpu")) continue;
+    combo->addItem(d.description.isEmpty() ? d.device : tr("%1 — %2").arg(d.device, d.description), d.device);
+  }
+  setChoice(row, keep.isEmpty() ? QStringLiteral("cpu") : keep);
   filling_ = false;
 }
 
@@ -328,11 +532,37 @@ void ModelDesigner::markRow(const Row& row, const QString& message) {
 }
 
 void ModelDesigner::revalidate() {
-  check_ = planner_->check(config());
+  const json doc = config();
+  check_ = planner_->check(doc);
+  // No dataset yet: say what to do rather than the engine's "missing".
+  if (check_.errors.value(QStringLiteral("data.path")).startsWith(QLatin1String("missing")))
+    check_.errors[QStringLiteral("data.path")] = tr("missing: prepare a dataset first (Data page), or choose one here");
+  // The model's vocabulary must be the chosen dataset's (the engine refuses the run otherwise).
+  const QString data_path = doc["data"].contains("path") && doc["data"]["path"].is_string()
+                                ? QString::fromStdString(doc["data"]["path"].get<std::string>())
+                                : QString();
+  const DatasetChoice* ds = datasetAt(data_path);
+  if (ds && ds->vocab_size > 0 && !check_.errors.contains(QStringLiteral("model.vocab_size"))) {
+    const json& m = doc["model"];
+    const double vocab = m.contains("vocab_size") && m["vocab_size"].is_number() ? m["vocab_size"].get<double>()
+                                                                                  : defaultOf(QStringLiteral("model.vocab_size")).get<double>();
+    if (vocab != ds->vocab_size) {
+      check_.errors.insert(QStringLiteral("model.vocab_size"),
+                           tr("value %1 differs from the dataset's %2 tokenizer (%3 ids): set %3, or choose the dataset again")
+                               .arg(vocab, 0, 'g', 10)
+                               .arg(ds->tokenizer.isEmpty() ? tr("unknown") : ds->tokenizer)
+                               .arg(ds->vocab_size));
+      check_.valid = false;
+    }
+  }
   QStringList others;
   for (auto it = check_.errors.constBegin(); it != check_.errors.constEnd(); ++it)
     if (!row_index_.contains(it.key())) others << it.key() + QStringLiteral(": ") + it.value();
-  for (const Row& row : rows_) markRow(row, check_.errors.value(row.path));
+  for (const Row& row : rows_) {
+    markRow(row, check_.errors.value(row.path));
+    if (check_.errors.contains(row.path) && advanced_paths_.contains(row.path)) setAdvancedShown(true);
+  }
+  updateAdvancedTitle();
   other_errors_->setText(others.join('\n'));
   other_errors_->setVisible(!others.isEmpty());
   estimates_->showCheck(check_);

@@ -89,6 +89,7 @@ class TestDataPanel : public QObject {
     QVERIFY(child<QPushButton>(panel, "cancelButton")->isEnabled());
     QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 60000);
     QCOMPARE(ready[0][0].toString(), out);
+    QCOMPARE(ready[0][1].toInt(), 257);  // the byte tokenizer's ids: the model's vocab_size
     auto* bar = child<QProgressBar>(panel, "progressBar");
     QCOMPARE(bar->maximum(), 100);
     QCOMPARE(bar->value(), 100);
@@ -214,6 +215,35 @@ class TestDataPanel : public QObject {
     QVERIFY(store.waitIdle());
     QVERIFY(panel.datasets().isEmpty());
     QVERIFY(!QFileInfo::exists(dir.filePath("datasets")));
+  }
+
+  void useInDesignGivesTheTokenizersVocab() {
+    QTemporaryDir dir;
+    StoreClient store(dir.filePath("td.db"));
+    const QString ds = dir.filePath("owt-bpe8000");
+    writeFile(ds + "/manifest.json", "{}");
+    const std::string manifest =
+        R"({"format":"traindeck-dataset","tokenizer":{"kind":"bpe","vocab_size":8000},)"
+        R"("splits":{"train":{"tokens":900},"val":{"tokens":100}}})";
+    store.exec(this, [&](td::store::Store& s) { s.register_dataset(ds.toStdString(), manifest); });
+    QVERIFY(store.waitIdle());
+    DataPanel panel(&store);
+    panel.show();
+    QTRY_COMPARE(panel.datasets(), QStringList{ds});
+    QCOMPARE(panel.datasetVocabSize(ds), 8000);
+    QCOMPARE(panel.datasetTokenizer(ds), QString("bpe"));
+    QCOMPARE(panel.datasetVocabSize(dir.filePath("other")), 0);
+    auto* use = child<QPushButton>(panel, "useDatasetButton");
+    QVERIFY(!use->isEnabled());  // nothing selected
+    QVERIFY(panel.selectDataset(ds));
+    QVERIFY(use->isEnabled());
+    QSignalSpy chosen(&panel, &DataPanel::datasetChosen);
+    QTest::mouseClick(use, Qt::LeftButton);
+    QCOMPARE(chosen.count(), 1);
+    QCOMPARE(chosen[0][0].toString(), ds);
+    QCOMPARE(chosen[0][1].toInt(), 8000);
+    QVERIFY(!panel.useDataset(dir.filePath("other")));  // not registered: nothing chosen
+    QCOMPARE(chosen.count(), 1);
   }
 
   void forgetAsksAndKeepsFiles() {

@@ -64,11 +64,12 @@ class TestModelDesigner : public QObject {
  private slots:
   void initTestCase() {
     QVERIFY(dir_.isValid());
-    // A known calibration: this CPU at 2 threads = 1e11 FLOP/s.
+    // A known calibration: this CPU at 2 threads = 1e11 FLOP/s, the engine's share of it 0.5.
     qputenv("XDG_CACHE_HOME", dir_.path().toUtf8());
     QDir().mkpath(dir_.filePath("traindeck"));
     const std::string key = td::cpu_model() + " | threads=2";
-    writeFile(dir_.filePath("traindeck/calibration.json"), QByteArray::fromStdString(json{{key, 1e11}}.dump()));
+    writeFile(dir_.filePath("traindeck/calibration.json"),
+              QByteArray::fromStdString(json{{key, 1e11}, {key + " | engine_mfu", 0.5}}.dump()));
   }
 
   void typingUpdatesTheEstimates() {
@@ -176,10 +177,10 @@ class TestModelDesigner : public QObject {
     doc.erase("data");
     d.setConfig(doc);
     QVERIFY(!d.isValid());
-    QVERIFY(d.errorFor("data.path").startsWith("missing"));
+    QCOMPARE(d.errorFor("data.path"), QStringLiteral("missing: prepare a dataset first (Data page), or choose one here"));
     QVERIFY(d.fieldEditor("data.path")->property("invalid").toBool());
     QVERIFY(d.findChild<QLabel*>("estimate_params")->isEnabled());
-    d.setDatasets({"/data/a", "/data/b"});
+    d.setDatasets(QList<td::gui::DatasetChoice>{{"/data/a", "byte", 0}, {"/data/b", "byte", 0}});  // vocab unknown
     auto* combo = qobject_cast<QComboBox*>(d.fieldEditor("data.path"));
     QCOMPARE(combo->count(), 2);
     QVERIFY(combo->currentText().isEmpty());
