@@ -92,7 +92,8 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   mfu_->setSuffix(QStringLiteral(" %"));
   mfu_->setValue(40);
   mfu_->setToolTip(tr("Model FLOPs utilisation assumed: achieved model FLOP/s ÷ the device's dense peak "
-                      "(40 % is typical of a well-tuned GPU run)"));
+                      "(40 % is typical of a well-tuned GPU run; for this machine's CPU, the MFU of the This machine "
+                      "estimate, until you set one)"));
   in_form->addRow(tr("MFU"), mfu_);
   deadline_ = new QDoubleSpinBox(in_box);
   deadline_->setObjectName(QStringLiteral("infra_deadline"));
@@ -189,7 +190,11 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   connect(zero_, &QComboBox::currentIndexChanged, this, changed);
   connect(world_, &QSpinBox::valueChanged, this, changed);
   connect(tokens_, &QLineEdit::textChanged, this, changed);
-  connect(mfu_, &QDoubleSpinBox::valueChanged, this, changed);
+  connect(mfu_, &QDoubleSpinBox::valueChanged, this, [this] {
+    if (filling_) return;
+    mfu_edited_ = true;
+    recompute();
+  });
   connect(deadline_, &QDoubleSpinBox::valueChanged, this, changed);
   connect(price_, &QDoubleSpinBox::valueChanged, this, changed);
 }
@@ -243,6 +248,7 @@ void InfraPanel::setOptions(const td::ClusterOptions& o) {
   zero_->setCurrentIndex(std::clamp(o.zero, 0, 3));
   tokens_->setText(o.tokens > 0 ? QString::number(o.tokens, 'g', 12) : QString());
   mfu_->setValue(o.mfu * 100.0);
+  mfu_edited_ = true;
   deadline_->setValue(o.deadline_hours);
   price_->setValue(o.price_per_hour.value_or(0));
   filling_ = false;
@@ -254,7 +260,21 @@ void InfraPanel::showCheck(const PlanCheck& check) {
   recompute();
 }
 
+void InfraPanel::followMfu() {
+  if (mfu_edited_) return;
+  const std::string name = device_->currentData().toString().toStdString();
+  bool this_machine = false;
+  for (const td::Device& d : planner_->devices().devices)
+    if (d.name == name) this_machine = d.this_machine;
+  const double want = this_machine && check_.mfu > 0 ? check_.mfu : td::ClusterOptions{}.mfu;
+  const bool was = filling_;
+  filling_ = true;
+  mfu_->setValue(want * 100.0);
+  filling_ = was;
+}
+
 void InfraPanel::recompute() {
+  followMfu();
   bool tokens_ok = true;
   const td::ClusterOptions o = options(&tokens_ok);
   tokens_->setProperty("invalid", !tokens_ok);

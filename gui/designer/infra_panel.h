@@ -33,6 +33,9 @@ class MemoryBars;
 /// infra_collective, infra_network, infra_storage, infra_cost, infra_note; the table infra_needs
 /// (one row per catalogue device: device, precision, fit at the chosen stage, deadline, needed,
 /// time, device-hours, cost).
+/// Until the user sets the MFU, it follows the device: for this machine's CPU the MFU the
+/// designer's own estimate uses (PlanCheck::mfu: runs here, else the engine's calibrated share),
+/// for a catalogue GPU the planner's default 40 %.
 /// Every edit and every showCheck() recomputes through Planner::planCluster (arithmetic only).
 /// GUI thread only.
 class InfraPanel : public QWidget {
@@ -46,7 +49,8 @@ class InfraPanel : public QWidget {
   /// The options the inputs describe. `ok` (optional) is false when the token budget is not a
   /// number (the budget is then 0: train.steps x tokens per step).
   td::ClusterOptions options(bool* ok = nullptr) const;
-  /// Sets the inputs (device must be a catalogue name; unknown names are ignored) and recomputes.
+  /// Sets the inputs (device must be a catalogue name; unknown names are ignored) and recomputes;
+  /// the MFU given counts as the user's.
   void setOptions(const td::ClusterOptions& o);
   /// The last plan; empty when none could be made.
   const std::optional<td::ClusterPlan>& plan() const { return plan_; }
@@ -68,6 +72,8 @@ class InfraPanel : public QWidget {
   std::optional<td::ClusterPlan> plan_;
   QString error_;
   bool filling_ = false;
+  bool mfu_edited_ = false;  // the user chose the MFU: it no longer follows the device
+  void followMfu();
   QComboBox *device_, *zero_;
   QSpinBox* world_;
   QLineEdit* tokens_;

@@ -3,6 +3,8 @@
 // figure computed by hand (docs/planner.md's worked example); inputs recompute; the memory bars
 // hold the ZeRO accounting; the model designer hosts the panel and feeds it its config.
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
 #include <QDoubleSpinBox>
 #include <QHeaderView>
 #include <QLabel>
@@ -12,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "engine/metrics/sysinfo.h"
 #include "gui/designer/infra_panel.h"
 #include "gui/designer/memory_bars.h"
 #include "gui/designer/model_designer.h"
@@ -217,6 +220,43 @@ class TestInfraPanel : public QObject {
     QVERIFY(!d.isValid());
     QCOMPARE(text(*p, "infra_memory_0"), QStringLiteral("7.58 GiB"));
     QVERIFY(p->findChild<QLabel*>("infra_note")->text().contains("Fix the marked fields"));
+  }
+
+  // This machine's CPU is planned at the MFU of the designer's own estimate (here the engine's
+  // calibrated share, 0.23), a catalogue GPU at 40 %, until the user sets one.
+  void thisMachineTakesTheEngineMfu() {
+    const int cores = td::cpu_cores();
+    const std::string key = td::cpu_model() + " | threads=" + std::to_string(cores);
+    QDir().mkpath(dir_.filePath("cache/traindeck"));
+    QFile f(dir_.filePath("cache/traindeck/calibration.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(QByteArray::fromStdString(json{{key, 1e11}, {key + " | engine_mfu", 0.23}}.dump()));
+    f.close();
+    td::gui::Planner planner;
+    InfraPanel p(&planner);
+    p.show();
+    json doc = gpt2Doc();
+    const td::gui::PlanCheck check = planner.check(doc);
+    QCOMPARE(check.mfu, 0.23);
+    p.showCheck(check);
+    auto* device = p.findChild<QComboBox*>("infra_device");
+    auto* mfu = p.findChild<QDoubleSpinBox*>("infra_mfu");
+    QCOMPARE(device->currentData().toString(), QStringLiteral("H100"));
+    QCOMPARE(mfu->value(), 40.0);
+    device->setCurrentIndex(device->findData(QStringLiteral("cpu")));
+    QCOMPARE(mfu->value(), 23.0);
+    QCOMPARE(p.options().mfu, 0.23);
+    QVERIFY(p.plan().has_value());
+    // 8 devices x 1e11 FLOP/s (the calibrated peak) x 0.23 / FLOPs per token.
+    QCOMPARE(p.options().world_size, 8);
+    QCOMPARE(p.plan()->tokens_per_s, 8 * 1e11 * 0.23 / p.plan()->model.flops_per_token);
+    device->setCurrentIndex(device->findData(QStringLiteral("H100")));
+    QCOMPARE(mfu->value(), 40.0);
+    // Once the user sets it, it stays.
+    mfu->setValue(30);
+    device->setCurrentIndex(device->findData(QStringLiteral("cpu")));
+    QCOMPARE(mfu->value(), 30.0);
+    QFile::remove(dir_.filePath("cache/traindeck/calibration.json"));
   }
 };
 
