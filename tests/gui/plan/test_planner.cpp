@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "engine/common/error.h"
+#include "engine/metrics/calibrate.h"
 #include "engine/metrics/sysinfo.h"
 #include "gui/plan/format.h"
 #include "gui/plan/planner.h"
@@ -211,6 +212,25 @@ class TestPlanner : public QObject {
     json doc = smallDoc();
     doc["train"]["threads"] = 3;
     QVERIFY(!planner.check(doc).peak_flops);
+  }
+
+  void engineShareIsCachedBesideThePeak() {
+    QVERIFY(!td::cached_engine_mfu(2));
+    td::store_peak_flops(2, 1e11);
+    td::store_engine_mfu(2, 0.3);
+    QCOMPARE(*td::cached_engine_mfu(2), 0.3);
+    QCOMPARE(*td::cached_peak_flops(2), 1e11);  // the peak is not touched
+    td::store_engine_mfu(2, 0.2);                // a loaded machine's lower measurement
+    QCOMPARE(*td::cached_engine_mfu(2), 0.3);
+    td::store_engine_mfu(2, 1.5);  // not an MFU
+    td::store_engine_mfu(2, 0);
+    QCOMPARE(*td::cached_engine_mfu(2), 0.3);
+    td::store_engine_mfu(2, 0.4);
+    QCOMPARE(*td::cached_engine_mfu(2), 0.4);
+    QVERIFY(!td::cached_engine_mfu(3));  // per thread count
+    // A hand-edited cache with a share above 1 is not believed.
+    writeCache({{(cacheKey(2) + " | engine_mfu").toStdString(), 1.7}});
+    QVERIFY(!td::cached_engine_mfu(2));
   }
 
   void fieldDocsCarryTheEngineRanges() {
