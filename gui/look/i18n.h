@@ -3,9 +3,15 @@
 // own (qtbase_<lang>.qm for standard dialogs and buttons, from Qt's translations folder when
 // installed: Debian's qt6-translations-l10n). English is the source language: no translator.
 //
-// Threading rule: GUI thread. Installing a translator sends QEvent::LanguageChange to every
-// widget; a widget that should switch live re-sets its texts in changeEvent(), the others show
-// the new language when next created (the app applies the saved language before its windows).
+// Every page switches at once, without a restart: installTranslation() first re-sets every text
+// a widget or action shows that came straight from a tr() call (labels, buttons, group boxes,
+// tabs, combo box items, tool tips, placeholders; found through the one translator TrainDeck
+// installs, which remembers each text's context and source), then sends QEvent::LanguageChange,
+// on which a widget re-builds the texts it made with arguments ("Run %1 · %2") in changeEvent().
+// Item models' texts (headers, cells) are asked for when painted and follow by themselves.
+//
+// Threading rule: GUI thread. The app calls installTranslation() before its windows exist
+// (texts created before the first call are not known to it and stay in English).
 #pragma once
 
 #include <QString>
@@ -23,6 +29,14 @@ namespace td::gui {
 /// strings; nothing to load) and for a language TrainDeck has no translation for (the UI is
 /// then English). Does not change QLocale::setDefault (numbers keep their formatting).
 bool installTranslation(QApplication& app, const QString& language);
+
+/// Qt's translations folder, where qtbase_<lang>.qm is looked for:
+/// QLibraryInfo::path(QLibraryInfo::TranslationsPath) (/usr/share/qt6/translations on Debian).
+QString qtTranslationsPath();
+/// True when Qt's own translation is active for the current language (its standard buttons,
+/// e.g. QPlatformTheme's "Cancel", are translated): false for English and when
+/// qt6-translations-l10n is not installed.
+bool qtTranslationLoaded();
 
 /// Language codes the UI can be shown in: "en" first, then each embedded traindeck_<lang>.qm
 /// (e.g. {"en", "de"}).

@@ -9,6 +9,7 @@
 #include <QStyle>
 #include <QStyleFactory>
 #include <QToolTip>
+#include <QWidget>
 
 #include <optional>
 
@@ -183,7 +184,8 @@ void applyTheme(QApplication& app, Theme t) {
   if (QString::compare(app.style()->name(), QLatin1String("fusion"), Qt::CaseInsensitive) != 0)
     QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
 
-  const QPalette platform = platformPalette();
+  const QPalette before = QGuiApplication::palette();
+  const QPalette platform = platformPalette();  // may reset the application's palette
   QPalette wanted;
   switch (t) {
     case Theme::Dark: wanted = darkPalette(); break;
@@ -191,6 +193,14 @@ void applyTheme(QApplication& app, Theme t) {
     case Theme::System: wanted = isDark(platform) ? darkPalette() : platform; break;
   }
   if (!(QGuiApplication::palette() == wanted)) QApplication::setPalette(wanted);
+  if (!(QGuiApplication::palette() == before)) {
+    // A widget with a style sheet (and everything under it) keeps the palette the style sheet
+    // style gave it when it was polished; setting its style sheet again polishes it (and its
+    // children) with the new one. Without this the Design page stayed light in the dark theme.
+    for (QWidget* w : QApplication::allWidgets())
+      if (!w->styleSheet().isEmpty()) w->setStyleSheet(w->styleSheet());
+    if (!app.styleSheet().isEmpty()) app.setStyleSheet(app.styleSheet());
+  }
   g_applied = QGuiApplication::palette();
   // Tool tips keep a palette of their own, which a platform theme may have set.
   QToolTip::setPalette(*g_applied);

@@ -45,8 +45,10 @@ QPalette platformPalette();
 ///  Light  -> platformPalette() when it is light, else lightPalette();
 ///  System -> Dark when isDark(platformPalette()), else the platform's own (light) palette.
 /// With System, a later desktop theme change (QEvent::ThemeChange) re-applies it. Widgets get
-/// QEvent::PaletteChange as usual; charts re-read chartBackground() etc. on it. The tool tip
-/// palette (QToolTip::setPalette) follows too.
+/// QEvent::PaletteChange as usual; widgets with a style sheet (whose palette the style sheet
+/// style fixed when it polished them) are polished again, so every page switches at once;
+/// charts re-read chartBackground() etc. on it. The tool tip palette (QToolTip::setPalette)
+/// follows too.
 void applyTheme(QApplication& app, Theme t);
 /// The theme last passed to applyTheme() (System before any call).
 Theme currentTheme();
