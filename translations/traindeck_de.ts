@@ -2006,7 +2006,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     <message>
         <location line="+6"/>
         <source>Language: %1. Menus and the Run page switch now; the other pages at the next start.</source>
-        <translation>Sprache: %1. Menüs und die Seite „Lauf“ wechseln sofort, die anderen Seiten beim nächsten Start.</translation>
+        <translation type="vanished">Sprache: %1. Menüs und die Seite „Lauf“ wechseln sofort, die anderen Seiten beim nächsten Start.</translation>
     </message>
     <message>
         <location line="+10"/>
@@ -2137,6 +2137,36 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <location line="+17"/>
         <source>TrainDeck</source>
         <translation>TrainDeck</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <source>Language: %1.</source>
+        <translation>Sprache: %1.</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <source>&amp;User guide</source>
+        <translation>&amp;Benutzerhandbuch</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <source>Save them before you quit?</source>
+        <translation>Vor dem Beenden speichern?</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <source>The user guide was not found (looked for %1). It is docs/guide.md in TrainDeck&apos;s sources; the package installs it in /usr/share/doc/traindeck.</source>
+        <translation>Das Benutzerhandbuch wurde nicht gefunden (gesucht: %1). Es ist docs/guide.md in den Quellen von TrainDeck; das Paket installiert es unter /usr/share/doc/traindeck.</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <source>No program to open %1 with: open it in a text editor or a Markdown viewer.</source>
+        <translation>Kein Programm zum Öffnen von %1: Öffnen Sie die Datei in einem Texteditor oder einem Markdown-Betrachter.</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <source>Opened the user guide, %1.</source>
+        <translation>Benutzerhandbuch geöffnet: %1.</translation>
     </message>
 </context>
 <context>
@@ -2848,6 +2878,81 @@ Standard: %3</translation>
     </message>
 </context>
 <context>
+    <name>td::gui::RunText</name>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+26"/>
+        <source>reached train.steps</source>
+        <translation>train.steps erreicht</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>stop requested (signal)</source>
+        <translation>Stopp angefordert (Signal)</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data.</source>
+        <translation>3 Schritte in Folge hatten einen nicht endlichen Verlust oder eine nicht endliche Gradientennorm; verringern Sie train.lr oder prüfen Sie die Daten.</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source> The newest checkpoint that verifies is step %1 (%2): continue with --resume (the %3 newer do not verify), or from an older step with --resume-from STEP.</source>
+        <translation> Der neueste Checkpoint mit gültiger Prüfsumme ist Schritt %1 (%2): Fortsetzen mit --resume (die %3 neueren sind ungültig) oder von einem älteren Schritt mit --resume-from STEP.</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source> The newest checkpoint that verifies is step %1 (%2): continue with --resume, or from an older step with --resume-from STEP.</source>
+        <translation> Der neueste Checkpoint mit gültiger Prüfsumme ist Schritt %1 (%2): Fortsetzen mit --resume oder von einem älteren Schritt mit --resume-from STEP.</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source> No checkpoint verifies (%1): start again in a new --out.</source>
+        <translation> Kein Checkpoint hat eine gültige Prüfsumme (%1): Beginnen Sie neu mit einem neuen --out.</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>the engine process %1 ended without a run_end event: %2</source>
+        <translation>der Engine-Prozess %1 endete ohne run_end-Ereignis: %2</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>the engine process %1 ended without a run_end event</source>
+        <translation>der Engine-Prozess %1 endete ohne run_end-Ereignis</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>the engine process (pid %1) on the node ended without a run_end event; last lines of %2:
+%3</source>
+        <translation>der Engine-Prozess (PID %1) auf dem Knoten endete ohne run_end-Ereignis; letzte Zeilen von %2:
+%3</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>unknown</source>
+        <translation>unbekannt</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>running</source>
+        <translation>läuft</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>completed</source>
+        <translation>abgeschlossen</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>stopped</source>
+        <translation>gestoppt</translation>
+    </message>
+    <message>
+        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <source>failed</source>
+        <translation>fehlgeschlagen</translation>
+    </message>
+</context>
+<context>
     <name>td::gui::RunView</name>
     <message>
         <location filename="../gui/app/run_view.cpp" line="+54"/>
@@ -3029,6 +3134,56 @@ Standard: %3</translation>
         <location line="+3"/>
         <source>Error = (planned − measured) ÷ measured. Hover a row for its formula (docs/planner.md).</source>
         <translation>Fehler = (geplant − gemessen) ÷ gemessen. Fahren Sie mit der Maus über eine Zeile, um ihre Formel zu sehen (docs/planner.md).</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source>(the engine has written nothing to %1 yet)</source>
+        <translation>(die Engine hat noch nichts in %1 geschrieben)</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source>(no engine log at %1 yet: the engine&apos;s output appears here as it arrives)</source>
+        <translation>(noch kein Engine-Protokoll unter %1: Die Ausgabe der Engine erscheint hier, sobald sie eintrifft)</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source>Run %1 · %2 · %3</source>
+        <translation>Lauf %1 · %2 · %3</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source>%1 min</source>
+        <translation>%1 min</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source>step %1 / %2</source>
+        <translation>Schritt %1 / %2</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source>step %1</source>
+        <translation>Schritt %1</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source> (%1 %)</source>
+        <translation> (%1 %)</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source> · %1 elapsed</source>
+        <translation> · %1 vergangen</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source> · ~%1 left</source>
+        <translation> · noch ~%1</translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <source>%1 tokens/s (median of last %2 steps)</source>
+        <translation>%1 Tokens/s (Median der letzten %2 Schritte)</translation>
     </message>
 </context>
 <context>

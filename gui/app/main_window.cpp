@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDesktopServices>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -21,6 +22,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -34,6 +36,8 @@
 #include "gui/cluster/secret_store.h"
 #include "gui/charts/dashboard.h"
 #include "gui/compare/compare_view.h"
+#include "gui/core/paths.h"
+#include "gui/core/run_text.h"
 #include "gui/core/store_client.h"
 #include "gui/data/data_panel.h"
 #include "gui/designer/model_designer.h"
@@ -222,7 +226,7 @@ void MainWindow::buildPanels() {
   });
   connect(remote_runs_, &RemoteRunController::runEnded, this, [this](const QString& id, const QString& status) {
     experiments_->reload();
-    statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, status), 8000);
+    statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, runStatusText(status)), 8000);
     updateMeasuredMfu();
   });
   connect(clusters_, &ClusterDesigner::clustersChanged, this, [this] { rebuildTargets(); });
@@ -254,7 +258,7 @@ void MainWindow::buildPanels() {
       run_view_->onIngested(id);
       run_view_->updateStatus();
     }
-    statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, status), 8000);
+    statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, runStatusText(status)), 8000);
     updateMeasuredMfu();
   });
 }
@@ -323,10 +327,7 @@ void MainWindow::buildMenus() {
     a = language->addAction(languageDisplayName(lang), this, [this, lang] {
       installTranslation(*qApp, lang);  // LanguageChange: the menus, tabs and Run page re-set their texts
       QSettings().setValue(QStringLiteral("look/language"), lang);
-      statusBar()->showMessage(tr("Language: %1. Menus and the Run page switch now; the other pages at the next "
-                                  "start.")
-                                   .arg(languageDisplayName(lang)),
-                               10000);
+      statusBar()->showMessage(tr("Language: %1.").arg(languageDisplayName(lang)), 10000);
     });
     a->setCheckable(true);
     a->setChecked(currentLanguage() == lang);
@@ -334,8 +335,10 @@ void MainWindow::buildMenus() {
   }
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  a = help->addAction(icon(QStringLiteral("about")), tr("&About TrainDeck"), this, [this] { showAbout(this); });
+  a = help->addAction(icon(QStringLiteral("notes")), tr("&User guide"), this, [this] { openUserGuide(); });
+  a->setObjectName(QStringLiteral("help_user_guide"));
   a->setShortcut(QKeySequence::HelpContents);
+  help->addAction(icon(QStringLiteral("about")), tr("&About TrainDeck"), this, [this] { showAbout(this); });
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
@@ -351,7 +354,9 @@ void MainWindow::wireStore() {
   compare_->setStoreClient(s);
   compare_dashboard_->setStoreClient(s);
   store_label_->setText(tr("Store: %1").arg(QDir::toNativeSeparators(s->path())));
-  setWindowTitle(QStringLiteral("TrainDeck — %1").arg(QFileInfo(s->path()).fileName()));
+  // The document first, as editors do ("td.db — TrainDeck"); ending in the application's
+  // display name, the window system adds nothing to it.
+  setWindowTitle(QStringLiteral("%1 — TrainDeck").arg(QFileInfo(s->path()).fileName()));
   // A first start (no experiment yet) gets the demo experiment, ready to run; a design whose
   // dataset is gone gets the demo dataset.
   auto* once = new QObject(this);
@@ -439,6 +444,9 @@ void MainWindow::openStore(const QString& path) {
         experiments_->setStoreClient(nullptr);
         runs_->setStoreClient(nullptr);
         candidate->setParent(nullptr);
+        // Compare shows the old store's runs: empty until runs of this store are chosen.
+        compare_->setRuns({});
+        compare_dashboard_->setRuns({});
         std::unique_ptr<StoreClient> old = std::move(store_);
         store_.reset(candidate);
         wireStore();  // every panel moves to the new client before the old one closes
@@ -570,6 +578,13 @@ void MainWindow::showRuns(const QStringList& run_ids) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  // An unsaved cluster first, as editors ask: Save (closes once saved), Discard, Cancel.
+  if (clusters_->isDirty()) {
+    event->ignore();
+    pages_->setCurrentWidget(clusters_);
+    clusters_->confirmDiscard(tr("Save them before you quit?"), [this] { QTimer::singleShot(0, this, &QWidget::close); });
+    return;
+  }
   const QStringList active = runs_->activeRuns();
   CloseAction action = close_action_;
   if (!active.isEmpty() && action == CloseAction::Ask) {
@@ -618,6 +633,25 @@ void MainWindow::retranslate() {
     start->setToolTip(tr("Train this model where \"Train on\" says (Ctrl+R)"));
   }
   store_label_->setText(tr("Store: %1").arg(QDir::toNativeSeparators(storePath())));
+  // Models' texts (the sidebar's statuses, Compare's table) are asked for again.
+  experiments_->reload();
+  if (!compare_->runs().isEmpty()) compare_->refresh();
+}
+
+QString MainWindow::openUserGuide() {
+  const QString guide = userGuidePath();
+  if (guide.isEmpty()) {
+    showError(tr("The user guide was not found (looked for %1). It is docs/guide.md in TrainDeck's sources; "
+                 "the package installs it in /usr/share/doc/traindeck.")
+                  .arg(userGuideCandidates().join(QStringLiteral(", "))));
+    return {};
+  }
+  if (!QDesktopServices::openUrl(QUrl::fromLocalFile(guide))) {
+    showError(tr("No program to open %1 with: open it in a text editor or a Markdown viewer.").arg(guide));
+    return {};
+  }
+  statusBar()->showMessage(tr("Opened the user guide, %1.").arg(guide), 5000);
+  return guide;
 }
 
 void MainWindow::addRecent(const QString& path) {

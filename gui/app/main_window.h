@@ -63,6 +63,11 @@ class MainWindow : public QMainWindow {
 
   void setCloseAction(CloseAction a) { close_action_ = a; }
 
+  /// Help > User guide: opens docs/guide.md (userGuidePath(), gui/core/paths.h) with the
+  /// desktop's viewer (QDesktopServices::openUrl). Returns the file opened, or "" after saying
+  /// in the status bar and a message box where it looked (not found) or that nothing opens it.
+  QString openUserGuide();
+
   // Panels, for tests and screenshots.
   Sidebar* sidebar() const { return sidebar_; }
   ModelDesigner* designer() const { return designer_; }

@@ -15,6 +15,7 @@
 #include <QHeaderView>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QTextDocument>
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTimer>
@@ -25,6 +26,7 @@
 #include <climits>
 
 #include "gui/charts/dashboard.h"
+#include "gui/core/run_text.h"
 #include "gui/core/store_client.h"
 #include "gui/look/icons.h"
 #include "gui/plan/format.h"
@@ -40,11 +42,16 @@ namespace {
 constexpr qint64 kLogHistoryBytes = 64 * 1024;  // the log view starts with the log's last 64 KB
 constexpr int kLogMaxLines = 5000;
 
-QString read_tail(const QString& path) {
+struct LogTail {
+  bool exists = false;
+  QString text;  // the log's last kLogHistoryBytes
+};
+
+LogTail read_tail(const QString& path) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) return {};
   if (f.size() > kLogHistoryBytes) f.seek(f.size() - kLogHistoryBytes);
-  return QString::fromUtf8(f.readAll());
+  return {true, QString::fromUtf8(f.readAll())};
 }
 
 // Progress lines redrawn with '\r' become lines of their own.
@@ -273,7 +280,12 @@ void RunView::updateRemoteBar() {
 void RunView::changeEvent(QEvent* event) {
   if (event->type() == QEvent::LanguageChange) {
     retranslate();
+    // The texts built from the run's figures: status line, the samples' "Step N", the plan's rows.
     updateStatus();
+    updateRemoteBar();
+    samples_shown_ = -1;
+    loadSamples();
+    loadPlan();
   }
   QWidget::changeEvent(event);
 }
@@ -357,10 +369,10 @@ void RunView::updateStatus() {
         }
         const bool active = runActive(id);
         const QString status = QString::fromStdString(info->status);
-        QString text = tr("Run %1 · %2 · %3").arg(id, status, progressText(st.progress));
+        QString text = tr("Run %1 · %2 · %3").arg(id, runStatusText(status), progressText(st.progress));
         if (info->best_val_loss) text += tr(" · best val loss %1").arg(*info->best_val_loss, 0, 'f', 4);
         if (info->tokens_per_s) text += QStringLiteral(" · ") + tokensPerSText(info->tokens_per_s);
-        if (!info->end_reason.empty() && !active) text += QStringLiteral(" · ") + QString::fromStdString(info->end_reason);
+        if (!info->end_reason.empty() && !active) text += QStringLiteral(" · ") + endReasonText(QString::fromStdString(info->end_reason));
         // Lines of the events file the store could not read (docs/store.md): in the file, not in the charts.
         if (info->skipped_lines > 0)
           text += tr(" · %n malformed event line(s) skipped", nullptr, static_cast<int>(std::min<int64_t>(info->skipped_lines, INT_MAX)));
@@ -401,6 +413,13 @@ QString RunView::tokensPerSText(std::optional<double> tokens_per_s) {
       .arg(td::store::Store::kThroughputSteps);
 }
 
+QString RunView::logMissingText(const QString& log_path, bool exists, bool followed) {
+  if (exists) return tr("(the engine has written nothing to %1 yet)").arg(log_path);
+  // Only a run TrainDeck neither started nor follows can have logged somewhere else.
+  if (followed) return tr("(no engine log at %1 yet: the engine's output appears here as it arrives)").arg(log_path);
+  return tr("(no engine log at %1: runs started outside TrainDeck log to their own terminal)").arg(log_path);
+}
+
 void RunView::loadSamples() {
   if (run_.isEmpty() || !store_) return;
   const QString id = run_;
@@ -431,15 +450,17 @@ void RunView::loadLog() {
         if (generation != log_generation_) return;
         if (events.empty()) return;
         const QString log = QFileInfo(QString::fromStdString(events)).absoluteDir().filePath(QStringLiteral("engine.log"));
-        auto* watcher = new QFutureWatcher<QString>(this);
-        connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, generation, log] {
+        auto* watcher = new QFutureWatcher<LogTail>(this);
+        connect(watcher, &QFutureWatcher<LogTail>::finished, this, [this, watcher, generation, log, id] {
           watcher->deleteLater();
           if (generation != log_generation_) return;
-          const QString text = watcher->result();
-          log_->setPlainText(text.isEmpty() ? tr("(no engine log at %1: runs started outside TrainDeck log to "
-                                                 "their own terminal)")
-                                                  .arg(log)
-                                            : normalise(text));
+          const LogTail tail = watcher->result();
+          if (!tail.text.isEmpty()) {
+            // Lines that arrived while the file was read are in it too: the file wins.
+            log_->setPlainText(normalise(tail.text));
+          } else if (log_->document()->isEmpty()) {
+            log_->setPlainText(logMissingText(log, tail.exists, runActive(id) || remote_run_));
+          }
           log_->verticalScrollBar()->setValue(log_->verticalScrollBar()->maximum());
         });
         watcher->setFuture(QtConcurrent::run(read_tail, log));

@@ -85,6 +85,11 @@ class RunView : public QWidget {
   /// "11748 tokens/s (median of last 100 steps)": the run's one tokens/s (Store::run_throughput,
   /// store::format_tokens_per_s), labelled.
   static QString tokensPerSText(std::optional<double> tokens_per_s);
+  /// The Log tab's text while the run's engine.log (at `log_path`) has nothing to show: the
+  /// file is empty (`exists`), or missing and the run is started or followed by TrainDeck
+  /// (`followed`: its output arrives here), or missing for a run TrainDeck does not follow (then,
+  /// and only then, "runs started outside TrainDeck log to their own terminal").
+  static QString logMissingText(const QString& log_path, bool exists, bool followed);
 
  signals:
   void stopRequested(const QString& run_id);

@@ -281,7 +281,11 @@ void ClusterDesigner::fillList() {
   updateState();
 }
 
-bool ClusterDesigner::guard(std::function<void()> then) {
+bool ClusterDesigner::confirmDiscard(const QString& question, std::function<void()> then) {
+  return guard(std::move(then), question);
+}
+
+bool ClusterDesigner::guard(std::function<void()> then, const QString& question) {
   if (!dirty_) {
     then();
     return true;
@@ -290,7 +294,7 @@ bool ClusterDesigner::guard(std::function<void()> then) {
                               tr("The cluster \"%1\" has unsaved changes.").arg(name_->text()),
                               QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
   box->setObjectName(QStringLiteral("unsavedConfirm"));
-  box->setInformativeText(tr("Save them before you switch?"));
+  box->setInformativeText(question.isEmpty() ? tr("Save them before you switch?") : question);
   box->setDefaultButton(QMessageBox::Save);
   box->setAttribute(Qt::WA_DeleteOnClose);
   connect(box, &QMessageBox::buttonClicked, this, [this, box, then](QAbstractButton* b) {

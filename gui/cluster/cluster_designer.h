@@ -16,6 +16,8 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <functional>
+
 #include "remote/cluster.h"
 
 class QLabel;
@@ -67,6 +69,12 @@ class ClusterDesigner : public QWidget {
   bool isValid() const { return problems().isEmpty(); }
   /// Unsaved edits?
   bool isDirty() const { return dirty_; }
+  /// Leaving the edits (e.g. the window closes): with unsaved edits asks "<question>" (Save /
+  /// Discard / Cancel, window-modal, the box named "unsavedConfirm") and calls `then` after
+  /// Discard, or once Save has stored the cluster; Cancel (or a Save that cannot be stored)
+  /// keeps the edits and never calls it. Without edits calls `then` at once and returns true;
+  /// else returns false (the answer comes later).
+  bool confirmDiscard(const QString& question, std::function<void()> then);
   /// Saves (as the Save button): false, with the problems shown, when invalid; else a store job
   /// starts and saved(name) follows (or the store's error in the status line).
   bool save();
@@ -97,7 +105,7 @@ class ClusterDesigner : public QWidget {
   void setStatus(const QString& text, bool error = false);
   void showReport();
   int selectedRow() const;
-  bool guard(std::function<void()> then);
+  bool guard(std::function<void()> then, const QString& question = {});
   void chooseKeyFile();
 
   QPointer<StoreClient> store_;

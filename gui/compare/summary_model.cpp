@@ -2,6 +2,7 @@
 #include "gui/compare/summary_model.h"
 
 #include "gui/compare/compare_format.h"
+#include "gui/core/run_text.h"
 #include "store/format.h"
 
 namespace td::gui {
@@ -42,7 +43,7 @@ QVariant opt(const std::optional<T>& v) {
 
 QVariant CompareSummaryModel::raw(const td::store::Store::RunNumbers& r, int column) const {
   switch (column) {
-    case Run: return QString::fromStdString(r.info.run_id);
+    case Run: return QString::fromStdString(r.info.display_name());  // its name, else its id
     case Experiment: return QString::fromStdString(r.info.experiment);
     case Status: return QString::fromStdString(r.info.status);
     case FinalLoss: return opt(r.final_loss);
@@ -64,8 +65,8 @@ QString CompareSummaryModel::text(const td::store::Store::RunNumbers& r, int col
   if (!v.isValid()) return fmt::missing();
   switch (column) {
     case Run:
-    case Experiment:
-    case Status: return v.toString();
+    case Experiment: return v.toString();
+    case Status: return runStatusText(v.toString());  // in the UI's language; sorted on the stored word
     case FinalLoss:
     case BestLoss:
     case FinalValLoss:

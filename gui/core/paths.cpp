@@ -5,6 +5,11 @@
 #include <QFileInfo>
 #include <QStandardPaths>
 
+// The source tree's docs/ (gui/core/CMakeLists.txt), for an app run from its build tree.
+#ifndef TD_SOURCE_DOCS_DIR
+#define TD_SOURCE_DOCS_DIR ""
+#endif
+
 namespace td::gui {
 
 QString engineExecutable() {
@@ -22,6 +27,23 @@ QString runsRoot(const QString& store_path) {
   const QString env = qEnvironmentVariable("TRAINDECK_RUNS_DIR");
   if (!env.isEmpty()) return QDir(env).absolutePath();
   return QFileInfo(store_path).absoluteDir().filePath(QStringLiteral("runs"));
+}
+
+QStringList userGuideCandidates() {
+  QStringList out;
+  const QString env = qEnvironmentVariable("TRAINDECK_DOCS_DIR");
+  if (!env.isEmpty()) out << QDir(env).absoluteFilePath(QStringLiteral("guide.md"));
+  out << QDir::cleanPath(QCoreApplication::applicationDirPath() + QStringLiteral("/../share/doc/traindeck/guide.md"));
+  out << QStringLiteral(TD_SOURCE_DOCS_DIR "/guide.md");
+  return out;
+}
+
+QString userGuidePath() {
+  for (const QString& candidate : userGuideCandidates()) {
+    const QFileInfo fi(candidate);
+    if (fi.isFile()) return fi.canonicalFilePath();
+  }
+  return QString();
 }
 
 QString datasetsRoot(const QString& store_path) {

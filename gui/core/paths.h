@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 
 namespace td::gui {
 
@@ -12,6 +13,15 @@ QString engineExecutable();
 
 /// Folder new local runs are created in: $TRAINDECK_RUNS_DIR, else <store folder>/runs.
 QString runsRoot(const QString& store_path);
+
+/// Where the user guide (docs/guide.md) is looked for, in order: $TRAINDECK_DOCS_DIR/guide.md
+/// when set; the installed copy beside the application, <prefix>/share/doc/traindeck/guide.md
+/// (the package installs docs/ there, packaging/CMakeLists.txt); the source tree's
+/// docs/guide.md (an app run from its build tree).
+QStringList userGuideCandidates();
+/// The first of userGuideCandidates() that is a file, as an absolute, canonical path; "" when
+/// none is.
+QString userGuidePath();
 
 /// Folder prepared datasets are written to by default: <store folder>/datasets.
 QString datasetsRoot(const QString& store_path);

@@ -3,6 +3,7 @@
 #include <QDateTime>
 #include <QLocale>
 
+#include "gui/core/run_text.h"
 #include "gui/core/store_client.h"
 #include "store/format.h"
 #include "store/store.h"
@@ -201,7 +202,7 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       switch (index.column()) {
         case ColName: return QString::fromStdString(r.run_id);
-        case ColStatus: return QString::fromStdString(r.status);
+        case ColStatus: return runStatusText(QString::fromStdString(r.status));  // StatusRole: the stored word
         case ColStarted:
           return r.start_time ? locale.toString(QDateTime::fromMSecsSinceEpoch(qint64(*r.start_time * 1000)),
                                                 QLocale::ShortFormat)
