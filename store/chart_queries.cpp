@@ -63,7 +63,7 @@ std::vector<MetricInfo> Store::metric_extents(const std::string& run_id) {
 
 Store::ChartRun Store::chart_run(const std::string& run_id) {
   require_run(run_id);
-  Stmt st(db_, "SELECT status, last_step, world_size, coalesce(config, ''), coalesce(hosts, '') FROM runs"
+  Stmt st(db_, "SELECT status, last_step, world_size, coalesce(config, ''), coalesce(hosts, ''), name FROM runs"
                " WHERE run_id = ?1");
   st.bind(1, run_id);
   ChartRun r;
@@ -72,6 +72,7 @@ Store::ChartRun Store::chart_run(const std::string& run_id) {
     r.last_step = st.col_opt_int(1);
     r.world_size = st.col_opt_int(2);
     r.config_json = st.col_text(3);
+    r.name = st.col_text(5);
     // A JSON array of strings (ingest); anything else is ignored.
     const nlohmann::json hosts = nlohmann::json::parse(st.col_text(4), nullptr, false);
     if (hosts.is_array())

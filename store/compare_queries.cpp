@@ -68,6 +68,46 @@ Store::RunNumbers Store::run_numbers(const std::string& run_id) {
   return r;
 }
 
+std::string Store::run_name_from_diff(const std::string& config_json, const std::string& previous_json) {
+  if (previous_json.empty()) return {};
+  const auto now = flatten_config(config_json), before = flatten_config(previous_json);
+  if (before.empty()) return {};
+  std::vector<std::pair<std::string, std::string>> diff;  // (path, value) that changed
+  for (const auto& kv : now) {
+    const auto it = std::lower_bound(before.begin(), before.end(), std::make_pair(kv.first, std::string()));
+    if (it == before.end() || it->first != kv.first || it->second != kv.second) diff.push_back(kv);
+  }
+  auto leaf = [](const std::string& path) {
+    const size_t dot = path.rfind('.');
+    return dot == std::string::npos ? path : path.substr(dot + 1);
+  };
+  std::string out;
+  const size_t shown = std::min<size_t>(diff.size(), 3);
+  for (size_t i = 0; i < shown; ++i) {
+    const std::string l = leaf(diff[i].first);
+    bool shared = false;
+    for (const auto& d : diff) shared = shared || (d.first != diff[i].first && leaf(d.first) == l);
+    if (!out.empty()) out += ", ";
+    out += (shared ? diff[i].first : l) + "=" + diff[i].second;
+  }
+  if (diff.size() > shown) out += " +" + std::to_string(diff.size() - shown) + " more";
+  if (out.size() > 120) out = out.substr(0, 117) + "...";
+  // Only printable ASCII and UTF-8 text survive normalise_run_name; a value with a control
+  // character (a string field holding a newline) is dropped from the name.
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return out;
+}
+
+std::string Store::suggest_run_name(const std::string& experiment, const std::string& config_json) {
+  Stmt st(db_,
+          "SELECT coalesce(r.config, '') FROM runs r JOIN experiments e ON e.id = r.experiment"
+          " WHERE e.name = ?1 AND r.config IS NOT NULL ORDER BY r.start_time DESC, r.id DESC LIMIT 1");
+  st.bind(1, experiment);
+  if (!st.step()) return {};
+  return run_name_from_diff(config_json, st.col_text(0));
+}
+
 std::vector<std::pair<std::string, std::string>> Store::flatten_config(const std::string& config_json) {
   std::vector<std::pair<std::string, std::string>> out;
   if (config_json.empty()) return out;

@@ -56,7 +56,7 @@ struct TypeFields {
 const TypeFields kTypeFields[] = {
     {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "device_name", "precision", "compute_capability",
                    "gpu_memory_total", "cpu", "blas_kernel", "threads", "world_size", "engine_version", "peak_flops",
-                   "resumed_from_step", "out_dir", "pid", "hosts"}},
+                   "resumed_from_step", "out_dir", "pid", "hosts", "name"}},
     {"step", {"step", "tokens_seen", "loss", "lr", "grad_norm", "step_ms", "tokens_per_s", "mfu", "rss_bytes", "gpu_mem_bytes",
               "gpu_mem_peak_bytes", "ranks"}},
     {"eval", {"step", "val_loss"}},
@@ -491,6 +491,17 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     // The host of every rank of a distributed run (schema version 5), for the charts' series names.
     if (const json* hs = field(j, "hosts"); hs && hs->is_array())
       Stmt(store_.handle(), "UPDATE runs SET hosts = ?2 WHERE id = ?1").bind(1, run).bind(2, hs->dump()).exec();
+    // The run's name (train --run-name; schema version 7), unless the store has one already (a
+    // rename in the GUI wins over a resumed attempt's start). One the engine would refuse
+    // (control characters, too long) is left out.
+    if (const auto name = opt_string("name"); name && !name->empty()) {
+      std::string problem;
+      const std::string n = td::normalise_run_name(*name, &problem);
+      if (problem.empty() && !n.empty())
+        Stmt(store_.handle(), "UPDATE runs SET name = ?2 WHERE id = ?1 AND name = ''").bind(1, run).bind(2, n).exec();
+      else if (!problem.empty())
+        note(b, "run_start's \"name\" is refused (" + problem + "); the run keeps no name");
+    }
     // A resumed attempt restarts after its checkpoint's step.
     track(run, resumed ? resumed : (attempt == 0 ? std::optional<int64_t>(0) : std::nullopt));
   } else if (ty == "run_end") {

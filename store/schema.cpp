@@ -209,6 +209,10 @@ constexpr const char* kV6 = "DELETE FROM metric_lod;\n";
 
 void fill_v6(sqlite3* db) { lod::rebuild(db, std::nullopt); }
 
+// Version 7: a run's name for people (train --run-name, the GUI's Start run and Rename;
+// td::normalise_run_name), shown instead of its id where there is one; '' when unnamed.
+constexpr const char* kV7 = "ALTER TABLE runs ADD COLUMN name TEXT NOT NULL DEFAULT '';\n";
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
@@ -216,6 +220,7 @@ constexpr Migration kMigrations[] = {
     {4, kV4},
     {5, kV5},
     {6, kV6, fill_v6},
+    {7, kV7},
 };
 
 }  // namespace

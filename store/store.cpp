@@ -12,6 +12,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
+#include "engine/common/run_id.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
 
@@ -206,17 +207,17 @@ int64_t Store::require_run(const std::string& run_id) {
   return *key;
 }
 
-// Columns shared by list_runs and find_run (indices 0..10 fill RunSummary, but tokens_per_s:
+// Columns shared by list_runs and find_run (indices 0..11 fill RunSummary, but tokens_per_s:
 // recent_median, one bounded read per run).
 static constexpr const char* kRunColumns =
     "r.run_id, e.name, r.status, coalesce(r.host, ''), r.start_time, r.end_time, r.attempts,"
     " r.last_step,"
     // Best val loss from the coarsest level of detail (a few rows; min is exact per bucket).
-    " (SELECT min(l.v_min) FROM metric_lod l WHERE l.run = r.id AND l.rank = 0 AND l.level = 7 AND"
+    " (SELECT min(l.v_min) FROM metric_lod l WHERE l.run = r.id AND l.rank = 0 AND l.level = 8 AND"
     "    l.name = (SELECT id FROM metric_names WHERE name = 'val_loss')),"
     // train.steps of the config (json_valid first: json_extract raises an error on bad text).
     " CASE WHEN json_valid(r.config) THEN json_extract(r.config, '$.train.steps') END,"
-    " r.notes";
+    " r.notes, r.name";
 
 static void read_summary(const Stmt& st, RunSummary& r) {
   r.run_id = st.col_text(0);
@@ -230,6 +231,7 @@ static void read_summary(const Stmt& st, RunSummary& r) {
   r.best_val_loss = st.col_opt_double(8);
   r.total_steps = st.col_opt_int(9);
   r.notes = st.col_text(10);
+  r.name = st.col_text(11);
 }
 
 std::vector<RunSummary> Store::list_runs(const std::string& experiment) {
@@ -243,7 +245,7 @@ std::vector<RunSummary> Store::list_runs(const std::string& experiment) {
   while (st.step()) {
     RunSummary r;
     read_summary(st, r);
-    r.tokens_per_s = recent_median(st.col_int(11), "tokens_per_s");
+    r.tokens_per_s = recent_median(st.col_int(12), "tokens_per_s");
     out.push_back(std::move(r));
   }
   return out;
@@ -261,19 +263,19 @@ std::optional<RunInfo> Store::find_run(const std::string& run_id) {
   if (!st.step()) return std::nullopt;
   RunInfo r;
   read_summary(st, r);
-  r.config_json = st.col_text(11);
-  r.device = st.col_text(12);
-  r.engine_version = st.col_text(13);
-  r.end_reason = st.col_text(14);
-  r.events_path = st.col_text(15);
-  r.world_size = st.col_opt_int(16);
-  r.n_params = st.col_opt_int(17);
-  r.flops_per_token = st.col_opt_double(18);
-  r.peak_flops = st.col_opt_double(19);
-  r.pid = st.col_opt_int(20);
-  r.events_offset = st.col_int(21);
-  r.skipped_lines = st.col_int(22);
-  const int64_t key = st.col_int(23);
+  r.config_json = st.col_text(12);
+  r.device = st.col_text(13);
+  r.engine_version = st.col_text(14);
+  r.end_reason = st.col_text(15);
+  r.events_path = st.col_text(16);
+  r.world_size = st.col_opt_int(17);
+  r.n_params = st.col_opt_int(18);
+  r.flops_per_token = st.col_opt_double(19);
+  r.peak_flops = st.col_opt_double(20);
+  r.pid = st.col_opt_int(21);
+  r.events_offset = st.col_int(22);
+  r.skipped_lines = st.col_int(23);
+  const int64_t key = st.col_int(24);
   st.reset();
   r.tokens_per_s = recent_median(key, "tokens_per_s");
   return r;
@@ -309,6 +311,14 @@ std::vector<RunAttempt> Store::run_attempts(const std::string& run_id) {
 void Store::set_run_pid(const std::string& run_id, std::optional<int64_t> pid) {
   Stmt st(db_, "UPDATE runs SET pid = ? WHERE id = ?");
   st.bind(1, pid).bind(2, require_run(run_id)).exec();
+}
+
+void Store::set_run_name(const std::string& run_id, const std::string& name) {
+  std::string problem;
+  const std::string n = td::normalise_run_name(name, &problem);
+  TD_CHECK(problem.empty(), "run '" + run_id + "': " + problem);
+  Stmt st(db_, "UPDATE runs SET name = ? WHERE id = ?");
+  st.bind(1, n).bind(2, require_run(run_id)).exec();
 }
 
 void Store::set_run_notes(const std::string& run_id, const std::string& notes) {

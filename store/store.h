@@ -70,6 +70,10 @@ class Store {
   /// Records the engine's process id (a launcher's knowledge; ingest also stores run_start's pid).
   void set_run_pid(const std::string& run_id, std::optional<int64_t> pid);
   void set_run_notes(const std::string& run_id, const std::string& notes);
+  /// Names (or renames) a run: td::normalise_run_name (trimmed; "" clears it, the id is shown
+  /// then). Throws td::Error when the run is unknown or the name is refused (over 120 bytes,
+  /// control characters), saying why.
+  void set_run_name(const std::string& run_id, const std::string& name);
   /// Moves a run to experiment `experiment` (created when missing).
   void move_run(const std::string& run_id, const std::string& experiment);
   /// Deletes the run, its rows and its events files' ingest offsets.
@@ -177,6 +181,14 @@ class Store {
   /// without quotes, other values (numbers, true/false/null, arrays) as compact JSON; an
   /// empty object is a value "{}". "" or invalid JSON gives no pairs. Never throws.
   static std::vector<std::pair<std::string, std::string>> flatten_config(const std::string& config_json);
+  /// A name for a new run of `config_json` in `experiment`: the fields that differ from the
+  /// experiment's newest run's config (flatten_config paths), as "leaf=value" joined by ", "
+  /// (the whole path when two leaves share a name), at most three, then "+N more": e.g.
+  /// "lr=0.003, n_layer=6". "" when the experiment has no run with a config, or nothing
+  /// differs. At most 120 bytes (td::normalise_run_name accepts it). One indexed read.
+  std::string suggest_run_name(const std::string& experiment, const std::string& config_json);
+  /// The naming rule of suggest_run_name on two configs (pure; "" when `previous_json` is "").
+  static std::string run_name_from_diff(const std::string& config_json, const std::string& previous_json);
 
   // ---- end of compare queries ----------------------------------------------------------------
 
@@ -269,6 +281,7 @@ class Store {
     std::optional<int64_t> world_size;
     std::string config_json;              // "" when unknown
     std::vector<std::string> hosts;       // host of each rank (run_start `hosts`); empty when unknown
+    std::string name;                     // the run's name for people; "" when unnamed
   };
   ChartRun chart_run(const std::string& run_id);
   /// About `max_points` (step, t) pairs of metric `name` of `rank`, spread over all its steps

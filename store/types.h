@@ -33,6 +33,11 @@ struct RunSummary {
   std::optional<double> tokens_per_s;
   std::optional<int64_t> total_steps;       // train.steps of the run's config; empty when unknown
   std::string notes;
+  /// The run's name for people ("" when unnamed): train --run-name, or set at Start run and
+  /// Rename (Store::set_run_name). The run_id stays the key.
+  std::string name;
+  /// What to show for the run: its name, else its id.
+  const std::string& display_name() const { return name.empty() ? run_id : name; }
 };
 
 /// Everything the store knows about a run.

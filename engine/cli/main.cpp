@@ -164,6 +164,15 @@ int main(int argc, char** argv) {
   train->add_option("--out", topt.out_dir, "Run directory (default: runs/<run-id>)");
   train->add_option("--run-id", topt.run_id, "Run id (default: generated): letters, digits, '.', '_', '-'")
       ->check(CLI::Validator([](std::string& id) -> std::string { return td::valid_run_id(id) ? "" : td::kRunIdRule; }, "RUN_ID"));
+  train->add_option("--run-name", topt.run_name,
+                    "A name for people (\"lr=1e-3, 6 layers\"), shown instead of the id in the workbench and runs list")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            std::string problem;
+            name = td::normalise_run_name(name, &problem);
+            return problem;
+          },
+          "NAME"));
   train->add_flag("--resume", topt.resume, "Continue from the newest checkpoint in --out that verifies (checksums, finite weights)");
   int resume_from = -1;
   auto* o_resume_from = train->add_option("--resume-from", resume_from,

@@ -119,12 +119,22 @@ void print_runs_table(store::Store& st, std::ostream& out, const std::string& ex
         << " in store '" << st.path() << "'\n";
     return;
   }
-  Table t({"RUN", "EXPERIMENT", "STATUS", "STARTED", "STEP", "BEST VAL_LOSS", "TOKENS/S", "HOST"},
-          {false, false, false, false, true, true, true, false});
-  for (const auto& r : runs)
-    t.add({r.run_id, r.experiment, r.status, format_time(r.start_time), opt_int(r.last_step),
-           format_short(r.best_val_loss, 4), store::format_tokens_per_s(r.tokens_per_s),
-           r.host.empty() ? "-" : r.host});
+  // A NAME column once a run has a name (the RUN id stays the key the commands take).
+  const bool names = std::any_of(runs.begin(), runs.end(), [](const store::RunSummary& r) { return !r.name.empty(); });
+  std::vector<std::string> header{"RUN", "EXPERIMENT", "STATUS", "STARTED", "STEP", "BEST VAL_LOSS", "TOKENS/S", "HOST"};
+  std::vector<bool> right{false, false, false, false, true, true, true, false};
+  if (names) {
+    header.insert(header.begin() + 1, "NAME");
+    right.insert(right.begin() + 1, false);
+  }
+  Table t(header, right);
+  for (const auto& r : runs) {
+    std::vector<std::string> row{r.run_id, r.experiment, r.status, format_time(r.start_time), opt_int(r.last_step),
+                                 format_short(r.best_val_loss, 4), store::format_tokens_per_s(r.tokens_per_s),
+                                 r.host.empty() ? "-" : r.host};
+    if (names) row.insert(row.begin() + 1, r.name.empty() ? "-" : r.name);
+    t.add(std::move(row));
+  }
   t.print(out);
   out << "TOKENS/S: " << kTokensPerSDefinition << '\n';
 }
@@ -150,6 +160,7 @@ void print_plan_vs_measured(store::Store& st, const std::string& run_id, std::os
 void print_run_details(store::Store& st, const std::string& run_id, std::ostream& out) {
   const store::RunInfo r = st.get_run(run_id);
   Table kv({"run", r.run_id}, {false, false});
+  if (!r.name.empty()) kv.add({"name", r.name});
   kv.add({"experiment", r.experiment});
   kv.add({"status", r.status + (r.end_reason.empty() ? "" : " (" + r.end_reason + ")")});
   std::string host = r.host.empty() ? "-" : r.host;

@@ -4,6 +4,7 @@
 // td::new_run_id() (engine/train/trainer.h).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace td {
@@ -20,6 +21,29 @@ inline bool valid_run_id(std::string_view id) {
     if (!ok) return false;
   }
   return true;
+}
+
+/// A run's name (train --run-name, the GUI's Start run and Rename): free text for people
+/// ("lr=1e-3, 6 layers"), shown instead of the id; the id stays the key. Returns `name` without
+/// leading and trailing spaces, or throws nothing and sets *problem (non-empty) when it is
+/// longer than 120 bytes or holds a control character (a newline, an escape: it is printed in
+/// terminals and tables). An empty name means "no name" (the id is shown).
+inline std::string normalise_run_name(std::string_view name, std::string* problem) {
+  problem->clear();
+  size_t b = 0, e = name.size();
+  while (b < e && (name[b] == ' ' || name[b] == '\t')) ++b;
+  while (e > b && (name[e - 1] == ' ' || name[e - 1] == '\t')) --e;
+  const std::string_view n = name.substr(b, e - b);
+  if (n.size() > 120) {
+    *problem = "a run name is at most 120 bytes (this one has " + std::to_string(n.size()) + "): shorten it";
+    return {};
+  }
+  for (unsigned char c : n)
+    if (c < 0x20 || c == 0x7f) {
+      *problem = "a run name cannot hold control characters (newlines, tabs inside, escapes): use plain text";
+      return {};
+    }
+  return std::string(n);
 }
 
 }  // namespace td

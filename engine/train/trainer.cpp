@@ -472,6 +472,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
                 {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
                 {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}};
   if (world > 1) start["hosts"] = comm->hosts();
+  if (!opt.run_name.empty()) start["name"] = opt.run_name;
   if (on_gpu) {
     start["compute_capability"] = std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
     start["gpu_memory_total"] = dev.memory_total;

@@ -32,6 +32,7 @@ namespace td {
 struct TrainOptions {
   std::string out_dir;             // run directory: events.jsonl, checkpoints/
   std::string run_id;              // empty: generated (or the checkpoint's on --resume)
+  std::string run_name;            // run_start's "name" (td::normalise_run_name'd); "" none
   bool resume = false;             // continue from the newest checkpoint in out_dir that verifies
   std::optional<int> resume_from;  // continue from this step's checkpoint (implies resume); refused when it
                                    // is not there or does not verify. Newer checkpoints are set aside.

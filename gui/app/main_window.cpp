@@ -27,6 +27,7 @@
 
 #include <algorithm>
 
+#include "engine/common/run_id.h"
 #include "gui/app/run_view.h"
 #include "gui/app/sidebar.h"
 #include "gui/cluster/cluster_designer.h"
@@ -133,6 +134,17 @@ void MainWindow::buildPanels() {
   start->setEnabled(false);
   auto* start_row = new QHBoxLayout;
   start_row->addStretch(1);
+  // The run's name for people: what differs from the experiment's last run, unless typed.
+  auto* name_label = new QLabel(tr("Run name:"), design_page);
+  run_name_ = new QLineEdit(design_page);
+  run_name_->setObjectName(QStringLiteral("run_name"));
+  run_name_->setMaxLength(120);
+  run_name_->setMinimumWidth(220);
+  run_name_->setToolTip(tr("Shown instead of the run id in the sidebar, legends and tables; rename it later "
+                           "from the sidebar. Empty: the fields that differ from the experiment's last run."));
+  name_label->setBuddy(run_name_);
+  start_row->addWidget(name_label);
+  start_row->addWidget(run_name_);
   auto* train_on_label = new QLabel(tr("Train on:"), design_page);
   train_on_ = new QComboBox(design_page);
   train_on_->setObjectName(QStringLiteral("train_on"));
@@ -149,6 +161,8 @@ void MainWindow::buildPanels() {
     if (startRun(&error).isEmpty()) showError(error);
   });
   connect(designer_, &ModelDesigner::validityChanged, start, &QPushButton::setEnabled);
+  connect(designer_, &ModelDesigner::configChanged, this, &MainWindow::suggestRunName);
+  QTimer::singleShot(0, this, &MainWindow::suggestRunName);
   start->setEnabled(designer_->isValid());
   designer_->planner()->probeDevices();  // the device list: cpu and the GPUs the engine sees
 
@@ -217,6 +231,8 @@ void MainWindow::buildPanels() {
     if (compare_dashboard_->runs().contains(id)) compare_dashboard_->refresh();
   });
   connect(remote_runs_, &RemoteRunController::runStarted, this, [this](const QString& id) {
+    // Its run row exists now (the launch noted it): the name chosen at Start run.
+    if (const QString name = pending_names_.take(id); !name.isEmpty()) experiments_->renameRun(id, name);
     experiments_->reload();
     sidebar_->selectRun(id);
     statusBar()->showMessage(tr("Run %1 is training on %2.").arg(id, remote_runs_->nodeOf(id)), 8000);
@@ -460,6 +476,22 @@ void MainWindow::openStore(const QString& path) {
       });
 }
 
+void MainWindow::suggestRunName() {
+  if (!store_) return;
+  const QString experiment = sidebar_ ? sidebar_->currentExperiment() : QString();
+  const std::string exp = (experiment.isEmpty() ? QSettings().value(QStringLiteral("run/experiment")).toString()
+                                                : experiment)
+                              .toStdString();
+  const std::string config = designer_->config().dump();
+  store_->run<std::string>(
+      this, [exp, config](td::store::Store& s) { return exp.empty() ? std::string() : s.suggest_run_name(exp, config); },
+      [this](std::string name) {
+        suggested_name_ = QString::fromStdString(name);
+        run_name_->setPlaceholderText(suggested_name_.isEmpty() ? tr("optional") : suggested_name_);
+      },
+      [](const QString&) {});
+}
+
 QString MainWindow::startRun(QString* error) {
   if (!designer_->isValid()) {
     if (error) *error = tr("The design has invalid fields (marked in red): fix them first.");
@@ -477,6 +509,17 @@ QString MainWindow::startRun(QString* error) {
     else
       experiment = QString::fromLatin1(td::store::kDefaultExperiment);
   }
+  // The typed name, else the suggestion (what differs from the experiment's last run).
+  const QString typed = run_name_->text().trimmed();
+  const QString name = typed.isEmpty() ? suggested_name_ : typed;
+  {
+    std::string problem;
+    td::normalise_run_name(name.toStdString(), &problem);
+    if (!problem.empty()) {
+      if (error) *error = tr("The run name is refused: %1").arg(QString::fromStdString(problem));
+      return {};
+    }
+  }
   QString id;
   // {} or {cluster, node index} or {cluster, "all"} (every node: a multi-node run)
   const QStringList target = train_on_->currentData().toStringList();
@@ -491,6 +534,7 @@ QString MainWindow::startRun(QString* error) {
     }
     id = all ? remote_runs_->startClusterRun(*cluster, experiment, designer_->config(), error)
              : remote_runs_->startRun(target[0], cluster->nodes[size_t(node)], experiment, designer_->config(), error);
+    if (!id.isEmpty() && !name.isEmpty()) pending_names_[id] = name;
     if (!id.isEmpty()) {
       // The Run page shows the deploy's progress until the engine trains on the node.
       run_view_->setRun(id);
@@ -498,9 +542,11 @@ QString MainWindow::startRun(QString* error) {
       statusBar()->showMessage(tr("Deploying run %1 to %2…").arg(id, train_on_->currentText()), 8000);
     }
   } else {
-    id = runs_->startRun(experiment, designer_->config(), error);
+    id = runs_->startRun(experiment, designer_->config(), error, name);
   }
   if (!id.isEmpty()) {
+    run_name_->clear();
+    QTimer::singleShot(0, this, &MainWindow::suggestRunName);  // against this run, next time
     QSettings().setValue(QStringLiteral("run/experiment"), experiment);
     QSettings().setValue(QStringLiteral("run/target"), train_on_->currentText());
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QMainWindow>
 #include <QPointer>
 
@@ -15,6 +16,7 @@
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QMenu;
 class QTabWidget;
 
@@ -85,6 +87,9 @@ class MainWindow : public QMainWindow {
   NodeAccess* nodeAccess() const { return access_; }
   /// "Train on" beside Start run: item 0 is this machine, then "cluster / node" per saved node.
   QComboBox* trainOn() const { return train_on_; }
+  /// The run name field beside Start run (empty: the suggestion in its placeholder is used).
+  QLineEdit* runNameField() const { return run_name_; }
+  QString suggestedRunName() const { return suggested_name_; }
   ExperimentsModel* experiments() const { return experiments_; }
   StoreClient* storeClient() const { return store_.get(); }
 
@@ -126,6 +131,10 @@ class MainWindow : public QMainWindow {
   RemoteRunController* remote_runs_ = nullptr;
   ClusterDesigner* clusters_ = nullptr;
   QComboBox* train_on_ = nullptr;
+  QLineEdit* run_name_ = nullptr;   // beside Start run; empty: suggested_name_
+  QString suggested_name_;          // Store::suggest_run_name for the design and experiment
+  QHash<QString, QString> pending_names_;  // remote run id -> name, set once its row exists
+  void suggestRunName();
   Sidebar* sidebar_ = nullptr;
   QTabWidget* pages_ = nullptr;
   ModelDesigner* designer_ = nullptr;

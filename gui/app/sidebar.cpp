@@ -119,7 +119,7 @@ Sidebar::Sidebar(ExperimentsModel* model, QWidget* parent) : QWidget(parent), mo
     return b;
   };
   add_button(tr("New"), tr("New experiment"), [this] { newExperiment(); });
-  add_button(tr("Rename"), tr("Rename the selected experiment"), [this] { renameCurrent(); });
+  add_button(tr("Rename"), tr("Rename the selected experiment or run (a run keeps its id)"), [this] { renameCurrent(); });
   add_button(tr("Notes"), tr("Notes and tags of the selected experiment or run"), [this] { editNotes(); });
   add_button(tr("Delete"), tr("Delete the selected runs or experiment"), [this] { deleteSelected(true); });
   buttons->addStretch(1);
@@ -213,6 +213,20 @@ void Sidebar::newExperiment(const QString& name) {
 }
 
 void Sidebar::renameCurrent(const QString& to) {
+  if (currentKind() == QLatin1String("run")) {
+    // A run keeps its id (the key); its name is what people see.
+    const QString id = currentKey();
+    const QString from = view_->currentIndex().siblingAtColumn(0).data(ExperimentsModel::RunNameRole).toString();
+    QString t = to;
+    if (t.isEmpty()) {
+      bool ok = false;
+      t = QInputDialog::getText(this, tr("Rename run %1").arg(id), tr("Name (empty: show the run id):"),
+                                QLineEdit::Normal, from, &ok);
+      if (!ok) return;
+    }
+    model_->renameRun(id, t);
+    return;
+  }
   if (currentKind() != QLatin1String("experiment")) return;
   const QString from = currentKey();
   QString t = to;
@@ -286,7 +300,7 @@ void Sidebar::showContextMenu(const QPoint& pos) {
   QMenu menu(this);
   const bool is_exp = currentKind() == QLatin1String("experiment");
   menu.addAction(tr("New experiment…"), this, [this] { newExperiment(); });
-  if (is_exp) menu.addAction(tr("Rename…"), this, [this] { renameCurrent(); });
+  if (is_exp || currentKind() == QLatin1String("run")) menu.addAction(tr("Rename…"), this, [this] { renameCurrent(); });
   if (view_->currentIndex().isValid()) {
     menu.addAction(tr("Notes and tags…"), this, [this] { editNotes(); });
     menu.addAction(tr("Delete…"), this, [this] { deleteSelected(true); });

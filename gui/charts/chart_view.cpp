@@ -299,7 +299,7 @@ void ChartView::rebuildSeries() {
           const bool host = rank >= 0 && size_t(rank) < f->hosts.size() && !f->hosts[size_t(rank)].isEmpty();
           s.label += host ? tr(" rank %1 (%2)").arg(rank).arg(f->hosts[size_t(rank)]) : tr(" rank %1").arg(rank);
         }
-        if (overlay) s.label = runs_[ri] + QStringLiteral(" · ") + s.label;
+        if (overlay) s.label = f->label() + QStringLiteral(" · ") + s.label;  // the run's name
         const int colour = overlay ? ri : static_cast<int>(want.size());
         s.color = seriesColour(colour);
         want.push_back(std::move(s));

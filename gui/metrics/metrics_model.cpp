@@ -108,6 +108,7 @@ void MetricsModel::requestFacts(const QString& run_id) {
         f.last_step = info.last_step;
         f.world_size = static_cast<int>(info.world_size.value_or(1));
         for (const std::string& h : info.hosts) f.hosts.push_back(QString::fromStdString(h));
+        f.name = QString::fromStdString(info.name);
         f.tokens_per_step = tokens_per_step_from_config(QString::fromStdString(info.config_json), f.world_size);
         f.series = s.metric_extents(run);
         // The clock: the longest rank-0 series (every step event writes loss and step_ms).

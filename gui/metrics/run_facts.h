@@ -22,6 +22,9 @@ enum class XAxis {
 
 struct RunFacts {
   QString run_id;
+  QString name;                     // the run's name ("" when unnamed); label() shows it
+  /// What legends and tables call the run: its name, else its id.
+  QString label() const { return name.isEmpty() ? run_id : name; }
   QString status;                   // unknown | running | completed | stopped | failed
   std::optional<int64_t> last_step;  // last completed step the store knows
   int world_size = 1;

@@ -99,6 +99,10 @@ void ExperimentsModel::setRunNotes(const QString& run_id, const QString& notes) 
   edit([id = run_id.toStdString(), v = notes.toStdString()](td::store::Store& s) { s.set_run_notes(id, v); });
 }
 
+void ExperimentsModel::renameRun(const QString& run_id, const QString& name) {
+  edit([id = run_id.toStdString(), n = name.toStdString()](td::store::Store& s) { s.set_run_name(id, n); });
+}
+
 void ExperimentsModel::deleteRun(const QString& run_id) {
   if (is_active_ && is_active_(run_id))
     return emit error(tr("Run %1 is running: stop it before deleting.").arg(run_id));
@@ -198,10 +202,15 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
     case TotalStepsRole: return r.total_steps ? QVariant::fromValue<qlonglong>(*r.total_steps) : QVariant();
     case Qt::ToolTipRole:
       if (index.column() == ColTokensPerS) return tr("Median tokens/s of the last %1 steps").arg(td::store::Store::kThroughputSteps);
+      // A named run's id in its tooltip (the key for the CLI), then its notes.
+      if (index.column() == ColName && !r.name.empty())
+        return tr("Run %1").arg(QString::fromStdString(r.run_id)) +
+               (r.notes.empty() ? QString() : QStringLiteral("\n") + QString::fromStdString(r.notes));
       return r.notes.empty() ? QVariant() : QVariant(QString::fromStdString(r.notes));
+    case RunNameRole: return QString::fromStdString(r.name);
     case Qt::DisplayRole:
       switch (index.column()) {
-        case ColName: return QString::fromStdString(r.run_id);
+        case ColName: return QString::fromStdString(r.display_name());
         case ColStatus: return runStatusText(QString::fromStdString(r.status));  // StatusRole: the stored word
         case ColStarted:
           return r.start_time ? locale.toString(QDateTime::fromMSecsSinceEpoch(qint64(*r.start_time * 1000)),
@@ -213,7 +222,7 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
       return {};
     case SortRole:
       switch (index.column()) {
-        case ColName: return QString::fromStdString(r.run_id);
+        case ColName: return QString::fromStdString(r.display_name());
         case ColStatus: return QString::fromStdString(r.status);
         case ColStarted: return r.start_time.value_or(0);
         case ColBestVal: return r.best_val_loss.value_or(1e300);

@@ -40,6 +40,7 @@ class ExperimentsModel : public QAbstractItemModel {
     SortRole,                 // raw value for sorting (numbers, Unix seconds)
     StepRole,                 // qlonglong last completed step (runs; invalid when none)
     TotalStepsRole,           // qlonglong train.steps of the run's config (runs; invalid when unknown)
+    RunNameRole,              // the run's name ("" when unnamed; DisplayRole shows the id then)
   };
 
   explicit ExperimentsModel(StoreClient* store, QObject* parent = nullptr);
@@ -59,6 +60,9 @@ class ExperimentsModel : public QAbstractItemModel {
   void setExperimentTags(const QString& name, const QStringList& tags);
   void deleteExperiment(const QString& name);
   void setRunNotes(const QString& run_id, const QString& notes);
+  /// Names a run (Store::set_run_name: "" clears the name, the id is shown then); a refused
+  /// name (over 120 bytes, control characters) comes back through error().
+  void renameRun(const QString& run_id, const QString& name);
   void deleteRun(const QString& run_id);
 
   QModelIndex experimentIndex(const QString& name, int column = 0) const;

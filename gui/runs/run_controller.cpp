@@ -12,6 +12,7 @@
 #include "gui/runs/launcher.h"
 #include "gui/runs/run_follower.h"
 #include "engine/common/fileio.h"
+#include "engine/common/run_id.h"
 #include "engine/config.h"
 #include "store/store.h"
 
@@ -114,9 +115,16 @@ QString RunController::datasetProblem(const nlohmann::json& config) {
   return {};
 }
 
-QString RunController::startRun(const QString& experiment, const nlohmann::json& config, QString* error) {
+QString RunController::startRun(const QString& experiment, const nlohmann::json& config, QString* error,
+                                const QString& name) {
   if (!store_) {
     set_error(error, tr("No store is open."));
+    return {};
+  }
+  std::string name_problem;
+  const std::string run_name = td::normalise_run_name(name.toStdString(), &name_problem);
+  if (!name_problem.empty()) {
+    set_error(error, tr("The run name is refused: %1").arg(QString::fromStdString(name_problem)));
     return {};
   }
   if (const QString problem = datasetProblem(config); !problem.isEmpty()) {
@@ -134,13 +142,13 @@ QString RunController::startRun(const QString& experiment, const nlohmann::json&
   if (!write_file(QDir(dir).filePath(QStringLiteral("config.json")), QByteArray::fromStdString(config.dump(2) + "\n"),
                   error))
     return {};
-  if (!launch(run_id, experiment, dir, /*resume=*/false, error)) return {};
+  if (!launch(run_id, experiment, dir, /*resume=*/false, error, QString::fromStdString(run_name))) return {};
   emit runStarted(run_id);
   return run_id;
 }
 
 bool RunController::launch(const QString& run_id, const QString& experiment, const QString& dir, bool resume,
-                           QString* error) {
+                           QString* error, const QString& name) {
   const QString engine = engineExecutable();
   if (engine.isEmpty()) {
     set_error(error, tr("The training engine (traindeck-engine) was not found. Build it (cmake --build build) or "
@@ -153,6 +161,9 @@ bool RunController::launch(const QString& run_id, const QString& experiment, con
   spec.args = {"train", "--config", QDir(dir).filePath(QStringLiteral("config.json")).toStdString(), "--out",
                dir.toStdString(), "--run-id", run_id.toStdString(), "--no-events-stdout"};
   if (resume) spec.args.push_back("--resume");
+  // The name travels in the run's run_start event (ingest stores it): in the events file, so a
+  // store rebuilt from the files keeps it.
+  if (!name.isEmpty()) spec.args.insert(spec.args.end(), {"--run-name", name.toStdString()});
   spec.working_dir = dir.toStdString();
   spec.stderr_path = log.toStdString();
   const qint64 log_offset = QFileInfo(log).size();

@@ -47,7 +47,10 @@ class RunController : public QObject {
   /// Starts a run of `config` (a config document the engine accepts) in `experiment`. Returns
   /// the new run id, or "" with *error set (datasetProblem(), no engine binary, folder not
   /// writable, fork failed); nothing is stored or written then.
-  QString startRun(const QString& experiment, const nlohmann::json& config, QString* error = nullptr);
+  /// `name`: the run's name for people (train --run-name; td::normalise_run_name, refused
+  /// with *error when over 120 bytes or holding control characters); "" for none.
+  QString startRun(const QString& experiment, const nlohmann::json& config, QString* error = nullptr,
+                   const QString& name = QString());
   /// Asks the run's engine to stop gracefully (finish the step, checkpoint, run_end 'stopped').
   /// Returns false with *error when the run is not running here.
   bool stopRun(const QString& run_id, QString* error = nullptr);
@@ -82,7 +85,8 @@ class RunController : public QObject {
   void error(const QString& message);
 
  private:
-  bool launch(const QString& run_id, const QString& experiment, const QString& dir, bool resume, QString* error);
+  bool launch(const QString& run_id, const QString& experiment, const QString& dir, bool resume, QString* error,
+              const QString& name = QString());
   void follow(const QString& run_id, const QString& experiment, const QString& events, qint64 pid,
               bool note_launch, qint64 log_offset);
 

@@ -265,6 +265,9 @@ class TestMainWindow : public QObject {
     auto cfg = tdguitest::tiny_config(data_, 20);
     cfg["train"]["lr"] = 2e-3;
     w.designer()->setConfig(cfg);
+    // The name beside Start run suggests what differs from the experiment's last run.
+    QTRY_COMPARE(w.suggestedRunName(), QString("lr=0.002"));
+    QCOMPARE(w.runNameField()->placeholderText(), QString("lr=0.002"));
     QSignalSpy started(w.runController(), &RunController::runStarted);
     QTest::mouseClick(w.findChild<QPushButton*>("start_run"), Qt::LeftButton);
     QCOMPARE(started.count(), 1);
@@ -292,6 +295,10 @@ class TestMainWindow : public QObject {
     QTRY_COMPARE(summary->rowCount(), 2);
     ChartView* loss = w.compareDashboard()->chart("loss");
     QTRY_COMPARE(loss->legendLabels().size() >= 2, true);
+    // Run b carries that name: in the sidebar and the legends; run a (the first) its id.
+    QCOMPARE(w.experiments()->runIndex(b).data().toString(), QString("lr=0.002"));
+    QCOMPARE(w.experiments()->runIndex(a).data().toString(), a);
+    QTRY_VERIFY2(loss->legendLabels().contains("lr=0.002 · train loss"), qPrintable(loss->legendLabels().join(" | ")));
   }
 };
 

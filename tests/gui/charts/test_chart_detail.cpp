@@ -218,6 +218,21 @@ class TestChartDetail : public QObject {
     QVERIFY(loss->xRange().first >= 0.0);
   }
 
+  // Overlaid runs are labelled by their names (an unnamed one by its id), one colour per run.
+  void legendsNameTheRuns() {
+    td::store::Store(db_.toStdString()).set_run_name("len300", "short run");
+    StoreClient client(db_);
+    Dashboard dash(&client);
+    dash.resize(1000, 700);
+    dash.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dash));
+    dash.setRuns({"len300", "len1000"});
+    ChartView* loss = dash.chart("loss");
+    QTRY_COMPARE(loss->legendLabels(), (QStringList{"short run · train loss", "len1000 · train loss"}));
+    QVERIFY(loss->legendColors()[0] != loss->legendColors()[1]);
+    td::store::Store(db_.toStdString()).set_run_name("len300", "");
+  }
+
   void exportNamesAndAllRuns() {
     StoreClient client(db_);
     Dashboard dash(&client);

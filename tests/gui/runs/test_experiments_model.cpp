@@ -64,6 +64,28 @@ class TestExperimentsModel : public QObject {
     QVERIFY2(errors.at(0).at(0).toString().contains("gamma"), qPrintable(errors.at(0).at(0).toString()));
   }
 
+  // Run names (issue 14): shown instead of the id (which stays the key, in the tooltip);
+  // Rename goes through the store; a refused name comes back as an error.
+  void runNamesShownAndRenamed() {
+    StoreClient client(db_);
+    ExperimentsModel m(&client);
+    QSignalSpy loaded(&m, &ExperimentsModel::loaded);
+    QVERIFY(loaded.wait());
+    m.renameRun("r2", " lr=3e-4 ");
+    QTRY_COMPARE(m.runIndex("r2").data().toString(), QString("lr=3e-4"));
+    QCOMPARE(m.data(m.runIndex("r2"), ExperimentsModel::KeyRole).toString(), QString("r2"));
+    QCOMPARE(m.data(m.runIndex("r2"), ExperimentsModel::RunNameRole).toString(), QString("lr=3e-4"));
+    QVERIFY(m.data(m.runIndex("r2"), Qt::ToolTipRole).toString().startsWith("Run r2"));
+    QCOMPARE(m.runIndex("r1").data().toString(), QString("r1"));  // unnamed: its id
+    QSignalSpy errors(&m, &ExperimentsModel::error);
+    m.renameRun("r2", "two\nlines");
+    QTRY_COMPARE(errors.count(), 1);
+    QVERIFY2(errors.at(0).at(0).toString().contains("control characters"), qPrintable(errors.at(0).at(0).toString()));
+    QCOMPARE(m.runIndex("r2").data().toString(), QString("lr=3e-4"));
+    m.renameRun("r2", "");
+    QTRY_COMPARE(m.runIndex("r2").data().toString(), QString("r2"));
+  }
+
   void runningRunsAreNotDeleted() {
     StoreClient client(db_);
     ExperimentsModel m(&client);

@@ -60,10 +60,22 @@ class TestRunController : public QObject {
     QString log;
     connect(&rc, &RunController::logAppended, this, [&](const QString&, const QString& t) { log += t; });
     QString error;
-    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 30), &error);
+    // A named run (issue 14): the name goes to the engine (train --run-name), into its
+    // run_start event and from there into the store, trimmed.
+    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 30), &error, QStringLiteral(" lr=1e-3 "));
     QVERIFY2(!id.isEmpty(), qPrintable(error));
     QVERIFY(rc.isActive(id));
     QCOMPARE(wait_ended(ended, id), QString("completed"));
+    QCOMPARE(Store(db_.toStdString()).get_run(id.toStdString()).name, std::string("lr=1e-3"));
+    {
+      QFile ev(rc.runDir(id) + "/events.jsonl");
+      QVERIFY(ev.open(QIODevice::ReadOnly));
+      QVERIFY(ev.readLine().contains("\"name\":\"lr=1e-3\""));
+    }
+    // A name the engine would refuse is refused before launch, nothing started.
+    QString refused;
+    QVERIFY(rc.startRun("exp-a", tdguitest::tiny_config(data_, 30), &refused, QStringLiteral("a\nb")).isEmpty());
+    QVERIFY2(refused.contains("control characters"), qPrintable(refused));
     QVERIFY(!rc.isActive(id));
     const Rows r = loss_rows(db_, id);
     QCOMPARE(r.count, 30);
