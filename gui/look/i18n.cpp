@@ -209,13 +209,16 @@ bool installTranslation(QApplication& app, const QString& language) {
       delete qt;
     break;
   }
+  // Swapped while the recorder is not installed: QCoreApplication::translate() (any thread)
+  // asks the installed translators under the application's translator lock, which removing
+  // and installing take, so no other thread is inside the old ones when they are deleted.
+  app.removeTranslator(g_recorder);
   g_recorder->setInner(inner);
   g_language = found;
-  // The texts widgets show now, in the new language; then LanguageChange (re-installing the
-  // translator sends it to every widget) for the texts widgets build with arguments.
-  retranslateWidgets();
-  app.removeTranslator(g_recorder);
+  // Installing posts LanguageChange to every window (for the texts widgets build with
+  // arguments, in their changeEvent()); the texts tr() gave them are re-set here, now.
   app.installTranslator(g_recorder);
+  retranslateWidgets();
   return found != QLatin1String("en");
 }
 
