@@ -74,7 +74,16 @@ class BytesTicker : public QCPAxisTicker {
 // tokens): k, M, B, T from 10,000 up; below that QCustomPlot's own label (format and
 // precision of the axis).
 class CountTicker : public QCPAxisTicker {
+ public:
+  /// `whole`: ticks only on whole numbers (steps, tokens): a range of a few steps gets ticks
+  /// 1 apart, not 0.2 apart printed as "0 0 0 1 1".
+  explicit CountTicker(bool whole = false) : whole_(whole) {}
+
  protected:
+  double getTickStep(const QCPRange& range) override {
+    const double step = QCPAxisTicker::getTickStep(range);
+    return whole_ ? std::max(1.0, step) : step;
+  }
   QString getTickLabel(double tick, const QLocale& locale, QChar format, int precision) override {
     static const char* suffix[] = {"", "k", "M", "B", "T"};
     double v = tick;
@@ -87,6 +96,9 @@ class CountTicker : public QCPAxisTicker {
     // Enough digits that neighbouring ticks differ (11.25k beside 11.5k), no trailing zeros.
     return locale.toString(v, 'g', std::clamp(precision, 3, 6)) + QLatin1String(suffix[u]);
   }
+
+ private:
+  bool whole_;
 };
 
 double mid(const td::store::Bucket& b) { return 0.5 * (static_cast<double>(b.step_min) + static_cast<double>(b.step_max)); }
@@ -107,7 +119,7 @@ ChartView::ChartView(MetricsModel* model, QWidget* parent) : QWidget(parent), mo
   plot_->axisRect()->setRangeDrag(Qt::Horizontal);
   plot_->axisRect()->setRangeZoom(Qt::Horizontal);
   plot_->xAxis->setLabel(tr("step"));
-  plot_->xAxis->setTicker(QSharedPointer<CountTicker>::create());
+  plot_->xAxis->setTicker(QSharedPointer<CountTicker>::create(true));
   plot_->xAxis->setNumberFormat(QStringLiteral("f"));  // steps: whole numbers
   plot_->xAxis->setNumberPrecision(0);
   plot_->yAxis->setTicker(QSharedPointer<CountTicker>::create());
@@ -449,7 +461,7 @@ void ChartView::setXAxis(XAxis axis) {
     t->setTimeFormat(QStringLiteral("%h:%m:%s"));
     plot_->xAxis->setTicker(t);
   } else {
-    plot_->xAxis->setTicker(QSharedPointer<CountTicker>::create());
+    plot_->xAxis->setTicker(QSharedPointer<CountTicker>::create(true));
   }
   // Steps and tokens as whole numbers, 10k / 1.5M / 2B from ten thousand up.
   plot_->xAxis->setNumberFormat(QStringLiteral("f"));

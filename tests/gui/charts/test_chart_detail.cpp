@@ -214,6 +214,9 @@ class TestChartDetail : public QObject {
     QTRY_VERIFY(loss->emptyTextVisible());
     QTRY_COMPARE(loss->xRange().first, 0.0);
     QCOMPARE(loss->xRange().second, 1.0);
+    loss->replotNow();
+    const QVector<QString> empty_ticks = loss->plot()->xAxis->tickVectorLabels();
+    QCOMPARE(QSet<QString>(empty_ticks.begin(), empty_ticks.end()).size(), empty_ticks.size());  // not "0 0 1 1"
     dash.setXAxis(XAxis::WallTime);
     QVERIFY(loss->xRange().first >= 0.0);
   }
