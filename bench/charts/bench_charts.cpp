@@ -231,8 +231,12 @@ Opened first_frame(const QString& path, const QString& run, int w, int h, const 
   line("time to the first frame", ms, "ms", "<= 300 ms", ms <= 300);
   line("points per pixel column, fewest series", lo_ratio, "x", ">= 0.5x (or every row)", lo_ratio >= 0.5 || steps_total <= cols);
   line("points per pixel column, most series", hi_ratio, "x", "<= 2x", hi_ratio <= 2.0);
+  // Store::metric_envelope reads at most 2 buckets a column from the level of detail; a span of
+  // at most 8 steps a column (a short run, a deep zoom) is read raw: up to 8 rows a column.
+  const bool raw_span = steps_total <= 8 * static_cast<int64_t>(cols);
+  const double row_target = (raw_span ? 8.0 : 2.0) * cols;
   line(qPrintable(QString("envelope rows per series (%1 series, %2 columns)").arg(n).arg(cols)), env_rows / std::max(1, n),
-       "rows", QString("<= %1 (2x cols)").arg(2 * cols), env_rows / std::max(1, n) <= 2.0 * cols);
+       "rows", QString("<= %1 (%2x cols)").arg(row_target).arg(raw_span ? 8 : 2), env_rows / std::max(1, n) <= row_target);
   std::printf("  %-52s %10lld rows   (series extents, step->time samples)\n", "run facts rows",
               o.rows->other.load());
   const double rss = rss_mb();
