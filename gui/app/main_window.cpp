@@ -162,6 +162,8 @@ void MainWindow::buildPanels() {
   });
   connect(designer_, &ModelDesigner::validityChanged, start, &QPushButton::setEnabled);
   connect(designer_, &ModelDesigner::configChanged, this, &MainWindow::suggestRunName);
+  // The experiment's newest run changes as runs start and their configs arrive (reloads).
+  connect(experiments_, &ExperimentsModel::loaded, this, &MainWindow::suggestRunName);
   QTimer::singleShot(0, this, &MainWindow::suggestRunName);
   start->setEnabled(designer_->isValid());
   designer_->planner()->probeDevices();  // the device list: cpu and the GPUs the engine sees
@@ -476,12 +478,44 @@ void MainWindow::openStore(const QString& path) {
       });
 }
 
+QString MainWindow::contentionNote(const QStringList& busy) const {
+  const nlohmann::json config = designer_->config();
+  const std::string device = config.contains("train") && config["train"].is_object()
+                                 ? config["train"].value("device", std::string("cpu"))
+                                 : std::string("cpu");
+  if (busy.isEmpty() || (device != "cpu" && device != "auto")) return {};
+  // Runs that each use every core share them: each trains at about 1 / (runs) of its speed
+  // alone (the CPU's calibrated sgemm peak is split, docs/planner.md).
+  const int runs = static_cast<int>(busy.size()) + 1;
+  const PlanCheck c = designer_->planner()->check(config);
+  QString text = tr("%n other run(s) already train on this machine's CPU (%1): they and this run slow down, each "
+                    "to roughly 1/%2 of its speed alone",
+                    nullptr, static_cast<int>(busy.size()))
+                     .arg(busy.join(QStringLiteral(", ")))
+                     .arg(runs);
+  if (c.tokens_per_s > 0 && c.peak_flops)
+    text += tr(" (this run: ~%1 tokens/s instead of ~%2 at the calibrated peak of %3 GFLOP/s)")
+                .arg(c.tokens_per_s / runs, 0, 'f', 0)
+                .arg(c.tokens_per_s, 0, 'f', 0)
+                .arg(*c.peak_flops / 1e9, 0, 'f', 1);
+  return text + QStringLiteral(".");
+}
+
+QString MainWindow::targetExperiment() const {
+  // The sidebar's experiment; else the one the last run went to; else the only one there is.
+  QString experiment = sidebar_->currentExperiment();
+  if (!experiment.isEmpty()) return experiment;
+  const QStringList names = experiments_->experimentNames();
+  const QString last = QSettings().value(QStringLiteral("run/experiment")).toString();
+  if (names.contains(last)) return last;
+  if (names.size() == 1) return names.front();
+  return QString::fromLatin1(td::store::kDefaultExperiment);
+}
+
 void MainWindow::suggestRunName() {
   if (!store_) return;
-  const QString experiment = sidebar_ ? sidebar_->currentExperiment() : QString();
-  const std::string exp = (experiment.isEmpty() ? QSettings().value(QStringLiteral("run/experiment")).toString()
-                                                : experiment)
-                              .toStdString();
+  if (!sidebar_ || !experiments_) return;
+  const std::string exp = targetExperiment().toStdString();
   const std::string config = designer_->config().dump();
   store_->run<std::string>(
       this, [exp, config](td::store::Store& s) { return exp.empty() ? std::string() : s.suggest_run_name(exp, config); },
@@ -497,18 +531,8 @@ QString MainWindow::startRun(QString* error) {
     if (error) *error = tr("The design has invalid fields (marked in red): fix them first.");
     return {};
   }
-  // The sidebar's experiment; else the one the last run went to; else the only one there is.
-  QString experiment = sidebar_->currentExperiment();
-  const QStringList names = experiments_->experimentNames();
-  if (experiment.isEmpty()) {
-    const QString last = QSettings().value(QStringLiteral("run/experiment")).toString();
-    if (names.contains(last))
-      experiment = last;
-    else if (names.size() == 1)
-      experiment = names.front();
-    else
-      experiment = QString::fromLatin1(td::store::kDefaultExperiment);
-  }
+  const QString experiment = targetExperiment();
+  contention_note_.clear();
   // The typed name, else the suggestion (what differs from the experiment's last run).
   const QString typed = run_name_->text().trimmed();
   const QString name = typed.isEmpty() ? suggested_name_ : typed;
@@ -542,7 +566,10 @@ QString MainWindow::startRun(QString* error) {
       statusBar()->showMessage(tr("Deploying run %1 to %2…").arg(id, train_on_->currentText()), 8000);
     }
   } else {
+    const QStringList busy = runs_->activeRuns();  // before this one starts
     id = runs_->startRun(experiment, designer_->config(), error, name);
+    if (!id.isEmpty()) contention_note_ = contentionNote(busy);
+    if (!contention_note_.isEmpty() && !id.isEmpty()) statusBar()->showMessage(contention_note_, 20000);
   }
   if (!id.isEmpty()) {
     run_name_->clear();

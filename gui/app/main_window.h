@@ -90,6 +90,8 @@ class MainWindow : public QMainWindow {
   /// The run name field beside Start run (empty: the suggestion in its placeholder is used).
   QLineEdit* runNameField() const { return run_name_; }
   QString suggestedRunName() const { return suggested_name_; }
+  /// The last Start run's warning that it shares this machine's CPU with other runs ("" none).
+  QString contentionNoteShown() const { return contention_note_; }
   ExperimentsModel* experiments() const { return experiments_; }
   StoreClient* storeClient() const { return store_.get(); }
 
@@ -135,6 +137,14 @@ class MainWindow : public QMainWindow {
   QString suggested_name_;          // Store::suggest_run_name for the design and experiment
   QHash<QString, QString> pending_names_;  // remote run id -> name, set once its row exists
   void suggestRunName();
+  /// The experiment Start run trains in: the sidebar's, else the last run's, else the only one,
+  /// else "default".
+  QString targetExperiment() const;
+  /// What a local CPU run started beside `busy` (runs already training here) should say: both
+  /// slow down, by how much (the planner's tokens/s at the calibrated peak, shared); "" when
+  /// nothing else trains here or the run is not on the CPU.
+  QString contentionNote(const QStringList& busy) const;
+  QString contention_note_;
   Sidebar* sidebar_ = nullptr;
   QTabWidget* pages_ = nullptr;
   ModelDesigner* designer_ = nullptr;

@@ -181,6 +181,28 @@ class TestMainWindow : public QObject {
     QCOMPARE(r.count, r.last);  // no step missing or doubled across stop and resume
   }
 
+  // A second run beside another on this machine's CPU says both slow down, and by how much.
+  void secondCpuRunSaysBothSlowDown() {
+    MainWindow w(db("contention.db"));
+    w.setCloseAction(MainWindow::CloseAction::StopRuns);
+    w.show();
+    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    QSignalSpy ingested(w.runController(), &RunController::runIngested);
+    const QString id = start_tiny(w, 1000000);
+    QVERIFY(!id.isEmpty());
+    QVERIFY(wait_step(ingested, id, 3) >= 3);
+    QVERIFY(w.contentionNoteShown().isEmpty());  // the first had the CPU to itself
+    const QString second = start_tiny(w, 20);
+    QVERIFY(!second.isEmpty());
+    QVERIFY2(w.contentionNoteShown().contains(QString("already train on this machine's CPU (%1)").arg(id)) &&
+                 w.contentionNoteShown().contains("roughly 1/2 of its speed"),
+             qPrintable(w.contentionNoteShown()));
+    QCOMPARE(wait_ended(ended, second), QString("completed"));
+    QString error;
+    QVERIFY2(w.runController()->stopRun(id, &error), qPrintable(error));
+    QCOMPARE(wait_ended(ended, id), QString("stopped"));
+  }
+
   void runLeftRunningIsReattachedAfterRestart() {
     const QString store = db("reattach.db");
     QString id;
