@@ -951,6 +951,14 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <source>Export all metric rows of %1 as CSV</source>
         <translation>Alle Metrikzeilen von %1 als CSV exportieren</translation>
     </message>
+    <message>
+        <source>Exponential moving average of the noisy lines (loss, gradient norm, throughput; weight 0 to 0.99), the unsmoothed line faint behind; learning rate, memory and val loss are never smoothed, nor are stored values, the band and exports.</source>
+        <translation>Exponentieller gleitender Mittelwert der verrauschten Linien (Loss, Gradientennorm, Durchsatz; Gewicht 0 bis 0,99), die ungeglättete Linie blass dahinter; Lernrate, Speicher und Val-Loss werden nie geglättet, ebenso wenig gespeicherte Werte, das Band und Exporte.</translation>
+    </message>
+    <message>
+        <source>All rows of the runs shown...</source>
+        <translation>Alle Zeilen der gezeigten Läufe...</translation>
+    </message>
 </context>
 <context>
     <name>td::gui::DataPanel</name>
@@ -1373,6 +1381,10 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <location line="+1"/>
         <source>Tokens/s</source>
         <translation>Tokens/s</translation>
+    </message>
+    <message>
+        <source>Run %1</source>
+        <translation>Lauf %1</translation>
     </message>
 </context>
 <context>
@@ -2168,6 +2180,33 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <source>Opened the user guide, %1.</source>
         <translation>Benutzerhandbuch geöffnet: %1.</translation>
     </message>
+    <message>
+        <source>Run name:</source>
+        <translation>Laufname:</translation>
+    </message>
+    <message>
+        <source>Shown instead of the run id in the sidebar, legends and tables; rename it later from the sidebar. Empty: the fields that differ from the experiment's last run.</source>
+        <translation>Wird statt der Lauf-ID in der Seitenleiste, in Legenden und Tabellen gezeigt; später in der Seitenleiste umbenennbar. Leer: die Felder, die sich vom letzten Lauf des Experiments unterscheiden.</translation>
+    </message>
+    <message>
+        <source>optional</source>
+        <translation>optional</translation>
+    </message>
+    <message>
+        <source>The run name is refused: %1</source>
+        <translation>Der Laufname wird abgelehnt: %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n other run(s) already train on this machine's CPU (%1): they and this run slow down, each to roughly 1/%2 of its speed alone</source>
+        <translation>
+            <numerusform>%n anderer Lauf trainiert schon auf der CPU dieses Rechners (%1): er und dieser Lauf werden langsamer, jeder auf etwa 1/%2 seiner Geschwindigkeit allein</numerusform>
+            <numerusform>%n andere Läufe trainieren schon auf der CPU dieses Rechners (%1): sie und dieser Lauf werden langsamer, jeder auf etwa 1/%2 seiner Geschwindigkeit allein</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source> (this run: ~%1 tokens/s instead of ~%2 at the calibrated peak of %3 GFLOP/s)</source>
+        <translation> (dieser Lauf: ~%1 Tokens/s statt ~%2 bei der kalibrierten Spitze von %3 GFLOP/s)</translation>
+    </message>
 </context>
 <context>
     <name>td::gui::ManifestView</name>
@@ -2876,6 +2915,10 @@ Standard: %3</translation>
         <source>Run %1 has no config.json and the store has no config for it.</source>
         <translation>Lauf %1 hat keine config.json, und die Datenbank hat keine Konfiguration für ihn.</translation>
     </message>
+    <message>
+        <source>The run name is refused: %1</source>
+        <translation>Der Laufname wird abgelehnt: %1</translation>
+    </message>
 </context>
 <context>
     <name>td::gui::RunText</name>
@@ -3365,6 +3408,18 @@ Standard: %3</translation>
         <location line="+1"/>
         <source>Delete…</source>
         <translation>Löschen…</translation>
+    </message>
+    <message>
+        <source>Rename run %1</source>
+        <translation>Lauf %1 umbenennen</translation>
+    </message>
+    <message>
+        <source>Name (empty: show the run id):</source>
+        <translation>Name (leer: die Lauf-ID zeigen):</translation>
+    </message>
+    <message>
+        <source>Rename the selected experiment or run (a run keeps its id)</source>
+        <translation>Das gewählte Experiment oder den gewählten Lauf umbenennen (ein Lauf behält seine ID)</translation>
     </message>
 </context>
 <context>
