@@ -14,6 +14,7 @@ CompareResult computeComparison(td::store::Store& store, const QStringList& run_
     }
     r.runs.push_back(store.run_numbers(run_id));
     r.run_ids << id;
+    r.labels << QString::fromStdString(r.runs.back().info.display_name());
     configs.push_back(td::store::Store::flatten_config(r.runs.back().info.config_json));
   }
   r.diff = computeConfigDiff(configs);
@@ -64,7 +65,7 @@ void CompareModel::apply(quint64 generation, CompareResult result) {
   if (generation != generation_) return;  // superseded by a newer request
   job_ = 0;
   summary_->setRuns(std::move(result.runs));
-  diff_->setDiff(result.run_ids, std::move(result.diff));
+  diff_->setDiff(result.labels, std::move(result.diff));  // columns titled by run name
   emit loadingChanged(false);
   if (!result.missing.isEmpty())
     emit error(tr("Not in this store (deleted, or another store file is open): %1").arg(result.missing.join(", ")));

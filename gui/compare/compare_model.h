@@ -24,6 +24,7 @@ namespace td::gui {
 struct CompareResult {
   std::vector<td::store::Store::RunNumbers> runs;  // the runs found, in the order asked
   QStringList run_ids;                              // their ids
+  QStringList labels;                               // their names, else ids (the diff's columns)
   QStringList missing;                              // asked for but not in the store
   ConfigDiff diff;                                  // over the runs found
 };

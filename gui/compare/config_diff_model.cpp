@@ -37,9 +37,9 @@ ConfigDiff computeConfigDiff(const std::vector<std::vector<std::pair<std::string
 
 ConfigDiffModel::ConfigDiffModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void ConfigDiffModel::setDiff(const QStringList& run_ids, ConfigDiff diff) {
+void ConfigDiffModel::setDiff(const QStringList& run_labels, ConfigDiff diff) {
   beginResetModel();
-  runs_ = run_ids;
+  runs_ = run_labels;
   rows_ = std::move(diff.rows);
   equal_ = diff.equal;
   endResetModel();

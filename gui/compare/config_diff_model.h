@@ -38,8 +38,9 @@ class ConfigDiffModel : public QAbstractTableModel {
  public:
   explicit ConfigDiffModel(QObject* parent = nullptr);
 
-  /// Replaces the content: `run_ids` are the columns, `diff.rows` the rows.
-  void setDiff(const QStringList& run_ids, ConfigDiff diff);
+  /// Replaces the content: one column per run, titled `run_labels` (its name, else its id);
+  /// `diff.rows` the rows.
+  void setDiff(const QStringList& run_labels, ConfigDiff diff);
   void clear() { setDiff({}, {}); }
   /// Fields whose value is the same in every compared run (not shown as rows).
   int equalCount() const { return equal_; }

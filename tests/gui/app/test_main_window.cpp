@@ -320,6 +320,8 @@ class TestMainWindow : public QObject {
     // Run b carries that name: in the sidebar and the legends; run a (the first) its id.
     QCOMPARE(w.experiments()->runIndex(b).data().toString(), QString("lr=0.002"));
     QCOMPARE(w.experiments()->runIndex(a).data().toString(), a);
+    QCOMPARE(diff->headerData(1, Qt::Horizontal).toString(), QString("lr=0.002"));  // the config diff's column
+    QCOMPARE(diff->headerData(0, Qt::Horizontal).toString(), a);
     QTRY_VERIFY2(loss->legendLabels().contains("lr=0.002 · train loss"), qPrintable(loss->legendLabels().join(" | ")));
   }
 };
