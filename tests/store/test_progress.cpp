@@ -8,6 +8,7 @@
 
 #include "engine/cli/runs_cmd.h"
 #include "engine/common/duration.h"
+#include "cli_fixture.h"
 #include "events_fixture.h"
 #include "store/format.h"
 #include "store/ingest.h"
@@ -84,16 +85,6 @@ std::string run_w() {
   for (int s = 7; s <= 10; ++s) t += st(s, 194 + s, 1);
   t += line(end("run-w", 205, "completed", 10, 1));
   return t;
-}
-
-// Runs `traindeck-engine <args>` through a CLI::App carrying only the runs command.
-std::string run_cli(std::vector<std::string> args) {
-  CLI::App app("test");
-  std::ostringstream out;
-  td::cli::add_runs_command(app, out);
-  std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
-  app.parse(args);
-  return out.str();
 }
 
 }  // namespace

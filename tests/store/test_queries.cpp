@@ -7,6 +7,7 @@
 
 #include "engine/cli/runs_cmd.h"
 #include "engine/common/error.h"
+#include "cli_fixture.h"
 #include "events_fixture.h"
 #include "store/format.h"
 #include "store/ingest.h"
@@ -17,7 +18,6 @@ using namespace td::store;
 using namespace td::store::test;
 
 namespace {
-
 
 // A small run: two steps with loss and lr only, one eval.
 std::string small_run(const std::string& run_id) {
@@ -59,16 +59,6 @@ std::string read_all(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-// Runs `traindeck-engine <args>` through a CLI::App carrying only the runs command.
-std::string run_cli(std::vector<std::string> args) {
-  CLI::App app("test");
-  std::ostringstream out;
-  td::cli::add_runs_command(app, out);
-  std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
-  app.parse(args);
-  return out.str();
 }
 
 }  // namespace
