@@ -160,12 +160,12 @@ void MainWindow::buildPanels() {
     QString error;
     if (startRun(&error).isEmpty()) showError(error);
   });
-  connect(designer_, &ModelDesigner::validityChanged, start, &QPushButton::setEnabled);
+  connect(designer_, &ModelDesigner::validityChanged, this, &MainWindow::updateStartEnabled);
   connect(designer_, &ModelDesigner::configChanged, this, &MainWindow::suggestRunName);
   // The experiment's newest run changes as runs start and their configs arrive (reloads).
   connect(experiments_, &ExperimentsModel::loaded, this, &MainWindow::suggestRunName);
   QTimer::singleShot(0, this, &MainWindow::suggestRunName);
-  start->setEnabled(designer_->isValid());
+  updateStartEnabled();
   designer_->planner()->probeDevices();  // the device list: cpu and the GPUs the engine sees
 
   data_ = new DataPanel(store_.get(), pages_);
@@ -362,6 +362,9 @@ void MainWindow::buildMenus() {
 
 void MainWindow::wireStore() {
   StoreClient* s = store_.get();
+  // Start run waits for the store's experiments (setUpDemo may still put the demo design in place).
+  store_ready_ = false;
+  updateStartEnabled();
   connect(s, &StoreClient::error, this, &MainWindow::showError);
   experiments_->setStoreClient(s);
   runs_->setStoreClient(s);
@@ -381,6 +384,8 @@ void MainWindow::wireStore() {
   connect(experiments_, &ExperimentsModel::loaded, once, [this, once] {
     once->deleteLater();
     setUpDemo();
+    store_ready_ = true;
+    updateStartEnabled();
   });
   updateMeasuredMfu();
 }
@@ -526,7 +531,16 @@ void MainWindow::suggestRunName() {
       [](const QString&) {});
 }
 
+void MainWindow::updateStartEnabled() {
+  if (auto* start = findChild<QPushButton*>(QStringLiteral("start_run")))
+    start->setEnabled(store_ready_ && designer_->isValid());
+}
+
 QString MainWindow::startRun(QString* error) {
+  if (!store_ready_) {
+    if (error) *error = tr("The store is still opening: start the run in a moment.");
+    return {};
+  }
   if (!designer_->isValid()) {
     if (error) *error = tr("The design has invalid fields (marked in red): fix them first.");
     return {};

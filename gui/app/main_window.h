@@ -90,6 +90,9 @@ class MainWindow : public QMainWindow {
   /// The run name field beside Start run (empty: the suggestion in its placeholder is used).
   QLineEdit* runNameField() const { return run_name_; }
   QString suggestedRunName() const { return suggested_name_; }
+  /// Whether the store is open and its experiments loaded (the first start's demo design in
+  /// place): Start run is disabled, and startRun() refused, until then.
+  bool isReady() const { return store_ready_; }
   /// The last Start run's warning that it shares this machine's CPU with other runs ("" none).
   QString contentionNoteShown() const { return contention_note_; }
   ExperimentsModel* experiments() const { return experiments_; }
@@ -134,9 +137,11 @@ class MainWindow : public QMainWindow {
   ClusterDesigner* clusters_ = nullptr;
   QComboBox* train_on_ = nullptr;
   QLineEdit* run_name_ = nullptr;   // beside Start run; empty: suggested_name_
+  bool store_ready_ = false;        // see isReady()
   QString suggested_name_;          // Store::suggest_run_name for the design and experiment
   QHash<QString, QString> pending_names_;  // remote run id -> name, set once its row exists
   void suggestRunName();
+  void updateStartEnabled();  // Start run: store ready and the design valid
   /// The experiment Start run trains in: the sidebar's, else the last run's, else the only one,
   /// else "default".
   QString targetExperiment() const;

@@ -213,9 +213,13 @@ class TestMultinode : public QObject {
       QCOMPARE(chart.hosts[0], nodes_.hostname3);
       QCOMPARE(chart.hosts[1], nodes_.hostname2);
     }
-    // Nothing is left running on either node.
-    QVERIFY(end_leftover_ranks(run, connect_, 10000).empty());
-    QVERIFY(signal_cluster_run(run, connect_, "").alive.empty());
+    // Nothing is left running on either node: every rank exits on its own (none had to be
+    // killed). The wait is generous: under load (CI) rank 1's exit after run_end took over the
+    // product's 10 s, and a node that could not be reached then kept its rank unchecked.
+    QVERIFY(end_leftover_ranks(run, connect_, 180000).empty());
+    const RankSignalReport after = signal_cluster_run(run, connect_, "");
+    QVERIFY2(after.errors.empty(), after.errors.front().c_str());
+    QVERIFY(after.alive.empty());
   }
 
   void stop_stops_every_rank() {

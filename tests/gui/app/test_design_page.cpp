@@ -51,6 +51,7 @@ class TestDesignPage : public QObject {
     MainWindow w(db("nodata.db"));  // no demo dataset
     w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QTRY_COMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
     QTRY_VERIFY(w.designer()->config()["model"].value("n_layer", 0) == 4);  // the demo config
     const auto cfg = w.designer()->config();
@@ -80,6 +81,7 @@ class TestDesignPage : public QObject {
     MainWindow w(db("bpe.db"));
     w.setCloseAction(MainWindow::CloseAction::StopRuns);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QTRY_COMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
     // A design of a tiny model, still at the byte tokenizer's 257 ids.
     nlohmann::json tiny = tdguitest::tiny_config(QString(), 6);
@@ -133,6 +135,7 @@ class TestDesignPage : public QObject {
     w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
     QCOMPARE(w.size(), MainWindow::defaultSize());  // no saved geometry
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QTRY_COMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
     w.pages()->setCurrentIndex(MainWindow::DesignPage);
     auto* tabs = w.designer()->findChild<QTabWidget*>("estimate_tabs");

@@ -128,6 +128,7 @@ class TestLookAndLanguage : public QObject {
   void windowTitleNamesTheStoreFirst() {
     MainWindow w(db_);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QCOMPARE(w.windowTitle(), QStringLiteral("td.db — TrainDeck"));
   }
 
@@ -135,6 +136,7 @@ class TestLookAndLanguage : public QObject {
     MainWindow w(db_);
     w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     // Design page: the designer's own label (gui/designer) and the main window's beside Start run.
     QLabel* preset = labelShowing(w.designer(), QStringLiteral("Preset:"));
     QLabel* train_on = labelShowing(w.pages()->widget(MainWindow::DesignPage), QStringLiteral("Train on:"));
@@ -216,6 +218,7 @@ class TestLookAndLanguage : public QObject {
     // Where the window shows them: the sidebar's Status column and Compare's summary.
     MainWindow w(db_);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QAbstractItemModel* m = w.sidebar()->view()->model();
     auto statusOf = [m](const QString& id) {
       for (int e = 0; e < m->rowCount(); ++e)
@@ -266,6 +269,7 @@ class TestLookAndLanguage : public QObject {
   void themeSwitchesTheDesignPage() {
     MainWindow w(db_);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QWidget* field = w.designer()->fieldEditor(QStringLiteral("model.n_layer"));
     QVERIFY(field);
@@ -289,6 +293,7 @@ class TestLookAndLanguage : public QObject {
     MainWindow w(db("close.db"));
     w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QVERIFY(w.storeClient()->waitIdle());
     td::remote::ClusterSpec spec;
     spec.name = "lab";
@@ -340,6 +345,7 @@ class TestLookAndLanguage : public QObject {
   void openStoreClearsCompare() {
     MainWindow w(db_);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QSignalSpy errors(&w, &MainWindow::errorShown);
     w.showRuns({QStringLiteral("run-d"), QStringLiteral("run-f")});
     QTRY_COMPARE(w.compareView()->summaryModel()->rowCount(), 2);
@@ -361,6 +367,7 @@ class TestLookAndLanguage : public QObject {
     QDesktopServices::setUrlHandler(QStringLiteral("file"), &catcher, "open");
     MainWindow w(db_);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     auto* action = w.findChild<QAction*>(QStringLiteral("help_user_guide"));
     QVERIFY(action);
     QCOMPARE(action->shortcut(), QKeySequence(QKeySequence::HelpContents));
@@ -394,6 +401,7 @@ class TestLookAndLanguage : public QObject {
     MainWindow w(db("log.db"));
     w.setCloseAction(MainWindow::CloseAction::StopRuns);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QVERIFY(w.storeClient()->waitIdle());
     w.designer()->setConfig(tdguitest::tiny_config(data, 20));
     QSignalSpy started(w.runController(), &RunController::runStarted);

@@ -76,7 +76,18 @@ class TestMainWindow : public QObject {
   void firstStartHasTheDemoExperiment() {
     MainWindow w(db("first.db"), data_);
     w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
+    // Until the store's experiments have loaded (they arrive through the event loop), Start
+    // run is off and refused: the first start's demo design would replace a design set earlier
+    // and the run would land outside the demo experiment (a race CI hit).
+    QVERIFY(!w.isReady());
+    QVERIFY(!w.findChild<QPushButton*>("start_run")->isEnabled());
+    {
+      QString error;
+      QVERIFY(w.startRun(&error).isEmpty());
+      QVERIFY2(error.contains("still opening"), qPrintable(error));
+    }
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QTRY_COMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
     const auto cfg = w.designer()->config();
     QCOMPARE(cfg["model"]["n_layer"].get<int>(), 4);  // resources/configs/demo.json
@@ -93,6 +104,7 @@ class TestMainWindow : public QObject {
   void switchingLanguageTranslatesTheWindow() {
     MainWindow w(db("lang.db"));
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QCOMPARE(w.menuBar()->actions().at(0)->text(), QString("&File"));
     QVERIFY(installTranslation(*qApp, "de"));
     QTRY_COMPARE(w.menuBar()->actions().at(0)->text(), QString("&Datei"));  // translations/traindeck_de.ts
@@ -106,6 +118,7 @@ class TestMainWindow : public QObject {
   void designerEstimateAndInvalidValue() {
     MainWindow w(db("design.db"));
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     w.designer()->setConfig(tdguitest::tiny_config(data_, 10));
     // V=257, T=32, C=32, tied: wte 8224 + wpe 1024 + lnf 64 + 12704 per layer
     // (ln 2*64, qkv 3*32*32+96, proj 32*32+32, fc 4*32*32+128, proj 4*32*32+32).
@@ -129,6 +142,7 @@ class TestMainWindow : public QObject {
   void tinyRunToCompletionOnTheChart() {
     MainWindow w(db("run.db"));
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QSignalSpy ended(w.runController(), &RunController::runEnded);
     const QString id = start_tiny(w, 40);
     QVERIFY(!id.isEmpty());
@@ -158,6 +172,7 @@ class TestMainWindow : public QObject {
     MainWindow w(db("resume.db"));
     w.setCloseAction(MainWindow::CloseAction::StopRuns);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QSignalSpy ended(w.runController(), &RunController::runEnded);
     QSignalSpy ingested(w.runController(), &RunController::runIngested);
     const QString id = start_tiny(w, 1000000);
@@ -186,6 +201,7 @@ class TestMainWindow : public QObject {
     MainWindow w(db("contention.db"));
     w.setCloseAction(MainWindow::CloseAction::StopRuns);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QSignalSpy ended(w.runController(), &RunController::runEnded);
     QSignalSpy ingested(w.runController(), &RunController::runIngested);
     const QString id = start_tiny(w, 1000000);
@@ -211,6 +227,7 @@ class TestMainWindow : public QObject {
       MainWindow w(store);
       w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
       w.show();
+      QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
       QSignalSpy ingested(w.runController(), &RunController::runIngested);
       id = start_tiny(w, 1000000, 1000000);
       QVERIFY(!id.isEmpty());
@@ -225,6 +242,7 @@ class TestMainWindow : public QObject {
     QSignalSpy ingested(w.runController(), &RunController::runIngested);
     QSignalSpy ended(w.runController(), &RunController::runEnded);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QTRY_COMPARE_WITH_TIMEOUT(attached.count(), 1, tdguitest::kSlowMs);
     QCOMPARE(attached.at(0).at(0).toString(), id);
     QVERIFY(wait_step(ingested, id, before + 1) > before);
@@ -252,6 +270,7 @@ class TestMainWindow : public QObject {
     MainWindow w(path, data_);
     w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     // A cluster of CPU nodes also trains on all of them as one run; "lab" mixes a GPU node and
     // a CPU node, which cannot be one run, so it offers its nodes one by one only.
     QTRY_COMPARE(w.trainOn()->count(), 6);
@@ -281,6 +300,7 @@ class TestMainWindow : public QObject {
   void compareTwoRunsShowsTheDiff() {
     MainWindow w(db("compare.db"));
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QSignalSpy ended(w.runController(), &RunController::runEnded);
     const QString a = start_tiny(w, 20);
     QCOMPARE(wait_ended(ended, a), QString("completed"));

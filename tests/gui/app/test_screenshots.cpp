@@ -51,6 +51,7 @@ class TestScreenshots : public QObject {
     w.setCloseAction(MainWindow::CloseAction::StopRuns);
     w.resize(1500, 950);
     w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QTRY_COMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
     QTRY_VERIFY(w.designer()->isValid());
     shoot(&w, "main_window");
