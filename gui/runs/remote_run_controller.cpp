@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 
 #include <chrono>
 #include <filesystem>
@@ -346,14 +347,45 @@ void RemoteRunController::detachAll() {
   ++generation_;
   // Cancel every task first, so their threads wind down together, then drop them.
   for (auto& [id, run] : runs_) run.task->cancel();
-  for (auto& [id, task] : downloads_)
-    if (task) task->cancel();
+  for (auto* tasks : {&downloads_, &listings_})
+    for (auto& [id, task] : *tasks)
+      if (task) task->cancel();
   runs_.clear();  // each RemoteTask cancels and lets its thread end (RemoteTask::kJoinWaitMs at most)
   downloads_.clear();
+  listings_.clear();
   states_.clear();
 }
 
-bool RemoteRunController::downloadCheckpoint(const QString& run_id, const QString& local_dir, QString* error) {
+void RemoteRunController::startNodeTask(const QString& run_id, std::map<QString, std::unique_ptr<RemoteTask>>& tasks,
+                                        NodeTaskBody body) {
+  const quint64 generation = generation_;
+  store_->run<std::optional<td::store::RemoteRun>>(
+      this, [id = run_id.toStdString()](td::store::Store& s) { return s.remote_run(id); },
+      [this, run_id, &tasks, body = std::move(body), generation](std::optional<td::store::RemoteRun> remote) {
+        if (generation != generation_) return;
+        if (!remote) {
+          tasks.erase(run_id);
+          return emit this->error(tr("Run %1 did not run on a node: its checkpoints are on this machine.").arg(run_id));
+        }
+        td::remote::NodeSpec node;
+        try {
+          node = td::remote::node_from_json(nlohmann::json::parse(remote->node_json));
+        } catch (const std::exception& e) {
+          tasks.erase(run_id);
+          return emit this->error(tr("Run %1: its stored node is unreadable: %2").arg(run_id, QString::fromUtf8(e.what())));
+        }
+        const std::string run_dir = remote->run_dir;
+        tasks[run_id] = std::make_unique<RemoteTask>(
+            this, [body, node, run_dir](RemoteTask::Shared& shared) { body(shared, node, run_dir); });
+      },
+      [this, run_id, &tasks](const QString& m) {
+        tasks.erase(run_id);
+        emit this->error(m);
+      });
+}
+
+bool RemoteRunController::downloadCheckpoint(const QString& run_id, const QString& local_dir, QString* error,
+                                             const QString& name) {
   if (!store_) {
     set_error(error, tr("No store is open."));
     return false;
@@ -362,70 +394,91 @@ bool RemoteRunController::downloadCheckpoint(const QString& run_id, const QStrin
     set_error(error, tr("No way to connect to nodes is set up (no connector)."));
     return false;
   }
+  static const QRegularExpression kName(QStringLiteral("^step_[0-9]{8}$"));
+  if (!name.isEmpty() && !kName.match(name).hasMatch()) {
+    set_error(error, tr("'%1' is not a checkpoint name (step_ and 8 digits).").arg(name));
+    return false;
+  }
   if (downloads_.count(run_id)) {
     set_error(error, tr("A checkpoint of run %1 is being downloaded already.").arg(run_id));
     return false;
   }
-  const quint64 generation = generation_;
-  // Placeholder so a second call is refused until the task exists.
-  downloads_[run_id] = nullptr;
-  store_->run<std::optional<td::store::RemoteRun>>(
-      this, [id = run_id.toStdString()](td::store::Store& s) { return s.remote_run(id); },
-      [this, run_id, local_dir, generation](std::optional<td::store::RemoteRun> remote) {
-        if (generation != generation_) return;
-        if (!remote) {
-          downloads_.erase(run_id);
-          return emit this->error(tr("Run %1 did not run on a node: its checkpoints are on this machine.").arg(run_id));
-        }
-        td::remote::NodeSpec node;
-        try {
-          node = td::remote::node_from_json(nlohmann::json::parse(remote->node_json));
-        } catch (const std::exception& e) {
-          downloads_.erase(run_id);
-          return emit this->error(tr("Run %1: its stored node is unreadable: %2").arg(run_id, QString::fromUtf8(e.what())));
-        }
-        auto connector = connector_;
-        const std::string run_dir = remote->run_dir;
-        const std::string out = local_dir.toStdString();
-        downloads_[run_id] = std::make_unique<RemoteTask>(
-            this, [this, run_id, node, connector, run_dir, out](RemoteTask::Shared& shared) {
-              auto done = [&](const QString& path, const QString& message) {
-                shared.post([this, run_id, path, message] {
-                  downloads_.erase(run_id);
-                  if (message.isEmpty())
-                    emit checkpointDownloaded(run_id, path);
-                  else
-                    emit this->error(tr("Checkpoint of run %1: %2").arg(run_id, message));
+  downloads_[run_id] = nullptr;  // placeholder so a second call is refused until the task exists
+  auto connector = connector_;
+  const std::string out = local_dir.toStdString();
+  const std::string wanted = name.toStdString();
+  startNodeTask(run_id, downloads_,
+                [this, run_id, connector, out, wanted](RemoteTask::Shared& shared, const td::remote::NodeSpec& node,
+                                                       const std::string& run_dir) {
+                  auto done = [&](const QString& path, const QString& message) {
+                    shared.post([this, run_id, path, message] {
+                      downloads_.erase(run_id);
+                      if (message.isEmpty())
+                        emit checkpointDownloaded(run_id, path);
+                      else
+                        emit this->error(tr("Checkpoint of run %1: %2").arg(run_id, message));
+                    });
+                  };
+                  try {
+                    td::remote::Session s = connector(node);
+                    std::string pick = wanted;
+                    if (pick.empty()) {
+                      const auto list = td::remote::list_checkpoints(s, run_dir);  // oldest first
+                      if (list.empty())
+                        return done({}, tr("the run folder %1 on %2 holds no complete checkpoint")
+                                            .arg(QString::fromStdString(run_dir),
+                                                 QString::fromStdString(node.display_name())));
+                      pick = list.back().name;
+                    }
+                    // download_checkpoint lists again and refuses a name the node does not have,
+                    // naming those it has.
+                    auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+                    const auto r = td::remote::download_checkpoint(
+                        s, run_dir, pick, out,
+                        [&](uint64_t d, uint64_t t) {
+                          if (d == t || std::chrono::steady_clock::now() - last > std::chrono::milliseconds(100)) {
+                            last = std::chrono::steady_clock::now();
+                            shared.post([this, run_id, d, t] { emit checkpointProgress(run_id, qint64(d), qint64(t)); });
+                          }
+                        },
+                        &shared.cancel);
+                    if (r.cancelled) return done({}, tr("download cancelled"));
+                    done(QString::fromStdString(r.local_path.string()), {});
+                  } catch (const std::exception& e) {
+                    done({}, QString::fromUtf8(e.what()));
+                  }
                 });
-              };
-              try {
-                td::remote::Session s = connector(node);
-                const auto list = td::remote::list_checkpoints(s, run_dir);  // oldest first
-                if (list.empty())
-                  return done({}, tr("the run folder %1 on %2 holds no complete checkpoint")
-                                      .arg(QString::fromStdString(run_dir), QString::fromStdString(node.display_name())));
-                auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-                const auto r = td::remote::download_checkpoint(
-                    s, run_dir, list.back().name, out,
-                    [&](uint64_t d, uint64_t t) {
-                      if (d == t || std::chrono::steady_clock::now() - last > std::chrono::milliseconds(100)) {
-                        last = std::chrono::steady_clock::now();
-                        shared.post([this, run_id, d, t] { emit checkpointProgress(run_id, qint64(d), qint64(t)); });
-                      }
-                    },
-                    &shared.cancel);
-                if (r.cancelled) return done({}, tr("download cancelled"));
-                done(QString::fromStdString(r.local_path.string()), {});
-              } catch (const std::exception& e) {
-                done({}, QString::fromUtf8(e.what()));
-              }
-            });
-      },
-      [this, run_id](const QString& m) {
-        downloads_.erase(run_id);
-        emit this->error(m);
-      });
   return true;
+}
+
+void RemoteRunController::listCheckpoints(const QString& run_id) {
+  if (!store_ || !connector_) {
+    emit error(tr("Checkpoints of run %1: no store is open or no way to connect to nodes is set up.").arg(run_id));
+    return;
+  }
+  if (listings_.count(run_id)) return;  // the listing going on answers this call too
+  listings_[run_id] = nullptr;
+  auto connector = connector_;
+  startNodeTask(run_id, listings_,
+                [this, run_id, connector](RemoteTask::Shared& shared, const td::remote::NodeSpec& node,
+                                          const std::string& run_dir) {
+                  QList<RemoteCheckpointEntry> entries;
+                  QString message;
+                  try {
+                    td::remote::Session s = connector(node);
+                    for (const auto& c : td::remote::list_checkpoints(s, run_dir))
+                      entries.push_back({QString::fromStdString(c.name), int(c.step), qint64(c.size_bytes)});
+                  } catch (const std::exception& e) {
+                    message = QString::fromUtf8(e.what());
+                  }
+                  shared.post([this, run_id, entries, message] {
+                    listings_.erase(run_id);
+                    if (message.isEmpty())
+                      emit checkpointsListed(run_id, entries);
+                    else
+                      emit this->error(tr("Checkpoints of run %1: %2").arg(run_id, message));
+                  });
+                });
 }
 
 void RemoteRunController::cancelDownload(const QString& run_id) {

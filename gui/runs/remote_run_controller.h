@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/runs/remote_run_job.h"
+#include "gui/runs/remote_task.h"
 #include "remote/cluster.h"
 #include "remote/session.h"
 
@@ -43,7 +44,14 @@ struct RemoteRun;
 namespace td::gui {
 
 class StoreClient;
-class RemoteTask;
+class RemoteTask;  // gui/runs/remote_task.h
+
+/// One complete checkpoint of a remote run, as its node lists it (td::remote::list_checkpoints).
+struct RemoteCheckpointEntry {
+  QString name;      ///< "step_00000030"
+  int step = 0;      ///< optimizer steps done
+  qint64 bytes = 0;  ///< its files' sizes, summed
+};
 
 class RemoteRunController : public QObject {
   Q_OBJECT
@@ -123,11 +131,20 @@ class RemoteRunController : public QObject {
   /// <runs root>/<run_id>: the local folder of a remote run (mirrors, config.json).
   QString runDir(const QString& run_id) const;
 
-  /// Downloads the newest checkpoint of remote run `run_id` (any status) from its node into
-  /// `local_dir`/step_NNNNNNNN/ on a worker: checkpointProgress(), then checkpointDownloaded()
-  /// or error(). Returns false with *error when no store is open or a download of that run is
-  /// going on; "the run is not remote" and "no checkpoint" report through error().
-  bool downloadCheckpoint(const QString& run_id, const QString& local_dir, QString* error = nullptr);
+  /// Downloads checkpoint `name` ("step_00000030"; empty: the newest) of remote run `run_id`
+  /// (any status) from its node into `local_dir`/step_NNNNNNNN/ on a worker:
+  /// checkpointProgress(), then checkpointDownloaded() or error(). Returns false with *error
+  /// when no store is open, `name` is not step_ + 8 digits, or a download of that run is going
+  /// on; "the run is not remote", "no checkpoint" and "no such checkpoint on the node" (naming
+  /// those that are) report through error().
+  bool downloadCheckpoint(const QString& run_id, const QString& local_dir, QString* error = nullptr,
+                          const QString& name = {});
+  /// Lists the complete checkpoints of remote run `run_id` on its node (one SSH command, on a
+  /// worker): checkpointsListed() (oldest first; empty when none yet), or error() for a run
+  /// that is not remote, a node that cannot be reached or a listing it refuses (a hostile
+  /// node's names). A call while a listing of that run is going on is merged into it.
+  void listCheckpoints(const QString& run_id);
+  bool isListing(const QString& run_id) const { return listings_.count(run_id) > 0; }
   /// Cancels a download in progress (the .part files stay for the next try).
   void cancelDownload(const QString& run_id);
   bool isDownloading(const QString& run_id) const { return downloads_.count(run_id) > 0; }
@@ -153,6 +170,8 @@ class RemoteRunController : public QObject {
   void checkpointProgress(const QString& run_id, qint64 done, qint64 total);
   /// `local_path` is the downloaded checkpoint folder (…/step_NNNNNNNN).
   void checkpointDownloaded(const QString& run_id, const QString& local_path);
+  /// listCheckpoints()'s answer: the node's complete checkpoints of the run, oldest first.
+  void checkpointsListed(const QString& run_id, const QList<td::gui::RemoteCheckpointEntry>& entries);
   void error(const QString& message);
 
  private:
@@ -171,6 +190,12 @@ class RemoteRunController : public QObject {
   void launchTask(RemoteRunSpec spec);
   void onEvent(const QString& run_id, quint64 serial, const RemoteRunEvent& e);
   void finish(const QString& run_id);
+  // Looks up remote run `run_id`'s node and run folder in the store, then runs body on a
+  // RemoteTask kept in tasks[run_id] (the caller has put a placeholder there; the body's report
+  // erases it). A run that is not remote, an unreadable stored node or a store error: error()
+  // prefixed by `what`, and tasks[run_id] erased.
+  using NodeTaskBody = std::function<void(RemoteTask::Shared&, const td::remote::NodeSpec&, const std::string& run_dir)>;
+  void startNodeTask(const QString& run_id, std::map<QString, std::unique_ptr<RemoteTask>>& tasks, NodeTaskBody body);
 
   QPointer<StoreClient> store_;
   Connector connector_;
@@ -179,6 +204,7 @@ class RemoteRunController : public QObject {
   QString bundle_cache_;
   std::map<QString, Run> runs_;
   std::map<QString, std::unique_ptr<RemoteTask>> downloads_;
+  std::map<QString, std::unique_ptr<RemoteTask>> listings_;
   QHash<QString, QString> states_;
   QHash<QString, QString> nodes_;
   quint64 generation_ = 0;
@@ -186,3 +212,5 @@ class RemoteRunController : public QObject {
 };
 
 }  // namespace td::gui
+
+Q_DECLARE_METATYPE(td::gui::RemoteCheckpointEntry)

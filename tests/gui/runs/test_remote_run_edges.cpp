@@ -228,6 +228,64 @@ class TestRemoteRunEdges : public QObject {
     QCOMPARE(td::remote::sha256_file(kept), before);
     QVERIFY(!c.isDownloading(other));
   }
+
+  // The Checkpoints tab's remote source: the node lists every complete checkpoint with its
+  // size, and one chosen by name (not only the newest) downloads; a name the node does not have
+  // is refused naming those it has, and a name that is not step_ + 8 digits before any SSH.
+  void list_and_download_a_chosen_checkpoint() {
+    StoreClient client(fx_.db);
+    RemoteRunController c(&client, connector());
+    QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error),
+        listed(&c, &RemoteRunController::checkpointsListed),
+        downloaded(&c, &RemoteRunController::checkpointDownloaded);
+    QString err;
+    const QString id = c.startRun("lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    QCOMPARE(tdguitest::wait_ended(ended, id), QStringLiteral("completed"));
+    const std::string remote = fx_.node.work_dir + "/runs/" + id.toStdString() + "/checkpoints/";
+    auto folder_bytes = [](const std::string& dir) {
+      qint64 n = 0;
+      for (const auto& e : fs::directory_iterator(dir)) n += qint64(fs::file_size(e.path()));
+      return n;
+    };
+
+    c.listCheckpoints(id);
+    c.listCheckpoints(id);  // merged into the listing going on
+    QVERIFY(c.isListing(id));
+    QVERIFY2(listed.wait(tdguitest::kSlowMs) || !listed.isEmpty(), "waited for the node's checkpoint listing");
+    QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+    QTRY_VERIFY(!c.isListing(id));
+    QCOMPARE(listed.size(), 1);
+    QCOMPARE(listed.first().at(0).toString(), id);
+    const auto entries = listed.first().at(1).value<QList<RemoteCheckpointEntry>>();
+    QCOMPARE(entries.size(), 2);
+    QCOMPARE(entries[0].name, QStringLiteral("step_00000020"));
+    QCOMPARE(entries[0].step, 20);
+    QCOMPARE(entries[1].step, 40);
+    QCOMPARE(entries[0].bytes, folder_bytes(remote + "step_00000020"));
+    QCOMPARE(entries[1].bytes, folder_bytes(remote + "step_00000040"));
+
+    const QString into = fx_.dir.filePath("chosen");
+    QVERIFY2(c.downloadCheckpoint(id, into, &err, QStringLiteral("step_00000020")), qPrintable(err));
+    QVERIFY2(downloaded.wait(tdguitest::kSlowMs) || !downloaded.isEmpty(), "waited for the download of step 20");
+    QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+    const std::string local = downloaded.first().at(1).toString().toStdString();
+    QCOMPARE(fs::path(local).filename().string(), std::string("step_00000020"));
+    for (const char* f : {"model.safetensors", "optimizer.safetensors", "trainer.json"})
+      QCOMPARE(td::remote::sha256_file(local + "/" + f), td::remote::sha256_file(remote + "step_00000020/" + f));
+
+    QVERIFY2(c.downloadCheckpoint(id, into, &err, QStringLiteral("step_00000030")), qPrintable(err));
+    QVERIFY2(errs.wait(tdguitest::kSlowMs) || !errs.isEmpty(), "waited for the missing checkpoint's error");
+    const QString missing = errs.first().at(0).toString();
+    QVERIFY2(missing.contains("step_00000030") && missing.contains("step_00000040"), qPrintable(missing));
+    QVERIFY(!fs::exists(into.toStdString() + "/step_00000030"));
+    QTRY_VERIFY(!c.isDownloading(id));
+
+    err.clear();
+    QVERIFY(!c.downloadCheckpoint(id, into, &err, QStringLiteral("../step_00000020")));
+    QVERIFY2(err.contains("not a checkpoint name"), qPrintable(err));
+    QVERIFY(!c.isDownloading(id));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRemoteRunEdges)
