@@ -18,7 +18,7 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-
             libssh2-1-dev qtkeychain-qt6-dev libgloo-dev
             qt6-translations-l10n)  # Qt's own dialogs in the UI's language (the .deb Recommends it)
 TEST_PKGS=(python3 python3-torch sentencepiece openssh-server openssh-client iproute2
-           lintian appstream desktop-file-utils clang libclang-rt-14-dev)
+           lintian appstream desktop-file-utils clang libclang-rt-14-dev protobuf-compiler)
 
 install_missing() {
   local missing=() p

@@ -97,33 +97,49 @@ std::vector<RunWarning> Store::warnings(const std::string& run_id) {
   return out;
 }
 
-int64_t Store::export_metrics_csv(const std::string& run_id, std::ostream& out, bool run_id_column, bool header) {
+void Store::for_each_metric_row(const std::string& run_id, const std::function<void(const MetricRow&)>& fn) {
   const int64_t key = require_run(run_id);
   Stmt st(db_,
           "SELECT m.step, m.rank, m.attempt, m.t, n.name, m.value FROM metrics m"
           " JOIN metric_names n ON n.id = m.name WHERE m.run = ? ORDER BY m.step, m.rank, n.name");
   st.bind(1, key);
+  MetricRow row;
+  std::string name;
+  while (st.step()) {
+    row.step = st.col_int(0);
+    row.rank = static_cast<int>(st.col_int(1));
+    row.attempt = static_cast<int>(st.col_int(2));
+    row.t = st.col_double(3);
+    name = st.col_text(4);
+    row.name = name;
+    row.value = st.col_double(5);
+    fn(row);
+  }
+}
+
+int64_t Store::export_metrics_csv(const std::string& run_id, std::ostream& out, bool run_id_column, bool header) {
+  require_run(run_id);  // an unknown run fails before the header is written
   if (header) out << (run_id_column ? "run_id," : "") << "step,rank,attempt,t,name,value\n";
   const std::string prefix = run_id_column ? csv_field(run_id) + "," : std::string();
   int64_t rows = 0;
   std::string line;
-  while (st.step()) {
+  for_each_metric_row(run_id, [&](const MetricRow& r) {
     line = prefix;
-    line += std::to_string(st.col_int(0));
+    line += std::to_string(r.step);
     line += ',';
-    line += std::to_string(st.col_int(1));
+    line += std::to_string(r.rank);
     line += ',';
-    line += std::to_string(st.col_int(2));
+    line += std::to_string(r.attempt);
     line += ',';
-    line += format_number(st.col_double(3));
+    line += format_number(r.t);
     line += ',';
-    line += csv_field(st.col_text(4));
+    line += csv_field(std::string(r.name));
     line += ',';
-    line += format_number(st.col_double(5));
+    line += format_number(r.value);
     line += '\n';
     out << line;
     ++rows;
-  }
+  });
   TD_CHECK(out.good(), "writing the CSV export of run '" + run_id + "' failed; check the output file and disk space");
   return rows;
 }

@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <iosfwd>
 #include <limits>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/types.h"
@@ -143,6 +145,19 @@ class Store {
   std::vector<Sample> samples(const std::string& run_id);
   std::vector<Checkpoint> checkpoints(const std::string& run_id);
   std::vector<RunWarning> warnings(const std::string& run_id);
+
+  /// One stored metric value (a `metrics` row with its name).
+  struct MetricRow {
+    int64_t step = 0;
+    int rank = 0;
+    int attempt = 0;
+    double t = 0;           ///< Unix seconds
+    std::string_view name;  ///< valid during the callback only
+    double value = 0;
+  };
+  /// Calls fn for every metric row of a run, ordered by step, rank, name (a full scan of the
+  /// run's rows on this thread). Throws td::Error when the run is unknown; what fn throws.
+  void for_each_metric_row(const std::string& run_id, const std::function<void(const MetricRow&)>& fn);
 
   /// Writes all metric rows of a run as CSV (long format, one row per value):
   /// header `step,rank,attempt,t,name,value`, rows ordered by step, rank, name; numbers in

@@ -18,6 +18,7 @@
 #include "store/ingest.h"
 #include "store/plan_measured.h"
 #include "store/store.h"
+#include "store/tensorboard.h"
 
 namespace td::cli {
 
@@ -289,7 +290,7 @@ void add_runs_command(CLI::App& app, std::ostream& out) {
 
   // State shared with the callbacks; lives as long as the app.
   struct Args {
-    std::string db, experiment, run_id, out_path, run_dir;
+    std::string db, experiment, run_id, out_path, run_dir, tensorboard;
     bool csv = false;
   };
   auto a = std::make_shared<Args>();
@@ -310,9 +311,18 @@ void add_runs_command(CLI::App& app, std::ostream& out) {
   exp->add_option("RUN", a->run_id, "Run id (see `runs list`)")->required();
   exp->add_flag("--csv", a->csv, "CSV, one row per value: step,rank,attempt,t,name,value");
   exp->add_option("--out,-o", a->out_path, "Write to this file instead of stdout");
+  exp->add_option("--tensorboard", a->tensorboard,
+                  "Write a TensorBoard event file into DIR/RUN/ (tensorboard --logdir DIR); values as float32");
   exp->callback([a, os] {
-    TD_CHECK(a->csv, "runs export: choose a format; --csv is the one supported");
-    export_run_csv(*open_existing(a->db), a->run_id, a->out_path, *os);
+    TD_CHECK(a->csv != !a->tensorboard.empty(),
+             "runs export: choose one format: --csv (to --out or stdout) or --tensorboard DIR");
+    if (a->csv) {
+      export_run_csv(*open_existing(a->db), a->run_id, a->out_path, *os);
+      return;
+    }
+    TD_CHECK(a->out_path.empty(), "runs export: --out is for --csv; --tensorboard names the folder itself");
+    const store::TensorBoardExport r = store::write_tensorboard(*open_existing(a->db), a->run_id, a->tensorboard);
+    *os << "wrote " << r.values << " values in " << r.events << " events to " << r.path << '\n';
   });
 
   CLI::App* ing = runs->add_subcommand("ingest", "Catch the store up with a run directory's events.jsonl (exactly once)");
