@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/checkpoint/checksums.h"
+#include "engine/checkpoint/keep.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
@@ -55,13 +56,8 @@ std::string step_dir_name(int step) {
   return buf;
 }
 
-// Step number of a complete checkpoint directory name, or -1.
-int parse_step_dir(const std::string& name) {
-  if (name.size() != 13 || name.rfind("step_", 0) != 0) return -1;
-  for (size_t i = 5; i < name.size(); i++)
-    if (name[i] < '0' || name[i] > '9') return -1;
-  return std::stoi(name.substr(5));
-}
+// Step number of a complete checkpoint directory name, or -1 (keep.h).
+int parse_step_dir(const std::string& name) { return checkpoint_step_of_name(name); }
 
 void write_text_synced(const std::string& path, const std::string& text) {
   File f(path, File::kWriteNew);
@@ -419,6 +415,7 @@ void prune_checkpoints(const std::string& root, int keep) {
   auto dirs = checkpoint_dirs(root);
   int kept = 0;
   for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    if (checkpoint_is_kept(root, it->first)) continue;  // marked by the user: never deleted, not counted
     if (kept < keep && checkpoint_problem(it->second.string()).empty()) {
       kept++;
       continue;

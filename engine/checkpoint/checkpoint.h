@@ -4,7 +4,8 @@
 //   trainer.json           step, tokens seen, run id, attempt, RNG states, loader position, config
 //   SHA256SUMS             the SHA-256 of each file above, coreutils' format (checksums.h)
 // A checkpoint is written into step_NNNNNNNN.tmp/, every file fsynced, then renamed; a directory
-// without the .tmp suffix is therefore complete. The newest `keep` checkpoints are kept.
+// without the .tmp suffix is therefore complete. The newest `keep` checkpoints are kept, and
+// those marked keep (<root>/step_NNNNNNNN.keep beside the directory, keep.h).
 // A checkpoint "verifies" when trainer.json and the safetensors headers parse, every file
 // matches SHA256SUMS, and the weights and moments are all finite. One written before checksums
 // (no SHA256SUMS) verifies on the rest; checkpoint_note() says so for a warning.
@@ -85,7 +86,9 @@ TrainerState read_trainer_state(const std::string& ckpt_dir);
 void load_checkpoint(const std::string& ckpt_dir, GPT& model, AdamW* opt);
 
 /// Keeps the newest `keep` checkpoints under root that verify and deletes the others: older
-/// ones, ones that do not verify, and stale .tmp directories of interrupted writes.
+/// ones, ones that do not verify, and stale .tmp directories of interrupted writes. A checkpoint
+/// the user marked keep (a plain file <root>/step_NNNNNNNN.keep, keep.h) is never deleted and
+/// does not count towards `keep`.
 void prune_checkpoints(const std::string& root, int keep);
 
 }  // namespace td

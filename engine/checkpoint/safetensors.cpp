@@ -15,7 +15,8 @@ namespace td {
 using json = nlohmann::json;
 
 uint64_t write_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors,
-                           const std::map<std::string, std::string>& metadata) {
+                           const std::map<std::string, std::string>& metadata,
+                           const std::function<void()>& on_tensor) {
   json header = json::object();
   uint64_t off = 0;
   for (const auto& t : tensors) {
@@ -35,6 +36,7 @@ uint64_t write_safetensors(const std::string& path, const std::vector<SafeTensor
     uint64_t n = 1;
     for (auto s : t.shape) n *= (uint64_t)s;
     f.write_all(t.data, n * 4);
+    if (on_tensor) on_tensor();
   }
   f.sync();
   return 8 + h.size() + off;

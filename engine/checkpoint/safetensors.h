@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -20,9 +21,11 @@ struct SafeTensor {
 };
 
 /// Writes tensors (in the given order) to path and fsyncs it. Returns the file size in bytes.
+/// `on_tensor`, when given, is called after each tensor's data is written (export's progress).
 /// Throws td::Error on I/O failure.
 uint64_t write_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors,
-                           const std::map<std::string, std::string>& metadata = {});
+                           const std::map<std::string, std::string>& metadata = {},
+                           const std::function<void()>& on_tensor = {});
 
 /// A safetensors file opened for reading: header parsed and checked against the file size.
 class SafetensorsFile {

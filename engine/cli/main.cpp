@@ -18,7 +18,9 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/error.h"
@@ -128,6 +130,66 @@ int cmd_prepare(const td::PrepareOptions& opt, bool progress_json) {
   return 0;
 }
 
+// sample --stream: writes the text of the tokens as they come, so that the concatenation of
+// everything written is exactly the text `sample` prints without --stream (prompt, generated
+// text, "\n"). The generated ids are decoded as a whole each time and only what is new at the
+// end is written: a tokenizer's decode is not always the concatenation of its tokens' decodes
+// (sentencepiece joins byte pieces into one UTF-8 character and turns an incomplete one into
+// U+FFFD), so a trailing U+FFFD is held back until the next token settles it. On a terminal a
+// UTF-8 sequence cut at the end is held back too, and what is written goes through
+// terminal_safe() as without --stream. Decoding the whole each time costs O(tokens) per token,
+// small beside the forward pass over seq_len tokens that each token takes.
+class StreamPrinter {
+ public:
+  StreamPrinter(const td::Tokenizer& tok, const std::string& prompt, bool tty) : tok_(tok), tty_(tty) {
+    write(prompt);
+    base_ = prompt.size();
+  }
+  void token(uint32_t id) {
+    ids_.push_back(id);
+    std::string text = tok_.decode(ids_);
+    static const std::string kReplacement = "\xEF\xBF\xBD";
+    while (text.size() >= kReplacement.size() && text.compare(text.size() - 3, 3, kReplacement) == 0) text.resize(text.size() - 3);
+    const size_t done = written_.size() - base_;
+    if (text.size() <= done || text.compare(0, done, written_, base_, done) != 0) return;  // nothing settled yet
+    write(text.substr(done));
+  }
+  // `text`: the whole output without --stream; writes what is not written yet.
+  void finish(const std::string& text) {
+    if (text.size() > written_.size() && text.compare(0, written_.size(), written_) == 0) write(text.substr(written_.size()));
+    if (tty_ && !held_.empty()) emit(td::terminal_safe(held_));
+    std::fflush(stdout);
+  }
+
+ private:
+  void write(const std::string& bytes) {
+    written_ += bytes;
+    if (!tty_) return emit(bytes);
+    // A UTF-8 sequence cut by the end waits for its other bytes (terminal_safe would escape it).
+    std::string s = held_ + bytes;
+    size_t cut = s.size();
+    for (size_t back = 1; back <= 3 && back <= s.size(); back++) {
+      const unsigned char c = (unsigned char)s[s.size() - back];
+      if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+      const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+      if (need > back) cut = s.size() - back;
+      break;
+    }
+    held_ = s.substr(cut);
+    emit(td::terminal_safe(s.substr(0, cut)));
+  }
+  static void emit(const std::string& bytes) {
+    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+    std::fflush(stdout);
+  }
+  const td::Tokenizer& tok_;
+  bool tty_;
+  std::vector<uint32_t> ids_;
+  std::string written_;  // everything written so far (before terminal_safe)
+  size_t base_ = 0;      // the prompt's bytes at its front
+  std::string held_;     // tty: the start of a cut UTF-8 sequence
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -216,6 +278,10 @@ int main(int argc, char** argv) {
   samp->add_option("--top-k", sopt.top_k, "Top-k (0: all)")->check(CLI::Range(0, 1 << 24));
   samp->add_option("--seed", sample_seed, "Sampling seed");
   samp->add_option("--data", dataset, "Dataset directory whose tokenizer to use (default: the run's)");
+  bool sample_stream = false;
+  samp->add_flag("--stream", sample_stream,
+                 "Write each token's text to stdout as it is generated (flushed), for programs that show it growing; "
+                 "the bytes written are the same as without --stream");
 
   // plan
   bool plan_json = false;
@@ -266,6 +332,10 @@ int main(int argc, char** argv) {
   exp->add_option("--out", xopt.out_dir, "Output directory (written atomically)")->required();
   exp->add_flag("--force", xopt.force, "Replace an existing non-empty --out that is an earlier export (never another folder)");
   exp->add_option("--data", xopt.data_dir, "Dataset directory whose tokenizer to export (default: the run's)");
+  bool export_progress = false;
+  exp->add_flag("--progress", export_progress,
+                "For programs: print \"progress DONE TOTAL\" on stdout (flushed) before the first write and after each "
+                "tensor and file written, the last with DONE = TOTAL, before the result line");
 
   td::cli::add_runs_command(app);
 
@@ -344,15 +414,29 @@ int main(int argc, char** argv) {
       td::GPT model(cfg.model, *be, 1);
       td::load_checkpoint(dir, model, nullptr);
       td::Rng rng(sample_seed);
-      auto ids = td::generate(model, tok->encode(prompt), tok->eot_id(), sopt, rng);
+      const bool tty = ::isatty(STDOUT_FILENO);
+      std::unique_ptr<StreamPrinter> printer;
+      if (sample_stream) printer = std::make_unique<StreamPrinter>(*tok, prompt, tty);
+      auto ids = td::generate(model, tok->encode(prompt), tok->eot_id(), sopt, rng,
+                              printer ? std::function<void(uint32_t)>([&](uint32_t id) { printer->token(id); })
+                                      : std::function<void(uint32_t)>());
       // The exact bytes for a pipe or a file (scripts; NULs included), escaped on a terminal:
       // an untrained byte-level model writes invalid UTF-8 and control bytes (docs/guide.md).
       std::string text = prompt + tok->decode(ids) + "\n";
-      if (::isatty(STDOUT_FILENO)) text = td::terminal_safe(text);
+      if (printer) {
+        printer->finish(text);
+        return 0;
+      }
+      if (tty) text = td::terminal_safe(text);
       std::fwrite(text.data(), 1, text.size(), stdout);
       return 0;
     }
     if (*exp) {
+      if (export_progress)
+        xopt.on_progress = [](int done, int total) {
+          std::printf("progress %d %d\n", done, total);
+          std::fflush(stdout);
+        };
       td::ExportResult r = td::export_model(xopt);
       for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
       std::printf("exported step %d of %s as %s to %s (%zu files, %.1f MB)\n", r.step, r.checkpoint.c_str(), xopt.format.c_str(),

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -79,10 +80,12 @@ std::string read_file_bytes(const std::string& path) {
   return ss.str();
 }
 
-// Writes the files of an export directory (all fsynced) and remembers their names.
+// Writes the files of an export directory (all fsynced) and remembers their names. tick() is
+// one progress step (export_progress_total()): each file written by text() and each tensor of a
+// safetensors file (write_safetensors' on_tensor).
 class OutDir {
  public:
-  explicit OutDir(std::string dir) : dir_(std::move(dir)) {}
+  OutDir(std::string dir, std::function<void()> tick) : dir_(std::move(dir)), tick_(std::move(tick)) {}
   std::string path(const std::string& name) {
     files_.push_back(name);
     return dir_ + "/" + name;
@@ -91,6 +94,10 @@ class OutDir {
     File f(path(name), File::kWriteNew);
     f.write_all(content.data(), content.size());
     f.sync();
+    tick();
+  }
+  void tick() {
+    if (tick_) tick_();
   }
   void json_file(const std::string& name, const json& j) { text(name, j.dump(2) + "\n"); }
   std::vector<std::string> files() const {
@@ -101,6 +108,7 @@ class OutDir {
 
  private:
   std::string dir_;
+  std::function<void()> tick_;
   std::vector<std::string> files_;
 };
 
@@ -166,7 +174,7 @@ void write_hf(OutDir& out, const RunConfig& cfg, const std::vector<float>& param
     }
   }
   // transformers refuses a safetensors file whose metadata lacks format "pt".
-  write_safetensors(out.path("model.safetensors"), st, {{"format", "pt"}});
+  write_safetensors(out.path("model.safetensors"), st, {{"format", "pt"}}, [&] { out.tick(); });
   out.json_file("config.json", hf_gpt2_config(m, tok.eot_id, tok.eot_id));
   const TrainConfig& tc = cfg.train;
   json gen = {{"bos_token_id", tok.eot_id}, {"eos_token_id", tok.eot_id}, {"max_length", m.seq_len}};
@@ -191,7 +199,8 @@ void write_raw(OutDir& out, const RunConfig& cfg, const TrainerState& state, con
     table.push_back({{"name", t.name}, {"shape", t.shape}, {"dtype", "F32"}, {"offset", t.offset}, {"numel", t.numel},
                      {"weight_decay", t.decay}, {"hf_name", hf_gpt2_name(t.name)}, {"hf_transposed", hf_gpt2_is_conv1d(t.name)}});
   }
-  write_safetensors(out.path("model.safetensors"), st, {{"format", "traindeck-gpt2"}, {"step", std::to_string(state.step)}});
+  write_safetensors(out.path("model.safetensors"), st, {{"format", "traindeck-gpt2"}, {"step", std::to_string(state.step)}},
+                    [&] { out.tick(); });
   json tj = {{"kind", tok.kind}, {"vocab_size", tok.vocab_size}, {"eot_id", tok.eot_id}, {"model_file", nullptr}};
   if (tok.kind == "bpe") {
     out.text("tokenizer.model", read_file_bytes(tok.model_path));
@@ -310,6 +319,13 @@ std::string force_problem(const fs::path& out, const std::string& ckpt, const st
 
 }  // namespace
 
+int export_progress_total(const ModelConfig& m, const std::string& format, const std::string& tokenizer_kind) {
+  const int tensors = (int)gpt_param_tensors(m).size();
+  const bool bpe = tokenizer_kind == "bpe";
+  if (format == "hf") return tensors + 2 + (bpe ? 3 : 4) + 1;
+  return tensors + 1 + (bpe ? 1 : 0) + 1;
+}
+
 ExportResult export_model(const ExportOptions& opt) {
   if (opt.format != "hf" && opt.format != "safetensors")
     fail("unknown export format \"" + opt.format + "\": use hf (Hugging Face GPT-2) or safetensors (the engine's weights)");
@@ -373,7 +389,12 @@ ExportResult export_model(const ExportOptions& opt) {
   const std::string tmp = tmpl;
   ExportResult r;
   try {
-    OutDir od(tmp);
+    const int total = export_progress_total(cfg.model, opt.format, tok.kind);
+    int done = 0;
+    if (opt.on_progress) opt.on_progress(0, total);
+    OutDir od(tmp, [&] {
+      if (opt.on_progress) opt.on_progress(++done, total);
+    });
     if (opt.format == "hf") write_hf(od, cfg, params, tok);
     else write_raw(od, cfg, state, ckpt, params, tok);
     od.json_file(kMarker, {{"format", "traindeck-export-marker"}, {"version", 1}, {"export_format", opt.format},

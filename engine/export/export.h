@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ struct ExportOptions {
   std::string out_dir;      // created; must not exist or be empty unless force
   bool force = false;       // replace an existing non-empty out_dir that is an earlier export
   std::string data_dir;     // dataset whose tokenizer to export (default: the run's data.path)
+  // Progress, when given: called with (0, total) before the first write, then after each weight
+  // tensor of model.safetensors and each other file is written (done = 1 .. total, in order; the
+  // last call has done == total, before the rename into out_dir). total = the model's tensors
+  // plus the other files of the format (export_progress_total()). `export --progress` prints it.
+  std::function<void(int done, int total)> on_progress;
 };
 
 struct ExportResult {
@@ -70,6 +76,14 @@ struct ExportResult {
   uint64_t bytes = 0;              // their total size
   std::vector<std::string> warnings;  // newer checkpoints of the run skipped (not verifying), one without checksums
 };
+
+/// The number of progress steps of an export (ExportOptions::on_progress): one per weight tensor
+/// of a model of shape m, plus one per other file written: hf: config.json,
+/// generation_config.json, the tokenizer files (byte: vocab.json, merges.txt,
+/// tokenizer_config.json, special_tokens_map.json; bpe: tokenizer.model, tokenizer_config.json,
+/// special_tokens_map.json) and the marker; safetensors: traindeck_export.json, tokenizer.model
+/// (bpe) and the marker.
+int export_progress_total(const ModelConfig& m, const std::string& format, const std::string& tokenizer_kind);
 
 /// Exports a checkpoint. Writes everything into "<out_dir>.tmp-XXXXXX" beside out_dir (files
 /// fsynced, with the marker ".traindeck-export" listing the other files), then renames it to

@@ -25,7 +25,7 @@ int sample_token(const float* logits, int V, double temperature, int top_k, Rng&
 }
 
 std::vector<uint32_t> generate(GPT& model, const std::vector<uint32_t>& prompt, int eot_id,
-                               const SampleOptions& opt, Rng& rng) {
+                               const SampleOptions& opt, Rng& rng, const std::function<void(uint32_t)>& on_token) {
   const ModelConfig& m = model.config();
   std::vector<int32_t> ctx(prompt.begin(), prompt.end());
   if (ctx.empty()) ctx.push_back(eot_id);
@@ -39,6 +39,7 @@ std::vector<uint32_t> generate(GPT& model, const std::vector<uint32_t>& prompt, 
     int next = sample_token(row.data(), m.vocab_size, opt.temperature, opt.top_k, rng);
     out.push_back((uint32_t)next);
     ctx.push_back(next);
+    if (on_token) on_token((uint32_t)next);
   }
   return out;
 }
