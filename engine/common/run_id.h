@@ -1,9 +1,13 @@
 // Run ids: what a valid one looks like. A run id names a folder (runs/<run_id>, the GUI's and a
 // node's run folders) and a row of the store, so one that comes from a file (a checkpoint's
-// trainer.json, an events line) is checked exactly as --run-id is. The generator is
-// td::new_run_id() (engine/train/trainer.h).
+// trainer.json, an events line) is checked exactly as --run-id is. New ids come from
+// td::new_run_id() below, the one generator the engine, the workbench and every run target use.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -21,6 +25,21 @@ inline bool valid_run_id(std::string_view id) {
     if (!ok) return false;
   }
   return true;
+}
+
+/// A new run id: "YYYYmmdd-HHMMSS-xxxxxx", the UTC time (so ids sort by start time on every
+/// machine and time zone) and 24 random bits from std::random_device (the kernel's getrandom:
+/// two ids made in the same second on two machines differ). Always valid_run_id().
+inline std::string new_run_id() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y%m%d-%H%M%S", &utc);
+  std::random_device rd;
+  char id[48];
+  std::snprintf(id, sizeof id, "%s-%06x", when, static_cast<unsigned>(rd() & 0xFFFFFFu));
+  return id;
 }
 
 /// A run's name (train --run-name, the GUI's Start run and Rename): free text for people

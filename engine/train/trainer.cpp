@@ -16,6 +16,7 @@
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/duration.h"
+#include "engine/common/run_id.h"
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
 #include "engine/common/rng.h"
@@ -84,15 +85,6 @@ class RunDirLock {
 
 }  // namespace
 
-std::string new_run_id() {
-  std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::gmtime(&now));
-  Rng r((uint64_t)std::chrono::steady_clock::now().time_since_epoch().count() ^ ((uint64_t)getpid() << 32));
-  char suffix[8];
-  std::snprintf(suffix, sizeof suffix, "%06x", (unsigned)(r.next_u64() & 0xFFFFFF));
-  return std::string(buf) + "-" + suffix;
-}
 
 namespace {
 

@@ -51,9 +51,6 @@ struct TrainOptions {
 /// Throws td::Error for bad input found before training starts (dataset, vocab, out dir).
 int run_training(const RunConfig& cfg, const TrainOptions& opt);
 
-/// A new run id: "YYYYmmdd-HHMMSS-xxxxxx" (UTC time and 24 random bits).
-std::string new_run_id();
-
 /// Installs the SIGINT/SIGTERM/SIGHUP handlers (first: graceful stop; second: immediate exit
 /// 130) and ignores SIGPIPE (events keep going to the events file when stdout is closed).
 void install_stop_handlers();

@@ -3,13 +3,13 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 
 #include <chrono>
 #include <filesystem>
 
 #include "engine/common/error.h"
+#include "engine/common/run_id.h"
 #include "gui/core/paths.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_task.h"
@@ -21,13 +21,6 @@
 namespace td::gui {
 
 namespace {
-
-QString new_run_id() {
-  // The engine's own format (engine/train/trainer.cpp), as RunController makes them.
-  const quint32 r = QRandomGenerator::global()->generate() & 0xFFFFFF;
-  return QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-")) +
-         QStringLiteral("%1").arg(r, 6, 16, QLatin1Char('0'));
-}
 
 void set_error(QString* error, const QString& message) {
   if (error) *error = message;
@@ -131,7 +124,7 @@ QString RemoteRunController::startClusterRun(const td::remote::ClusterSpec& clus
   if (engine.isEmpty()) return {};
   RemoteRunSpec spec;
   spec.mode = RemoteRunSpec::Mode::Start;
-  spec.run_id = new_run_id();
+  spec.run_id = QString::fromStdString(td::new_run_id());
   spec.experiment = experiment;
   spec.cluster = QString::fromStdString(cluster.name);
   spec.node = cluster.nodes.front();

@@ -5,7 +5,6 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSysInfo>
-#include <QRandomGenerator>
 
 #include "gui/core/paths.h"
 #include "gui/core/store_client.h"
@@ -19,13 +18,6 @@
 namespace td::gui {
 
 namespace {
-
-QString new_run_id() {
-  // The engine's own format (engine/train/trainer.cpp): yyyyMMdd-HHmmss-<6 hex digits>.
-  const quint32 r = QRandomGenerator::global()->generate() & 0xFFFFFF;
-  return QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-")) +
-         QStringLiteral("%1").arg(r, 6, 16, QLatin1Char('0'));
-}
 
 // Writes path through "<path>.tmp", created new (O_EXCL: a link planted at the name is removed,
 // never followed) and owner-only, as the engine's run files (engine/common/fileio.h).
@@ -131,7 +123,7 @@ QString RunController::startRun(const QString& experiment, const nlohmann::json&
     set_error(error, problem);
     return {};
   }
-  const QString run_id = new_run_id();
+  const QString run_id = QString::fromStdString(td::new_run_id());
   const QString dir = runDir(run_id);
   // Owner-only (0700, new parents too), as the engine makes its run folders.
   if (const std::error_code ec = td::create_private_dirs(dir.toStdString())) {

@@ -5,6 +5,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <ctime>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -17,6 +19,7 @@
 #include <fstream>
 
 #include "engine/common/error.h"
+#include "engine/common/run_id.h"
 #include "engine/common/fileio.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "store/ingest.h"
@@ -438,6 +441,26 @@ class TestRobustness : public QObject {
     r = train(path("badid2"), {"--run-id", "../x"});
     QCOMPARE(r.exit_code, 105);  // CLI11's validation error
     QVERIFY2(r.err.contains("a run id is 1-128 letters"), qPrintable(r.err));
+  }
+
+  // New run ids (td::new_run_id, the one generator of engine, GUI and targets) name the UTC
+  // time whatever the local time zone (here 14 hours ahead of UTC), are valid, and differ.
+  void new_run_ids_are_utc_and_distinct() {
+    const QByteArray tz = qgetenv("TZ");
+    qputenv("TZ", "XYZ-14");
+    tzset();
+    const std::time_t before = std::time(nullptr);
+    const std::string a = td::new_run_id(), b = td::new_run_id();
+    const std::time_t after = std::time(nullptr);
+    tz.isNull() ? qunsetenv("TZ") : qputenv("TZ", tz);
+    tzset();
+    QVERIFY2(td::valid_run_id(a), a.c_str());
+    QCOMPARE(a.size(), size_t(22));  // YYYYmmdd-HHMMSS-xxxxxx
+    QVERIFY(a != b);
+    std::tm named{};
+    QVERIFY2(strptime(a.c_str(), "%Y%m%d-%H%M%S", &named), a.c_str());
+    const std::time_t t = timegm(&named);
+    QVERIFY2(t >= before - 1 && t <= after + 1, (a + " does not name the UTC time").c_str());
   }
 
   // An events line whose run_id is not a valid run id is skipped as malformed by the ingest (the

@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <ctime>
+
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -62,8 +64,23 @@ class TestRunController : public QObject {
     QString error;
     // A named run (issue 14): the name goes to the engine (train --run-name), into its
     // run_start event and from there into the store, trimmed.
+    // The id is minted in UTC (td::new_run_id, the engine's generator), whatever the local time
+    // zone: here one 14 hours ahead of UTC (a POSIX TZ string, no zoneinfo needed).
+    const QByteArray tz = qgetenv("TZ");
+    qputenv("TZ", "XYZ-14");
+    tzset();
+    const std::time_t before = std::time(nullptr);
     const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 30), &error, QStringLiteral(" lr=1e-3 "));
+    const std::time_t after = std::time(nullptr);
+    tz.isNull() ? qunsetenv("TZ") : qputenv("TZ", tz);
+    tzset();
     QVERIFY2(!id.isEmpty(), qPrintable(error));
+    {
+      std::tm named{};
+      QVERIFY2(strptime(id.toLatin1().constData(), "%Y%m%d-%H%M%S", &named), qPrintable(id));
+      const std::time_t t = timegm(&named);
+      QVERIFY2(t >= before - 1 && t <= after + 1, qPrintable(id + " does not name the UTC time of its start"));
+    }
     QVERIFY(rc.isActive(id));
     QCOMPARE(wait_ended(ended, id), QString("completed"));
     QCOMPARE(Store(db_.toStdString()).get_run(id.toStdString()).name, std::string("lr=1e-3"));
