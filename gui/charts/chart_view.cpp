@@ -49,7 +49,7 @@ ChartView::ChartView(MetricsModel* model, QWidget* parent) : QWidget(parent), mo
   plot_->setNotAntialiasedElements(QCP::aeFills | QCP::aePlottables);
   plot_->axisRect()->setRangeDrag(Qt::Horizontal);
   plot_->axisRect()->setRangeZoom(Qt::Horizontal);
-  plot_->xAxis->setLabel(tr("step"));
+  plot_->xAxis->setLabel(xAxisTitle(axis_));
   plot_->xAxis->setTicker(QSharedPointer<CountTicker>::create(true));
   plot_->xAxis->setNumberFormat(QStringLiteral("f"));  // steps: whole numbers
   plot_->xAxis->setNumberPrecision(0);
@@ -90,6 +90,7 @@ ChartView::ChartView(MetricsModel* model, QWidget* parent) : QWidget(parent), mo
   connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this](const QCPRange& r) {
     if (!quiet_) fit_ = false;
     emit xRangeChanged(r.lower, r.upper);
+    if (!quiet_) emit userXRangeChanged(r.lower, r.upper);
     onRangeChanged();
   });
   connect(plot_->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this](const QCPRange& r) {
@@ -130,8 +131,30 @@ void ChartView::applyPalette() {
 
 void ChartView::changeEvent(QEvent* event) {
   if (event->type() == QEvent::PaletteChange) applyPalette();
+  // QCustomPlot draws its texts itself: nothing of the i18n's widget walk reaches them.
+  if (event->type() == QEvent::LanguageChange) retranslate();
   QWidget::changeEvent(event);
 }
+
+QString ChartView::xAxisTitle(XAxis axis) const {
+  switch (axis) {
+    case XAxis::Tokens: return tr("tokens");
+    case XAxis::WallTime: return tr("elapsed time (h:m:s)");
+    case XAxis::Step: break;
+  }
+  return tr("step");
+}
+
+void ChartView::retranslate() {
+  plot_->xAxis->setLabel(xAxisTitle(axis_));
+  rebuildSeries();  // the labels (" rank %1"), in place: the graphs and their data stay
+  if (runs_.isEmpty()) empty_->setText(tr("No run selected."));
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString ChartView::title() const { return title_ ? title_->text() : QString(); }
+
+QString ChartView::xAxisLabel() const { return plot_->xAxis->label(); }
 
 void ChartView::setTitle(const QString& title) {
   if (!title_) {
@@ -251,8 +274,18 @@ void ChartView::rebuildSeries() {
   }
   bool same = want.size() == series_.size();
   for (size_t i = 0; same && i < want.size(); ++i)
-    same = want[i].key == series_[i].key && want[i].label == series_[i].label && want[i].color == series_[i].color;
+    same = want[i].key == series_[i].key && want[i].color == series_[i].color &&
+           want[i].spec.style == series_[i].spec.style && want[i].spec.side == series_[i].spec.side &&
+           want[i].spec.smooth == series_[i].spec.smooth;
   if (same) {
+    // Only the texts may differ (a run renamed, another language): the legend, in place.
+    for (size_t i = 0; i < want.size(); ++i) {
+      series_[i].spec = want[i].spec;
+      if (series_[i].label == want[i].label) continue;
+      series_[i].label = want[i].label;
+      series_[i].line->setName(want[i].label);
+      plot_->replot(QCustomPlot::rpQueuedReplot);
+    }
     updateSecondary();  // the runs' facts (and so their ratios) may be new
     return;
   }
@@ -315,15 +348,15 @@ void ChartView::rebuildSeries() {
 
 void ChartView::refresh() {
   rebuildSeries();
-  double lo = 0, hi = 0;
-  if (dataExtent(lo, hi)) {
+  const XExtent e = extent_source_ ? extent_source_() : extentOf(runs_, axis_);
+  if (e.any) {
+    double lo = e.lo, hi = e.hi;
     if (hi - lo < 1) {
       lo = std::max(0.0, lo - 0.5);  // steps, tokens and elapsed time are never negative
       hi = lo + 1;
     }
     // Markers (val loss) at the last step are drawn whole: 2% of room on the right.
-    if (std::any_of(series_.begin(), series_.end(), [](const Series& s) { return s.spec.style == SeriesStyle::Markers; }))
-      hi += 0.02 * (hi - lo);
+    if (e.markers) hi += 0.02 * (hi - lo);
     const QCPRange r = plot_->xAxis->range();
     if (fit_) {
       setRangeQuietly(lo, hi);
@@ -357,20 +390,39 @@ void ChartView::onFacts(const QString& run_id) {
   if (runs_.contains(run_id)) refresh();
 }
 
-bool ChartView::dataExtent(double& lo, double& hi) const {
-  bool any = false;
-  lo = std::numeric_limits<double>::max();
-  hi = std::numeric_limits<double>::lowest();
-  for (const Series& s : series_) {
-    const RunFacts* f = factsOf(s.key.run_id);
-    const td::store::MetricInfo* m = f ? f->find(s.key.metric, s.key.rank) : nullptr;
-    if (!m || m->count == 0) continue;
-    lo = std::min(lo, f->toX(axis_, static_cast<double>(m->first_step)));
-    hi = std::max(hi, f->toX(axis_, static_cast<double>(m->last_step)));
-    any = true;
-  }
-  return any;
+void XExtent::add(const XExtent& o) {
+  markers = markers || o.markers;
+  if (!o.any) return;
+  lo = any ? std::min(lo, o.lo) : o.lo;
+  hi = any ? std::max(hi, o.hi) : o.hi;
+  any = true;
 }
+
+XExtent ChartView::extentOf(const QStringList& runs, XAxis axis) const {
+  // The series rebuildSeries() makes of these runs (by their facts, not by series_, so that a
+  // page can ask before a chart has caught up with new runs).
+  XExtent e;
+  for (const QString& run : runs) {
+    const RunFacts* f = factsOf(run);
+    if (!f) continue;
+    for (const MetricSpec& spec : metrics_) {
+      const std::string name = spec.metric.toStdString();
+      for (const auto& info : f->series) {
+        if (info.name != name || !(spec.all_ranks || info.rank == 0)) continue;
+        e.markers = e.markers || spec.style == SeriesStyle::Markers;
+        if (info.count == 0) continue;
+        XExtent one;
+        one.any = true;
+        one.lo = f->toX(axis, static_cast<double>(info.first_step));
+        one.hi = f->toX(axis, static_cast<double>(info.last_step));
+        e.add(one);
+      }
+    }
+  }
+  return e;
+}
+
+void ChartView::setExtentSource(std::function<XExtent()> source) { extent_source_ = std::move(source); }
 
 void ChartView::setRangeQuietly(double lo, double hi) {
   quiet_ = true;
@@ -385,8 +437,7 @@ void ChartView::setXAxis(XAxis axis) {
   const RunFacts* f = runs_.isEmpty() ? nullptr : factsOf(runs_.front());
   const XAxis old = axis_;
   axis_ = axis;
-  static const QString labels[] = {tr("step"), tr("tokens"), tr("elapsed time (h:m:s)")};
-  plot_->xAxis->setLabel(labels[static_cast<int>(axis)]);
+  plot_->xAxis->setLabel(xAxisTitle(axis));
   if (axis == XAxis::WallTime) {
     auto t = QSharedPointer<QCPAxisTickerTime>::create();
     t->setTimeFormat(QStringLiteral("%h:%m:%s"));
@@ -453,6 +504,14 @@ void ChartView::onRangeChanged() {
 void ChartView::resizeEvent(QResizeEvent* e) {
   QWidget::resizeEvent(e);
   scheduleQuery(false);
+  emit resized();
+}
+
+void ChartView::setColumns(int columns) {
+  columns = std::max(0, columns);
+  if (columns == columns_) return;
+  columns_ = columns;
+  scheduleQuery(false);
 }
 
 int ChartView::plotColumns() const {
@@ -470,7 +529,7 @@ void ChartView::query() {
   const bool force = force_next_;
   force_next_ = false;
   const QCPRange r = plot_->xAxis->range();
-  const int cols = plotColumns();
+  const int cols = columns();
   for (Series& s : series_) {
     const RunFacts* f = factsOf(s.key.run_id);
     const td::store::MetricInfo* m = f ? f->find(s.key.metric, s.key.rank) : nullptr;

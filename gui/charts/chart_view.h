@@ -23,6 +23,7 @@
 #include <QWidget>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "gui/metrics/metrics_model.h"
@@ -54,6 +55,15 @@ struct MetricSpec {
   bool smooth = false;
 };
 
+/// The x extent, in an axis' unit, of the rows some runs have stored of a chart's metrics: what
+/// fitting the x axis shows (ChartView::extentOf; Dashboard joins its charts' into one).
+struct XExtent {
+  bool any = false;      // some series has a row (lo, hi meaningful)
+  double lo = 0, hi = 0;
+  bool markers = false;  // a marker series (val_loss) is among them: room after the last step
+  void add(const XExtent& o);
+};
+
 /// The drawn point nearest to an x coordinate (hover read-out).
 struct Readout {
   bool valid = false;
@@ -77,6 +87,9 @@ class ChartView : public QWidget {
   ~ChartView() override;
 
   void setTitle(const QString& title);
+  QString title() const;
+  /// The x axis' title ("step", "tokens", "elapsed time (h:m:s)": translated, set by setXAxis).
+  QString xAxisLabel() const;
   /// Axis titles (units included, e.g. "tokens/s", "MFU"); the right axis shows only when a
   /// metric is on the right side.
   void setAxisLabels(const QString& left, const QString& right = QString());
@@ -153,8 +166,22 @@ class ChartView : public QWidget {
   QString emptyText() const { return empty_text_; }
   QStringList legendLabels() const;
   QList<QColor> legendColors() const;
-  /// Pixel columns of the plot area: the max_points of every query.
+  /// Pixel columns of the plot area (the plot's width in pixels once laid out).
   int plotColumns() const;
+  /// The pixel columns every query asks for (its max_points) instead of plotColumns(): a page
+  /// of charts (Dashboard) gives each the same count, so that charts of different widths draw
+  /// the same buckets for the same x range. Re-queries when it changes; 0: plotColumns().
+  void setColumns(int columns);
+  /// The columns queries use: setColumns()'s, else plotColumns().
+  int columns() const { return columns_ > 0 ? columns_ : plotColumns(); }
+
+  /// The x extent of the rows `runs` have stored of this chart's metrics (their facts in the
+  /// model; runs without facts yet add nothing), in `axis`' unit.
+  XExtent extentOf(const QStringList& runs, XAxis axis) const;
+  /// Where fitting and following the tail take the x extent from: a page of linked charts
+  /// (Dashboard) gives every chart the same, so their x ranges stay equal. Empty: this chart's
+  /// own (extentOf(runs(), xAxis())).
+  void setExtentSource(std::function<XExtent()> source);
 
   /// Saves the chart as PNG (QCustomPlot::savePng) at the widget's size when width/height are
   /// 0. Returns false when the file cannot be written.
@@ -183,6 +210,11 @@ class ChartView : public QWidget {
   void replotted();
   /// The visible x range changed (user zoom/pan or a call), in the x axis' unit.
   void xRangeChanged(double lo, double hi);
+  /// The visible x range was changed by the user (drag, wheel) or setXRange(), not by fitting
+  /// or following the tail: a page links its charts' zoom and pan through it.
+  void userXRangeChanged(double lo, double hi);
+  /// The widget was resized (its plot's columns may have changed).
+  void resized();
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
@@ -191,6 +223,10 @@ class ChartView : public QWidget {
  private:
   ValueFormat formats_[2] = {ValueFormat::Plain, ValueFormat::Plain};  // left, right y axis
   void applyPalette();
+  /// Re-sets every text QCustomPlot draws that this view made (x axis title, series labels,
+  /// the "No run selected." placeholder) in the language installed now; the data stays.
+  void retranslate();
+  QString xAxisTitle(XAxis axis) const;
   struct Series {
     SeriesKey key;
     MetricSpec spec;
@@ -217,7 +253,6 @@ class ChartView : public QWidget {
   void updateEmpty();
   void updateSecondary();
   void setRangeQuietly(double lo, double hi);
-  bool dataExtent(double& lo, double& hi) const;
   Readout readoutOf(const Series& s, size_t i) const;
   const RunFacts* factsOf(const QString& run) const;
 
@@ -240,6 +275,8 @@ class ChartView : public QWidget {
   QHash<SeriesKey, QString> signature_;  // per series: its extents at the last refresh
   QString secondary_metric_, secondary_of_, secondary_label_;
   double secondary_ratio_ = 0;
+  int columns_ = 0;  // setColumns(); 0: plotColumns()
+  std::function<XExtent()> extent_source_;
   QTimer query_timer_;
   QString hover_text_;
 };

@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -16,6 +17,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace td::gui {
@@ -103,58 +105,120 @@ Dashboard::Dashboard(StoreClient* store, QWidget* parent)
   refresh_timer_.setSingleShot(true);
   refresh_timer_.setInterval(0);
   connect(&refresh_timer_, &QTimer::timeout, this, &Dashboard::doRefresh);
+  columns_timer_.setSingleShot(true);
+  columns_timer_.setInterval(0);
+  connect(&columns_timer_, &QTimer::timeout, this, &Dashboard::chooseColumns);
 }
 
-Dashboard::~Dashboard() = default;
+Dashboard::~Dashboard() {
+  // The charts outlive this body (QWidget deletes its children later): they no longer ask it.
+  for (ChartView* c : std::as_const(charts_)) {
+    c->setExtentSource({});
+    disconnect(c, nullptr, this, nullptr);
+  }
+}
+
+struct Dashboard::ChartSpec {
+  QString name, title, left, right;  // chart() name, title, y axes' titles
+  QString secondary;                 // the right axis as a second scale of the line: its title
+  QList<MetricSpec> metrics;
+  QString empty;                     // why the chart is empty
+  ValueFormat left_format = ValueFormat::Plain;
+  int row = 0, col = 0;
+};
+
+QList<Dashboard::ChartSpec> Dashboard::chartSpecs() {
+  QList<ChartSpec> out;
+  out.append({QStringLiteral("loss"), tr("Loss"), tr("loss (nats/token)"), QString(), QString(),
+              {{QStringLiteral("loss"), tr("train loss"), SeriesStyle::Line, YSide::Left, false, true},
+               {QStringLiteral("val_loss"), tr("val loss"), SeriesStyle::Markers, YSide::Left, false}},
+              tr("No loss yet: the run has not completed its first step."), ValueFormat::Plain, 0, 0});
+  // A data-parallel run adds each rank's own tokens/s (docs/events.md "Per-rank figures"). MFU
+  // is tokens/s times a constant of the run, so it is the right axis of the same line rather
+  // than a second line lying exactly on top of it.
+  out.append({QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), QString(), tr("MFU (0..1)"),
+              {{QStringLiteral("tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, false, true},
+               {QStringLiteral("rank_tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, true, true}},
+              tr("No throughput yet: the run has not completed its first step."), ValueFormat::Plain, 0, 1});
+  out.append({QStringLiteral("memory"), tr("Memory"), tr("bytes"), QString(), QString(),
+              {{QStringLiteral("rss_bytes"), tr("process RSS"), SeriesStyle::Line, YSide::Left, true},
+               {QStringLiteral("gpu_mem_bytes"), tr("GPU memory"), SeriesStyle::Line, YSide::Left, true}},
+              tr("No memory figures yet: the run reports process RSS at every step (and GPU memory on the "
+                 "CUDA backend)."),
+              ValueFormat::Bytes, 1, 0});
+  // Per rank (and so per node): payload bytes its collectives sent in each step, and the bus
+  // bandwidth they achieved (nccl-tests' busbw, GB/s = 10^9 bytes/s; docs/events.md).
+  out.append({QStringLiteral("network"), tr("Network"), tr("bytes per step"), tr("bus bandwidth (GB/s)"), QString(),
+              {{QStringLiteral("comm_bytes_sent"), tr("collective bytes sent"), SeriesStyle::Line, YSide::Left, true},
+               {QStringLiteral("busbw_gb_s"), tr("bus bandwidth"), SeriesStyle::Line, YSide::Right, true, true}},
+              tr("No network traffic: single-process runs do not communicate; distributed runs report "
+                 "collective bytes here."),
+              ValueFormat::Bytes, 1, 1});
+  out.append({QStringLiteral("optimizer"), tr("Optimizer"), tr("learning rate"), tr("gradient norm"), QString(),
+              {{QStringLiteral("lr"), tr("lr"), SeriesStyle::Line, YSide::Left, false},
+               {QStringLiteral("grad_norm"), tr("grad norm (before clipping)"), SeriesStyle::Line, YSide::Right, false,
+                true}},
+              tr("No optimizer figures yet: the run has not completed its first step."), ValueFormat::Plain, 2, 0});
+  return out;
+}
 
 void Dashboard::buildCharts() {
   auto* grid = new QGridLayout(grid_);
   grid->setContentsMargins(0, 0, 0, 0);
-  auto add = [&](const QString& name, const QString& title, const QString& left, const QString& right,
-                 QList<MetricSpec> metrics, const QString& empty, int row, int col) {
+  for (const ChartSpec& spec : chartSpecs()) {
     auto* c = new ChartView(model_, grid_);
-    c->setObjectName(name);
-    c->setTitle(title);
-    c->setAxisLabels(left, right);
-    c->setMetrics(metrics);
-    c->setEmptyText(empty);
-    grid->addWidget(c, row, col);
-    charts_.insert(name, c);
-    if (name == QLatin1String("memory")) c->setValueFormat(YSide::Left, ValueFormat::Bytes);
-    if (name == QLatin1String("network")) c->setValueFormat(YSide::Left, ValueFormat::Bytes);
-    names_ << name;
-  };
-  add(QStringLiteral("loss"), tr("Loss"), tr("loss (nats/token)"), QString(),
-      {{QStringLiteral("loss"), tr("train loss"), SeriesStyle::Line, YSide::Left, false, true},
-       {QStringLiteral("val_loss"), tr("val loss"), SeriesStyle::Markers, YSide::Left, false}},
-      tr("No loss yet: the run has not completed its first step."), 0, 0);
-  // A data-parallel run adds each rank's own tokens/s (docs/events.md "Per-rank figures"). MFU
-  // is tokens/s times a constant of the run, so it is the right axis of the same line rather
-  // than a second line lying exactly on top of it.
-  add(QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), QString(),
-      {{QStringLiteral("tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, false, true},
-       {QStringLiteral("rank_tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, true, true}},
-      tr("No throughput yet: the run has not completed its first step."), 0, 1);
-  charts_.value(QStringLiteral("throughput"))
-      ->setSecondaryScale(QStringLiteral("mfu"), QStringLiteral("tokens_per_s"), tr("MFU (0..1)"));
-  add(QStringLiteral("memory"), tr("Memory"), tr("bytes"), QString(),
-      {{QStringLiteral("rss_bytes"), tr("process RSS"), SeriesStyle::Line, YSide::Left, true},
-       {QStringLiteral("gpu_mem_bytes"), tr("GPU memory"), SeriesStyle::Line, YSide::Left, true}},
-      tr("No memory figures yet: the run reports process RSS at every step (and GPU memory on the "
-         "CUDA backend)."),
-      1, 0);
-  // Per rank (and so per node): payload bytes its collectives sent in each step, and the bus
-  // bandwidth they achieved (nccl-tests' busbw, GB/s = 10^9 bytes/s; docs/events.md).
-  add(QStringLiteral("network"), tr("Network"), tr("bytes per step"), tr("bus bandwidth (GB/s)"),
-      {{QStringLiteral("comm_bytes_sent"), tr("collective bytes sent"), SeriesStyle::Line, YSide::Left, true},
-       {QStringLiteral("busbw_gb_s"), tr("bus bandwidth"), SeriesStyle::Line, YSide::Right, true, true}},
-      tr("No network traffic: single-process runs do not communicate; distributed runs report "
-         "collective bytes here."),
-      1, 1);
-  add(QStringLiteral("optimizer"), tr("Optimizer"), tr("learning rate"), tr("gradient norm"),
-      {{QStringLiteral("lr"), tr("lr"), SeriesStyle::Line, YSide::Left, false},
-       {QStringLiteral("grad_norm"), tr("grad norm (before clipping)"), SeriesStyle::Line, YSide::Right, false, true}},
-      tr("No optimizer figures yet: the run has not completed its first step."), 2, 0);
+    c->setObjectName(spec.name);
+    c->setValueFormat(YSide::Left, spec.left_format);
+    c->setExtentSource([this] { return pageExtent(); });
+    grid->addWidget(c, spec.row, spec.col);
+    charts_.insert(spec.name, c);
+    names_ << spec.name;
+    connect(c, &ChartView::resized, this, [this] { columns_timer_.start(); });
+    connect(c, &ChartView::userXRangeChanged, this, [this, c](double lo, double hi) { linkRange(c, lo, hi); });
+  }
+  applyTexts();
+}
+
+void Dashboard::applyTexts() {
+  for (const ChartSpec& spec : chartSpecs()) {
+    ChartView* c = charts_.value(spec.name);
+    c->setTitle(spec.title);
+    c->setAxisLabels(spec.left, spec.right);
+    c->setMetrics(spec.metrics);
+    c->setEmptyText(spec.empty);
+    if (!spec.secondary.isEmpty())
+      c->setSecondaryScale(QStringLiteral("mfu"), QStringLiteral("tokens_per_s"), spec.secondary);
+  }
+}
+
+void Dashboard::changeEvent(QEvent* event) {
+  // Before the charts get the event (QWidget sends it on to its children afterwards): each then
+  // re-sets the texts it makes itself (x axis title, rank suffixes) over the new labels.
+  if (event->type() == QEvent::LanguageChange) applyTexts();
+  QWidget::changeEvent(event);
+}
+
+void Dashboard::chooseColumns() {
+  int cols = 0;
+  for (ChartView* c : std::as_const(charts_)) cols = cols == 0 ? c->plotColumns() : std::min(cols, c->plotColumns());
+  if (cols == columns_) return;
+  columns_ = cols;
+  for (ChartView* c : std::as_const(charts_)) c->setColumns(cols);  // each re-queries
+}
+
+XExtent Dashboard::pageExtent() const {
+  XExtent e;
+  for (ChartView* c : std::as_const(charts_)) e.add(c->extentOf(runs_, axis_));
+  return e;
+}
+
+void Dashboard::linkRange(ChartView* from, double lo, double hi) {
+  if (linking_) return;
+  linking_ = true;
+  chooseColumns();  // before the queries the range change schedules
+  for (ChartView* c : std::as_const(charts_))
+    if (c != from) c->setXRange(lo, hi);
+  linking_ = false;
 }
 
 void Dashboard::setStoreClient(StoreClient* store) {
@@ -165,6 +229,7 @@ void Dashboard::setStoreClient(StoreClient* store) {
 
 void Dashboard::setRuns(const QStringList& run_ids) {
   runs_ = run_ids;
+  chooseColumns();
   for (const QString& r : runs_) model_->requestFacts(r);
   for (ChartView* c : std::as_const(charts_)) c->setRuns(runs_);
 }
@@ -174,7 +239,9 @@ void Dashboard::refresh() {
 }
 
 void Dashboard::doRefresh() {
-  // Facts first (new last step, new series); each chart re-queries when they arrive.
+  // Facts first (new last step, new series); each chart re-queries when they arrive, at the
+  // columns the plots have now (their y tick labels may have grown).
+  chooseColumns();
   for (const QString& r : std::as_const(runs_)) model_->requestFacts(r);
 }
 

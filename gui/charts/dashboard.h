@@ -7,6 +7,12 @@
 // log scale, export PNG / CSV. The dashboard owns its MetricsModel; every query goes through
 // the StoreClient given.
 //
+// The charts of a page are linked: one x range (fitted to all of them, zoomed and panned
+// together) and one column count, the narrowest plot's, so that every chart asks the store for
+// the same level of detail and draws the same buckets (a spike is a point in all or none).
+// A language switch (QEvent::LanguageChange) re-sets every text the charts draw (titles, axis
+// titles, legends, placeholders) from chartSpecs(); the data drawn stays.
+//
 // Threading rule: GUI thread only; nothing here blocks on the store.
 #pragma once
 
@@ -63,6 +69,11 @@ class Dashboard : public QWidget {
   /// Writes the points every chart currently draws (ChartView::writeCsv rows, one header;
   /// stored values, never smoothed). Returns false on write errors.
   bool exportCsv(const QString& path) const;
+  /// The pixel columns every chart's queries ask for (ChartView::setColumns): the narrowest
+  /// plot's, chosen again when a chart is resized, at each zoom or pan, at setRuns() and
+  /// refresh(). 0 before the first choice.
+  int columns() const { return columns_; }
+
   /// The last query error shown beside the controls ("" when none is showing).
   QString errorText() const;
   /// Writes all metric rows of every run shown (Store::export_metrics_csv; a run_id column
@@ -71,8 +82,22 @@ class Dashboard : public QWidget {
   /// The file name the export dialogs suggest: "<run ids joined by +>-<what>.<suffix>".
   QString suggestedFileName(const QString& what, const QString& suffix) const;
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  struct ChartSpec;
+  /// Every chart of the page (name, texts in the language installed now, metrics, place).
+  static QList<ChartSpec> chartSpecs();
   void buildCharts();
+  /// Sets every chart's texts (and metric labels) from chartSpecs().
+  void applyTexts();
+  /// The narrowest plot's columns, given to every chart when it changed.
+  void chooseColumns();
+  /// The x extent of every chart's rows of the runs shown: the one range all charts fit to.
+  XExtent pageExtent() const;
+  /// A chart was zoomed or panned: the others show the same range.
+  void linkRange(ChartView* from, double lo, double hi);
   void onExportPng();
   void onExportCsv();
   void onExportRunCsv();
@@ -91,7 +116,10 @@ class Dashboard : public QWidget {
   QToolButton* export_csv_ = nullptr;
   QLabel* error_ = nullptr;
   XAxis axis_ = XAxis::Step;
+  int columns_ = 0;
+  bool linking_ = false;  // inside linkRange(): the others' range changes are not the user's
   QTimer refresh_timer_;
+  QTimer columns_timer_;  // a resize: columns chosen once the plots are laid out
 };
 
 }  // namespace td::gui

@@ -5,7 +5,10 @@
 // exactly. Also: MFU is the right axis of the tokens/s line (one line, two scales), smoothing
 // touches noisy series only with the raw line faint behind, legends sit outside the plot,
 // tick labels read 10k / 1.5M, byte axes keep a minimum span, and a run without rows does not
-// keep the previous run's ranges.
+// keep the previous run's ranges. All charts of a dashboard draw at one detail: charts of
+// different widths draw the same buckets (the narrowest plot's column count), zoomed and panned
+// together.
+#include <QGridLayout>
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -65,6 +68,33 @@ void write_runs(const QString& db) {
 // The drawn line's points that are buckets (the two exact end points of a bucketed line aside).
 size_t bucket_points(const ChartView::Drawn& d) { return d.raw ? d.x.size() : d.band_x.size(); }
 
+// Where series 0 of chart c draws its points: the buckets' middles (the raw rows' steps).
+std::vector<double> point_xs(ChartView* c) {
+  const ChartView::Drawn d = c->drawn(0);
+  return d.raw ? d.x : d.band_x;
+}
+
+// The narrowest plot of the dashboard, in pixel columns.
+int narrowest(const Dashboard& dash) {
+  int cols = 1 << 30;
+  for (const QString& name : dash.chartNames()) cols = std::min(cols, dash.chart(name)->plotColumns());
+  return cols;
+}
+
+// The charts of len20000 with data (the network chart has none).
+const QStringList kDrawn{"loss", "throughput", "memory", "optimizer"};
+
+// Every chart in kDrawn has drawn series 0 over [lo, hi] (the x range's steps, or the run's).
+bool all_drawn_over(const Dashboard& dash, double lo, double hi) {
+  for (const QString& name : kDrawn) {
+    ChartView* c = dash.chart(name);
+    if (c->seriesCount() < 1 || c->drawn(0).x.empty()) return false;
+    const ChartView::Drawn d = c->drawn(0);
+    if (d.x.front() > lo + 200 || d.x.front() < lo - 200 || d.x.back() < hi - 200 || d.x.back() > hi + 200) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 class TestChartDetail : public QObject {
@@ -87,12 +117,14 @@ class TestChartDetail : public QObject {
     for (int64_t n : kLengths) {
       const QString run = QString::fromStdString(run_name(n));
       dash.setRuns({run});
+      QVERIFY(dash.columns() > 16);
       for (const QString& name : {QStringLiteral("loss"), QStringLiteral("throughput"), QStringLiteral("optimizer"),
                                   QStringLiteral("memory")}) {
         ChartView* c = dash.chart(name);
         if (name == QLatin1String("memory") && n > 20000) continue;  // no rss rows there
         QTRY_VERIFY2(c->seriesCount() >= 1, qPrintable(name + " of " + run + ": no series"));
-        const int cols = c->plotColumns();
+        // Every chart at the detail of the page's narrowest plot.
+        const int cols = narrowest(dash);
         const QString what = name + " of " + run + " on " + QString::number(cols) + " columns: ";
         // Wait for the envelope of this run (the last step drawn), then count.
         QTRY_VERIFY2_WITH_TIMEOUT(!c->drawn(0).x.empty() && c->pointNear(1e18, 0).step_max == n,
@@ -117,6 +149,62 @@ class TestChartDetail : public QObject {
         }
       }
     }
+  }
+
+  // Charts of different widths on one page (the left column three times the right one's) draw
+  // the same buckets: the same x positions in every chart, about one per column of the narrowest
+  // plot; so after a zoom (linked: every chart follows) and after a resize.
+  void everyChartOfAPageAtTheSameDetail() {
+    StoreClient client(db_);
+    Dashboard dash(&client);
+    auto* grid = qobject_cast<QGridLayout*>(dash.chart("loss")->parentWidget()->layout());
+    QVERIFY(grid);
+    grid->setColumnStretch(0, 3);
+    grid->setColumnStretch(1, 1);
+    dash.resize(1400, 900);
+    dash.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dash));
+    dash.setRuns({"len20000"});
+    ChartView* loss = dash.chart("loss");
+    ChartView* tp = dash.chart("throughput");
+    QTRY_VERIFY_WITH_TIMEOUT(all_drawn_over(dash, 1, 20000), 60000);
+    // Different widths: the loss plot (left) is more than twice as wide as the throughput plot.
+    QVERIFY2(loss->plotColumns() > 2 * tp->plotColumns(),
+             qPrintable(QString("%1 and %2 columns").arg(loss->plotColumns()).arg(tp->plotColumns())));
+
+    auto check = [&](const QString& when, double lo, double hi) {
+      QTRY_VERIFY2_WITH_TIMEOUT(all_drawn_over(dash, lo, hi), qPrintable(when + ": not every chart drawn"), 60000);
+      // Wait until every chart's newest envelope is drawn (nothing pending), then compare.
+      QTRY_COMPARE_WITH_TIMEOUT(dash.model()->pendingRequests(), 0, 60000);
+      QCoreApplication::processEvents();
+      const int cols = narrowest(dash);
+      const std::vector<double> ref = point_xs(loss);
+      QVERIFY2(ref.size() >= static_cast<size_t>(cols) / 2 && ref.size() <= 2 * static_cast<size_t>(cols),
+               qPrintable(when + QString(": %1 points on %2 columns").arg(ref.size()).arg(cols)));
+      QVERIFY2(!loss->drawn(0).raw, qPrintable(when + ": buckets expected"));
+      for (const QString& name : kDrawn) {
+        ChartView* c = dash.chart(name);
+        QCOMPARE(c->xRange(), loss->xRange());  // linked: one x range
+        QCOMPARE(c->columns(), dash.columns());
+        const std::vector<double> xs = point_xs(c);
+        QVERIFY2(xs == ref, qPrintable(when + ": " + name + QString(" draws %1 points, loss %2 (first x %3 and %4)")
+                                                      .arg(xs.size())
+                                                      .arg(ref.size())
+                                                      .arg(xs.empty() ? -1 : xs.front())
+                                                      .arg(ref.front())));
+      }
+    };
+    check("the whole run", 1, 20000);
+    // Zoomed (as a wheel or drag would: the range of one chart), every chart follows.
+    loss->setXRange(5000, 9000);
+    QTRY_COMPARE(tp->xRange(), (QPair<double, double>(5000, 9000)));
+    check("zoomed to 5000..9000", 5000, 9000);
+    // Narrower: the columns are chosen again, still one for all.
+    const int before = dash.columns();
+    dash.resize(900, 800);
+    QTRY_VERIFY(dash.columns() < before);
+    QTRY_COMPARE(dash.columns(), narrowest(dash));
+    check("resized", 5000, 9000);
   }
 
   void mfuIsTheRightAxisOfTheTokensLine() {
