@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../gui/runs/run_controller.cpp" line="+31"/>
+        <location filename="../gui/runs/run_controller.cpp" line="+29"/>
         <source>cannot write &apos;%1&apos;: %2</source>
         <translation>&apos;%1&apos; kann nicht geschrieben werden: %2</translation>
     </message>
@@ -13,11 +13,53 @@
         <source>cannot write &apos;%1&apos;</source>
         <translation>&apos;%1&apos; kann nicht geschrieben werden</translation>
     </message>
+    <message>
+        <location filename="../gui/runs/checkpoint_jobs.cpp" line="+21"/>
+        <source>the engine crashed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>the engine exited with code %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+157"/>
+        <source>&apos;%1&apos; is not a checkpoint folder name (step_ and 8 digits): nothing was deleted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>%1 does not exist (already deleted or pruned)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 is a symbolic link, not a checkpoint folder: nothing was deleted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 is not a folder: nothing was deleted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>cannot delete %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>td::gui</name>
     <message>
-        <location filename="../gui/plan/format.cpp" line="+48"/>
+        <location filename="../gui/plan/format.cpp" line="+47"/>
+        <source>0 s</source>
+        <translation>0 s</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <location line="+7"/>
+        <location line="+2"/>
         <source>%1 s</source>
         <translation>%1 s</translation>
     </message>
@@ -42,7 +84,7 @@
         <translation>%1: abgebrochen</translation>
     </message>
     <message>
-        <location filename="../gui/runs/remote_run_job.cpp" line="+195"/>
+        <location filename="../gui/runs/remote_run_job.cpp" line="+202"/>
         <source>preparing the engine bundle</source>
         <translation>Engine-Paket wird vorbereitet</translation>
     </message>
@@ -129,7 +171,7 @@
         <translation>Diese Version kann die Konfiguration des Laufs nicht planen: %1</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+12"/>
         <source>Memory per rank (GPU peak)</source>
         <translation>Speicher pro Rank (GPU-Spitze)</translation>
     </message>
@@ -220,20 +262,20 @@
 <context>
     <name>td::gui::ChartView</name>
     <message>
-        <location filename="../gui/charts/chart_view.cpp" line="+88"/>
-        <location line="+267"/>
+        <location filename="../gui/charts/chart_view.cpp" line="+145"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="-253"/>
-        <location line="+442"/>
+        <location line="-61"/>
+        <location line="+67"/>
+        <location line="+509"/>
         <location line="+1"/>
         <source>No run selected.</source>
         <translation>Kein Lauf ausgewählt.</translation>
     </message>
     <message>
-        <location line="-317"/>
+        <location line="-395"/>
         <source> rank %1</source>
         <translation> Rank %1</translation>
     </message>
@@ -243,17 +285,17 @@
         <translation> Rank %1 (%2)</translation>
     </message>
     <message>
-        <location line="+127"/>
+        <location line="-125"/>
         <source>tokens</source>
         <translation>Tokens</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>elapsed time (h:m:s)</source>
         <translation>verstrichene Zeit (h:m:s)</translation>
     </message>
     <message>
-        <location line="+256"/>
+        <location line="+587"/>
         <source>%1: %2 at step %3</source>
         <translation>%1: %2 bei Schritt %3</translation>
     </message>
@@ -261,6 +303,192 @@
         <location line="+2"/>
         <source>%1: steps %2-%3 (%4 values): min %5 at step %6, max %7 at step %8, mean %9</source>
         <translation>%1: Schritte %2-%3 (%4 Werte): Min. %5 bei Schritt %6, Max. %7 bei Schritt %8, Mittel %9</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source> · %1: %2</source>
+        <translation> · %1: %2</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::CheckpointsTab</name>
+    <message>
+        <location filename="../gui/app/checkpoints_tab.cpp" line="+35"/>
+        <source>%1 GB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 MB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+67"/>
+        <source>Deleted %1.</source>
+        <translation type="unfinished">%1 gelöscht.</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Step</source>
+        <translation type="unfinished">Schritt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Written</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Kept</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>On disk</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A kept checkpoint is never deleted when the run prunes old ones (train.keep_checkpoints)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Delete…</source>
+        <translation type="unfinished">Löschen…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Delete this checkpoint&apos;s folder from the disk</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Generate…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Generate text from this checkpoint (the engine&apos;s sample)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Export for Hugging Face…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Write this checkpoint as a Hugging Face GPT-2 model folder (the engine&apos;s export)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Refresh</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>Checkpoints on the run&apos;s node; Generate and Export download the chosen one first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Downloading %1: %2 of %3 MB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Downloaded %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+86"/>
+        <source>This run&apos;s checkpoints are on its node, which is not reachable from this window.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>No checkpoint yet: the run writes one every train.checkpoint_interval steps and when it stops.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>on the node</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+2"/>
+        <source>yes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="-2"/>
+        <source>pruned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>no</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>Unkeep</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Keep</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Only a checkpoint on this machine&apos;s disk can be kept.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>Delete the checkpoint of step %1 (%2)? Its folder is removed from the disk.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The run is still training and step %1 is its newest checkpoint: a resume after a crash would start from an older one, or from step 0. Delete it anyway?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Delete checkpoint</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>Generate from %1 · step %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <location line="+19"/>
+        <source>Downloading %1 from the node…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="-16"/>
+        <location line="+19"/>
+        <source>The checkpoint could not be downloaded (see the run page&apos;s messages).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="-8"/>
+        <source>Export %1 · step %2 for Hugging Face</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -384,7 +612,7 @@
         <translation>Einige gespeicherte Cluster können nicht gelesen werden: %1</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+14"/>
         <source>Unsaved changes</source>
         <translation>Ungespeicherte Änderungen</translation>
     </message>
@@ -509,7 +737,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::CompareModel</name>
     <message>
-        <location filename="../gui/compare/compare_model.cpp" line="+58"/>
+        <location filename="../gui/compare/compare_model.cpp" line="+59"/>
         <source>Could not compare the runs: %1</source>
         <translation>Die Läufe konnten nicht verglichen werden: %1</translation>
     </message>
@@ -522,12 +750,12 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::CompareSummaryModel</name>
     <message>
-        <location filename="../gui/compare/summary_model.cpp" line="+75"/>
+        <location filename="../gui/compare/summary_model.cpp" line="+77"/>
         <source> so far</source>
         <translation> bisher</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+20"/>
         <source>not recorded for this run</source>
         <translation>für diesen Lauf nicht aufgezeichnet</translation>
     </message>
@@ -568,11 +796,21 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+1"/>
-        <source>tokens/s</source>
-        <translation>tokens/s</translation>
+        <source>tokens/s (median of last %1 steps)</source>
+        <translation>tokens/s (Median der letzten %1 Schritte)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+16"/>
+        <source>Median tokens/s of the last %1 steps, each attempt&apos;s first %2 (warm-up) left out</source>
+        <translation>Median der tokens/s der letzten %1 Schritte, ohne die ersten %2 jedes Versuchs (Aufwärmphase)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Median model FLOPs utilisation of the last %1 steps, each attempt&apos;s first %2 left out</source>
+        <translation>Median der Modell-FLOPs-Auslastung (MFU) der letzten %1 Schritte, ohne die ersten %2 jedes Versuchs</translation>
+    </message>
+    <message>
+        <location line="-19"/>
         <source>MFU</source>
         <translation>MFU</translation>
     </message>
@@ -617,17 +855,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Niedrigster Validierungsverlust (nats/Token)</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Median tokens/s over the steps after the first %1 (warm-up)</source>
-        <translation>Median der tokens/s über die Schritte nach den ersten %1 (Aufwärmphase)</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Median model FLOPs utilisation over the steps after the first %1</source>
-        <translation>Median der Modell-FLOPs-Auslastung (MFU) über die Schritte nach den ersten %1</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+9"/>
         <source>Sum of the attempts&apos; durations (pauses between a stop and a resume not counted)</source>
         <translation>Summe der Dauern aller Versuche (Pausen zwischen Anhalten und Fortsetzen nicht mitgezählt)</translation>
     </message>
@@ -700,7 +928,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::Dashboard</name>
     <message>
-        <location filename="../gui/charts/dashboard.cpp" line="+28"/>
+        <location filename="../gui/charts/dashboard.cpp" line="+31"/>
         <source>X axis:</source>
         <translation>X-Achse:</translation>
     </message>
@@ -725,12 +953,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Glättung:</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <source>Exponential moving average of the drawn line (weight 0 to 0.99); stored values, the band and exports are never smoothed.</source>
-        <translation>Exponentieller gleitender Mittelwert der gezeichneten Linie (Gewicht 0 bis 0,99); gespeicherte Werte, das Band und Exporte werden nie geglättet.</translation>
-    </message>
-    <message>
-        <location line="+7"/>
+        <location line="+13"/>
         <source>Log scale</source>
         <translation>Logarithmische Skala</translation>
     </message>
@@ -750,23 +973,18 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Angezeigte Punkte...</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>All rows of the run...</source>
-        <translation>Alle Zeilen des Laufs...</translation>
-    </message>
-    <message>
-        <location line="+21"/>
-        <location line="+132"/>
+        <location line="+22"/>
+        <location line="+216"/>
         <source>Export CSV</source>
         <translation>CSV exportieren</translation>
     </message>
     <message>
-        <location line="-132"/>
+        <location line="-216"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+38"/>
         <source>Loss</source>
         <translation>Verlust</translation>
     </message>
@@ -791,7 +1009,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Noch kein Verlust: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+4"/>
         <source>Throughput</source>
         <translation>Durchsatz</translation>
     </message>
@@ -809,11 +1027,6 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+3"/>
-        <source>MFU</source>
-        <translation>MFU</translation>
-    </message>
-    <message>
-        <location line="+1"/>
         <source>No throughput yet: the run has not completed its first step.</source>
         <translation>Noch kein Durchsatz: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
@@ -868,18 +1081,6 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Busbandbreite</translation>
     </message>
     <message>
-        <source>bytes/s</source>
-        <translation type="vanished">Bytes/s</translation>
-    </message>
-    <message>
-        <source>collective bytes</source>
-        <translation type="vanished">Kollektiv-Bytes</translation>
-    </message>
-    <message>
-        <source>bandwidth</source>
-        <translation type="vanished">Bandbreite</translation>
-    </message>
-    <message>
         <location line="+1"/>
         <source>No network traffic: single-process runs do not communicate; distributed runs report collective bytes here.</source>
         <translation>Kein Netzwerkverkehr: Läufe mit einem Prozess kommunizieren nicht; verteilte Läufe melden hier ihre Kollektiv-Bytes.</translation>
@@ -910,39 +1111,39 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Gradientennorm (vor dem Clipping)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>No optimizer figures yet: the run has not completed its first step.</source>
         <translation>Noch keine Optimiererwerte: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
     <message>
-        <location line="+61"/>
+        <location line="+135"/>
         <source>Export charts as PNG</source>
         <translation>Diagramme als PNG exportieren</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+2"/>
         <source>PNG image (*.png)</source>
         <translation>PNG-Bild (*.png)</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Export PNG</source>
         <translation>PNG exportieren</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>Could not write %1: check the folder is writable.</source>
         <translation>%1 konnte nicht geschrieben werden: Prüfen Sie, ob der Ordner beschreibbar ist.</translation>
     </message>
     <message>
-        <location line="-2"/>
+        <location line="-4"/>
         <source>Export the points shown as CSV</source>
         <translation>Angezeigte Punkte als CSV exportieren</translation>
     </message>
     <message>
-        <location line="+0"/>
-        <location line="+8"/>
+        <location line="+1"/>
+        <location line="+10"/>
         <source>CSV file (*.csv)</source>
         <translation>CSV-Datei (*.csv)</translation>
     </message>
@@ -952,10 +1153,12 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Alle Metrikzeilen von %1 als CSV exportieren</translation>
     </message>
     <message>
+        <location line="-271"/>
         <source>Exponential moving average of the noisy lines (loss, gradient norm, throughput; weight 0 to 0.99), the unsmoothed line faint behind; learning rate, memory and val loss are never smoothed, nor are stored values, the band and exports.</source>
         <translation>Exponentieller gleitender Mittelwert der verrauschten Linien (Loss, Gradientennorm, Durchsatz; Gewicht 0 bis 0,99), die ungeglättete Linie blass dahinter; Lernrate, Speicher und Val-Loss werden nie geglättet, ebenso wenig gespeicherte Werte, das Band und Exporte.</translation>
     </message>
     <message>
+        <location line="+28"/>
         <source>All rows of the runs shown...</source>
         <translation>Alle Zeilen der gezeigten Läufe...</translation>
     </message>
@@ -1098,7 +1301,17 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Entfernt den Datensatz aus der Liste dieser Datenbank; seine Dateien bleiben auf der Festplatte</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+1"/>
+        <source>Use in design</source>
+        <translation>Im Entwurf verwenden</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Train the design on this dataset: sets data.path and model.vocab_size to its tokenizer&apos;s</source>
+        <translation>Den Entwurf auf diesem Datensatz trainieren: setzt data.path und model.vocab_size auf die seines Tokenizers</translation>
+    </message>
+    <message>
+        <location line="+21"/>
         <source>Add text files</source>
         <translation>Textdateien hinzufügen</translation>
     </message>
@@ -1118,7 +1331,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Ordner, in den der Datensatz geschrieben wird</translation>
     </message>
     <message>
-        <location line="+94"/>
+        <location line="+101"/>
         <source>Add files or folders to prepare first.</source>
         <translation>Fügen Sie zuerst Dateien oder Ordner zum Vorbereiten hinzu.</translation>
     </message>
@@ -1163,7 +1376,12 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Abgebrochen: Nichts wurde behalten.</translation>
     </message>
     <message>
-        <location line="+79"/>
+        <location line="+71"/>
+        <source>The design now trains on %1 (vocab_size %2).</source>
+        <translation>Der Entwurf trainiert jetzt auf %1 (vocab_size %2).</translation>
+    </message>
+    <message>
+        <location line="+28"/>
         <source>Forget dataset</source>
         <translation>Datensatz vergessen</translation>
     </message>
@@ -1265,7 +1483,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Misst die sgemm-Spitzenleistung dieser CPU (einige Sekunden), damit tokens/s geschätzt werden können; die Engine speichert sie für alle späteren Läufe.</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+24"/>
         <source>%1 (%2)</source>
         <translation>%1 (%2)</translation>
     </message>
@@ -1301,11 +1519,26 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+1"/>
-        <source>sgemm peak %1FLOP/s with %2 threads × MFU %3 ÷ FLOPs per token; training steps only (evaluations and samples add to it)</source>
-        <translation>sgemm-Spitze %1FLOP/s mit %2 Threads × MFU %3 ÷ FLOPs pro Token; nur Trainingsschritte (Evaluierungen und Samples kommen hinzu)</translation>
+        <source>the median of the last runs here</source>
+        <translation>der Median der letzten Läufe hier</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+1"/>
+        <source>the engine&apos;s measured share of that peak</source>
+        <translation>der gemessene Anteil der Engine an dieser Spitze</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>assumed: calibrate to measure the engine&apos;s share</source>
+        <translation>angenommen: Kalibrieren Sie, um den Anteil der Engine zu messen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>sgemm peak %1FLOP/s with %2 threads × MFU %3 (%4) ÷ FLOPs per token; training steps only (evaluations and samples add to it)</source>
+        <translation>sgemm-Spitze %1FLOP/s mit %2 Threads × MFU %3 (%4) ÷ FLOPs pro Token; nur Trainingsschritte (Evaluierungen und Samples kommen hinzu)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <location line="+1"/>
         <source>not calibrated</source>
         <translation>nicht kalibriert</translation>
@@ -1334,7 +1567,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::ExperimentsModel</name>
     <message>
-        <location filename="../gui/runs/experiments_model.cpp" line="+62"/>
+        <location filename="../gui/runs/experiments_model.cpp" line="+64"/>
         <location line="+6"/>
         <source>An experiment needs a name.</source>
         <translation>Ein Experiment braucht einen Namen.</translation>
@@ -1345,7 +1578,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Experiment %1 enthält den Lauf %2, der gerade läuft: Halten Sie ihn vor dem Löschen an.</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+16"/>
         <source>Run %1 is running: stop it before deleting.</source>
         <translation>Lauf %1 läuft gerade: Halten Sie ihn vor dem Löschen an.</translation>
     </message>
@@ -1358,7 +1591,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         </translation>
     </message>
     <message>
-        <location line="+41"/>
+        <location line="+15"/>
+        <source>Median tokens/s of the last %1 steps</source>
+        <translation>Median der tokens/s der letzten %1 Schritte</translation>
+    </message>
+    <message>
+        <location line="+35"/>
         <source>Name</source>
         <translation>Name</translation>
     </message>
@@ -1383,8 +1621,174 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Tokens/s</translation>
     </message>
     <message>
+        <location line="-36"/>
         <source>Run %1</source>
         <translation>Lauf %1</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ExportDialog</name>
+    <message>
+        <location filename="../gui/app/checkpoint_dialogs.cpp" line="+148"/>
+        <source>Browse…</source>
+        <translation type="unfinished">Durchsuchen…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Folder</source>
+        <translation type="unfinished">Ordner</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>A Hugging Face GPT-2 model (config.json, model.safetensors, tokenizer). An earlier export in the folder is replaced; any other non-empty folder is refused.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Open folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Close</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Export into</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>The export failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Checkpoint %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Choose a folder to export into.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Exporting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ExportJob</name>
+    <message>
+        <location filename="../gui/runs/checkpoint_jobs.cpp" line="-76"/>
+        <source>An export is already running.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>traindeck-engine was not found (set TRAINDECK_ENGINE to its path).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>%1 is not empty and is not an earlier export: choose a new or empty folder.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+41"/>
+        <source>cannot start %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::GenerateDialog</name>
+    <message>
+        <location filename="../gui/app/checkpoint_dialogs.cpp" line="-208"/>
+        <source>Text to continue (empty: start a new document)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>0: greedy (always the most likely token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Sample among the k most likely tokens (0: all)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Prompt</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens</source>
+        <translation type="unfinished">Tokens</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Temperature</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Top-k</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Seed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Generate</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Stop</source>
+        <translation type="unfinished">Anhalten</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+36"/>
+        <source>Done: %n character(s).</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stopped.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The engine failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Checkpoint %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <location line="+28"/>
+        <source>Generating %n token(s)…</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -1423,33 +1827,23 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::InfraPanel</name>
     <message>
-        <location filename="../gui/designer/infra_panel.cpp" line="+28"/>
-        <source>%1 ms</source>
-        <translation>%1 ms</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>%1 s</source>
-        <translation>%1 s</translation>
-    </message>
-    <message>
-        <location line="+29"/>
+        <location filename="../gui/designer/infra_panel.cpp" line="+68"/>
         <source>Cluster and budget</source>
         <translation>Cluster und Budget</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <source>A device of the catalogue: the built-in datasheet figures merged with your ~/.config/traindeck/devices.json (docs/planner.md)</source>
         <translation>Ein Gerät aus dem Katalog: die eingebauten Datenblattwerte, zusammengeführt mit Ihrer ~/.config/traindeck/devices.json (docs/planner.md)</translation>
     </message>
     <message>
         <location line="+2"/>
-        <location line="+82"/>
+        <location line="+86"/>
         <source>Device</source>
         <translation>Gerät</translation>
     </message>
     <message>
-        <location line="-77"/>
+        <location line="-81"/>
         <source>Data-parallel devices (one engine rank each)</source>
         <translation>Datenparallele Geräte (je ein Engine-Rank)</translation>
     </message>
@@ -1470,17 +1864,17 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+56"/>
+        <location line="+60"/>
         <source>Token budget</source>
         <translation>Token-Budget</translation>
     </message>
     <message>
-        <location line="-49"/>
-        <source>Model FLOPs utilisation assumed: achieved model FLOP/s ÷ the device&apos;s dense peak (40 % is typical of a well-tuned GPU run)</source>
-        <translation>Angenommene Modell-FLOPs-Auslastung: erreichte Modell-FLOP/s ÷ dichte Spitzenleistung des Geräts (40 % ist typisch für einen gut abgestimmten GPU-Lauf)</translation>
+        <location line="-53"/>
+        <source>Model FLOPs utilisation assumed: achieved model FLOP/s ÷ the device&apos;s dense peak (40 % is typical of a well-tuned GPU run; for this machine&apos;s CPU, the MFU of the This machine estimate, until you set one)</source>
+        <translation>Angenommene Modell-FLOPs-Auslastung: erreichte Modell-FLOP/s ÷ dichte Spitzenleistung des Geräts (40 % ist typisch für einen gut abgestimmten GPU-Lauf; für die CPU dieses Rechners die MFU der Schätzung „Dieser Rechner“, bis Sie einen Wert setzen)</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>MFU</source>
         <translation>MFU</translation>
     </message>
@@ -1501,12 +1895,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+54"/>
+        <location line="+57"/>
         <source>Deadline</source>
         <translation>Frist</translation>
     </message>
     <message>
-        <location line="-49"/>
+        <location line="-52"/>
         <source>catalogue</source>
         <translation>Katalog</translation>
     </message>
@@ -1521,7 +1915,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Preis pro Gerätestunde</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>0: all-reduce, everything replicated</source>
         <translation>0: All-Reduce, alles repliziert</translation>
     </message>
@@ -1556,18 +1950,18 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Speicher pro Gerät nach ZeRO-Stufe</translation>
     </message>
     <message>
-        <location line="+7"/>
-        <location line="+164"/>
+        <location line="+8"/>
+        <location line="+185"/>
         <source>ZeRO-%1</source>
         <translation>ZeRO-%1</translation>
     </message>
     <message>
-        <location line="-160"/>
+        <location line="-181"/>
         <source>Compute, time and bandwidth</source>
         <translation>Rechenaufwand, Zeit und Bandbreite</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+4"/>
         <source>Training FLOPs</source>
         <translation>Trainings-FLOPs</translation>
     </message>
@@ -1653,7 +2047,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der größere der beiden Werte (– unmöglich)</translation>
     </message>
     <message>
-        <location line="+48"/>
+        <location line="+53"/>
         <source> (planning only)</source>
         <translation> (nur Planung)</translation>
     </message>
@@ -1663,7 +2057,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation> (dieser Rechner)</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location line="+70"/>
         <source>Fix the marked fields to update the plan (the figures shown are of the last valid config).</source>
         <translation>Korrigieren Sie die markierten Felder, um den Plan zu aktualisieren (die angezeigten Werte gehören zur letzten gültigen Konfiguration).</translation>
     </message>
@@ -1814,51 +2208,42 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::MainWindow</name>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+97"/>
+        <location filename="../gui/app/main_window.cpp" line="+107"/>
         <source>Cannot open the store %1: %2 Use File &gt; Open store or New store.</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2 Verwenden Sie Datei &gt; Datenbank öffnen oder Neue Datenbank.</translation>
     </message>
     <message>
         <location line="+24"/>
-        <location line="+476"/>
+        <location line="+588"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <source>Train this model on this machine (Ctrl+R)</source>
-        <translation type="vanished">Dieses Modell auf diesem Rechner trainieren (Strg+R)</translation>
-    </message>
-    <message>
-        <location line="-442"/>
-        <location line="+436"/>
+        <location line="-538"/>
+        <location line="+532"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-435"/>
-        <location line="+436"/>
+        <location line="-531"/>
+        <location line="+532"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-435"/>
-        <location line="+436"/>
+        <location line="-531"/>
+        <location line="+532"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-435"/>
-        <location line="+436"/>
+        <location line="-531"/>
+        <location line="+532"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-408"/>
-        <source>Dataset %1 is ready; the designer uses it now.</source>
-        <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt.</translation>
-    </message>
-    <message>
-        <location line="+45"/>
+        <location line="-449"/>
         <source>Run %1 started.</source>
         <translation>Lauf %1 gestartet.</translation>
     </message>
@@ -1874,19 +2259,15 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Lauf %1 beendet: %2.</translation>
     </message>
     <message>
-        <location line="-120"/>
-        <location line="+475"/>
+        <location line="-146"/>
+        <location line="+587"/>
         <source>Train this model where &quot;Train on&quot; says (Ctrl+R)</source>
         <translation>Dieses Modell dort trainieren, wo „Trainieren auf“ angibt (Strg+R)</translation>
     </message>
     <message>
-        <location line="-471"/>
+        <location line="-572"/>
         <source>Train on:</source>
         <translation>Trainieren auf:</translation>
-    </message>
-    <message>
-        <source>This machine, or a node of a cluster saved on the Clusters page (deployed over SSH)</source>
-        <translation type="vanished">Dieser Rechner oder ein Knoten eines auf der Seite „Cluster“ gespeicherten Clusters (Bereitstellung über SSH)</translation>
     </message>
     <message>
         <location line="+3"/>
@@ -1894,13 +2275,23 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Dieser Rechner, ein Knoten eines auf der Seite „Cluster“ gespeicherten Clusters oder alle seine Knoten (Bereitstellung über SSH; ein Rank pro GPU, einer pro CPU-Knoten)</translation>
     </message>
     <message>
-        <location line="+29"/>
-        <location line="+436"/>
+        <location line="+34"/>
+        <location line="+532"/>
         <source>Clusters</source>
         <translation>Cluster</translation>
     </message>
     <message>
-        <location line="-391"/>
+        <location line="-501"/>
+        <source>Dataset %1 is ready; the designer uses it now (vocab_size %2).</source>
+        <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt (vocab_size %2).</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The design trains on %1 now (vocab_size %2).</source>
+        <translation>Der Entwurf trainiert jetzt auf %1 (vocab_size %2).</translation>
+    </message>
+    <message>
+        <location line="+20"/>
         <source>Run %1 is training on %2.</source>
         <translation>Lauf %1 trainiert auf %2.</translation>
     </message>
@@ -2016,33 +2407,28 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>S&amp;prache</translation>
     </message>
     <message>
-        <location line="+6"/>
-        <source>Language: %1. Menus and the Run page switch now; the other pages at the next start.</source>
-        <translation type="vanished">Sprache: %1. Menüs und die Seite „Lauf“ wechseln sofort, die anderen Seiten beim nächsten Start.</translation>
-    </message>
-    <message>
-        <location line="+10"/>
+        <location line="+13"/>
         <source>&amp;Help</source>
         <translation>&amp;Hilfe</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+4"/>
         <source>&amp;About TrainDeck</source>
         <translation>Ü&amp;ber TrainDeck</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
         <source>About &amp;Qt</source>
         <translation>Über &amp;Qt</translation>
     </message>
     <message>
-        <location line="+14"/>
-        <location line="+261"/>
+        <location line="+17"/>
+        <location line="+345"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-219"/>
+        <location line="-293"/>
         <source>Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to prepare), then press Start run (Ctrl+R).</source>
         <translation>Willkommen: Bereiten Sie auf der Seite „Daten“ einen Korpus vor (der fortunes-Korpus liegt bereit) und drücken Sie dann „Lauf starten“ (Strg+R).</translation>
     </message>
@@ -2052,27 +2438,32 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Willkommen: Das Demo-Experiment ist bereit. Drücken Sie „Lauf starten“ (Strg+R), um es zu trainieren.</translation>
     </message>
     <message>
-        <location line="+48"/>
+        <location line="+51"/>
         <source>Cannot open the store %1: %2</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+59"/>
+        <source>The store is still opening: start the run in a moment.</source>
+        <translation>Die Datenbank wird noch geöffnet: Starten Sie den Lauf gleich noch einmal.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>The design has invalid fields (marked in red): fix them first.</source>
         <translation>Der Entwurf hat ungültige Felder (rot markiert): Korrigieren Sie sie zuerst.</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+24"/>
         <source>The cluster %1 has changed; choose where to train again.</source>
         <translation>Der Cluster %1 hat sich geändert; wählen Sie erneut, wo trainiert werden soll.</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+11"/>
         <source>Deploying run %1 to %2…</source>
         <translation>Lauf %1 wird auf %2 bereitgestellt…</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+40"/>
         <source>%1 / all %2 nodes (%3 ranks)</source>
         <translation>%1 / alle %2 Knoten (%3 Ranks)</translation>
     </message>
@@ -2102,7 +2493,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Lauf %1 wird am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+33"/>
         <source>Runs are training</source>
         <translation>Läufe trainieren noch</translation>
     </message>
@@ -2125,7 +2516,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Läufe anhalten</translation>
     </message>
     <message>
-        <location line="+63"/>
+        <location line="+82"/>
         <source>New store</source>
         <translation>Neue Datenbank</translation>
     </message>
@@ -2151,59 +2542,65 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>TrainDeck</translation>
     </message>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <location line="-446"/>
         <source>Language: %1.</source>
         <translation>Sprache: %1.</translation>
     </message>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <location line="+8"/>
         <source>&amp;User guide</source>
         <translation>&amp;Benutzerhandbuch</translation>
     </message>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <location line="+316"/>
         <source>Save them before you quit?</source>
         <translation>Vor dem Beenden speichern?</translation>
     </message>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <location line="+59"/>
         <source>The user guide was not found (looked for %1). It is docs/guide.md in TrainDeck&apos;s sources; the package installs it in /usr/share/doc/traindeck.</source>
         <translation>Das Benutzerhandbuch wurde nicht gefunden (gesucht: %1). Es ist docs/guide.md in den Quellen von TrainDeck; das Paket installiert es unter /usr/share/doc/traindeck.</translation>
     </message>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <location line="+6"/>
         <source>No program to open %1 with: open it in a text editor or a Markdown viewer.</source>
         <translation>Kein Programm zum Öffnen von %1: Öffnen Sie die Datei in einem Texteditor oder einem Markdown-Betrachter.</translation>
     </message>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+1"/>
+        <location line="+3"/>
         <source>Opened the user guide, %1.</source>
         <translation>Benutzerhandbuch geöffnet: %1.</translation>
     </message>
     <message>
+        <location line="-602"/>
         <source>Run name:</source>
         <translation>Laufname:</translation>
     </message>
     <message>
-        <source>Shown instead of the run id in the sidebar, legends and tables; rename it later from the sidebar. Empty: the fields that differ from the experiment's last run.</source>
+        <location line="+5"/>
+        <source>Shown instead of the run id in the sidebar, legends and tables; rename it later from the sidebar. Empty: the fields that differ from the experiment&apos;s last run.</source>
         <translation>Wird statt der Lauf-ID in der Seitenleiste, in Legenden und Tabellen gezeigt; später in der Seitenleiste umbenennbar. Leer: die Felder, die sich vom letzten Lauf des Experiments unterscheiden.</translation>
     </message>
     <message>
+        <location line="+386"/>
         <source>optional</source>
         <translation>optional</translation>
     </message>
     <message>
+        <location line="+28"/>
         <source>The run name is refused: %1</source>
         <translation>Der Laufname wird abgelehnt: %1</translation>
     </message>
     <message numerus="yes">
-        <source>%n other run(s) already train on this machine's CPU (%1): they and this run slow down, each to roughly 1/%2 of its speed alone</source>
+        <location line="-61"/>
+        <source>%n other run(s) already train on this machine&apos;s CPU (%1): they and this run slow down, each to roughly 1/%2 of its speed alone</source>
         <translation>
             <numerusform>%n anderer Lauf trainiert schon auf der CPU dieses Rechners (%1): er und dieser Lauf werden langsamer, jeder auf etwa 1/%2 seiner Geschwindigkeit allein</numerusform>
             <numerusform>%n andere Läufe trainieren schon auf der CPU dieses Rechners (%1): sie und dieser Lauf werden langsamer, jeder auf etwa 1/%2 seiner Geschwindigkeit allein</numerusform>
         </translation>
     </message>
     <message>
+        <location line="+6"/>
         <source> (this run: ~%1 tokens/s instead of ~%2 at the calibrated peak of %3 GFLOP/s)</source>
         <translation> (dieser Lauf: ~%1 Tokens/s statt ~%2 bei der kalibrierten Spitze von %3 GFLOP/s)</translation>
     </message>
@@ -2330,7 +2727,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::MetricsModel</name>
     <message>
-        <location filename="../gui/metrics/metrics_model.cpp" line="+150"/>
+        <location filename="../gui/metrics/metrics_model.cpp" line="+151"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
@@ -2338,7 +2735,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::ModelDesigner</name>
     <message>
-        <location filename="../gui/designer/model_designer.cpp" line="+81"/>
+        <location filename="../gui/designer/model_designer.cpp" line="+85"/>
         <source>Preset…</source>
         <translation>Vorlage…</translation>
     </message>
@@ -2363,22 +2760,33 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Vorlage:</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+26"/>
         <source>Model</source>
         <translation>Modell</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+1"/>
         <source>Training</source>
         <translation>Training</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+1"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+7"/>
+        <source>AdamW betas and eps, evaluation and sample settings, checkpoints kept, progress lines, ZeRO and the distributed settings</source>
+        <translation>AdamW-betas und -eps, Einstellungen für Evaluierung und Samples, behaltene Checkpoints, Fortschrittszeilen, ZeRO und die verteilten Einstellungen</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <location line="+274"/>
+        <source>Advanced</source>
+        <translation>Erweitert</translation>
+    </message>
+    <message>
+        <location line="-252"/>
         <source>This machine</source>
         <translation>Dieser Rechner</translation>
     </message>
@@ -2393,7 +2801,21 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Die Konfiguration auf einem Cluster: Speicher pro Gerät für die ZeRO-Stufen 0-3, Zeit und Kosten eines Token-Budgets, Netzwerk- und Datenträgerbandbreite, benötigte Geräte</translation>
     </message>
     <message>
-        <location line="+27"/>
+        <location line="+20"/>
+        <source>%1, %2</source>
+        <translation>%1, %2</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>
+
+No GPU is listed: %1</source>
+        <translation>
+
+Keine GPU aufgeführt: %1</translation>
+    </message>
+    <message>
+        <location line="+17"/>
         <source>%1
 Allowed: %2
 Default: %3</source>
@@ -2402,17 +2824,82 @@ Erlaubt: %2
 Standard: %3</translation>
     </message>
     <message>
-        <location line="+16"/>
-        <source>a dataset directory made by prepare</source>
-        <translation>ein von prepare erstellter Datensatzordner</translation>
+        <location line="+60"/>
+        <location line="+162"/>
+        <source>prepare a dataset first (Data page)</source>
+        <translation>zuerst einen Datensatz vorbereiten (Seite „Daten“)</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="-151"/>
+        <source>%1 (default)</source>
+        <translation>%1 (Standard)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>0 (4 × d_model)</source>
         <translation>0 (4 × d_model)</translation>
     </message>
     <message>
-        <location line="+167"/>
+        <location line="+1"/>
+        <source>(empty)</source>
+        <translation>(leer)</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>%1 (not seen here)</source>
+        <translation>%1 (hier nicht gefunden)</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+113"/>
+        <source>Advanced (%n set)</source>
+        <translation>
+            <numerusform>Erweitert (%n gesetzt)</numerusform>
+            <numerusform>Erweitert (%n gesetzt)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>%1 tokenizer, vocab_size %2</source>
+        <translation>Tokenizer %1, vocab_size %2</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+123"/>
+        <source>unknown</source>
+        <translation>unbekannt</translation>
+    </message>
+    <message>
+        <location line="-118"/>
+        <source>choose a dataset</source>
+        <translation>einen Datensatz wählen</translation>
+    </message>
+    <message>
+        <location line="+49"/>
+        <source>cpu (default)</source>
+        <translation>cpu (Standard)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This machine&apos;s CPU (OpenBLAS, OpenMP)</source>
+        <translation>CPU dieses Rechners (OpenBLAS, OpenMP)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
+    </message>
+    <message>
+        <location line="+51"/>
+        <source>missing: prepare a dataset first (Data page), or choose one here</source>
+        <translation>fehlt: zuerst einen Datensatz vorbereiten (Seite „Daten“) oder hier einen wählen</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>value %1 differs from the dataset&apos;s %2 tokenizer (%3 ids): set %3, or choose the dataset again</source>
+        <translation>Wert %1 weicht vom Tokenizer %2 des Datensatzes ab (%3 IDs): %3 setzen oder den Datensatz erneut wählen</translation>
+    </message>
+    <message>
+        <location line="+33"/>
         <source>Cannot open &apos;%1&apos;: %2</source>
         <translation>&apos;%1&apos; kann nicht geöffnet werden: %2</translation>
     </message>
@@ -2648,7 +3135,27 @@ Standard: %3</translation>
 <context>
     <name>td::gui::Planner</name>
     <message>
-        <location filename="../gui/plan/planner.cpp" line="+261"/>
+        <location filename="../gui/plan/planner.cpp" line="+192"/>
+        <source>the engine&apos;s device list is not the JSON `traindeck-engine devices` prints: %1</source>
+        <translation>die Geräteliste der Engine ist nicht das JSON, das `traindeck-engine devices` ausgibt: %1</translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source>The engine (traindeck-engine) was not found, so no GPU is listed: build it, or set TRAINDECK_ENGINE.</source>
+        <translation>Die Engine (traindeck-engine) wurde nicht gefunden, daher ist keine GPU aufgeführt: Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE.</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Could not start the engine &apos;%1&apos; to list its GPUs: %2</source>
+        <translation>Die Engine &apos;%1&apos; konnte nicht gestartet werden, um ihre GPUs aufzulisten: %2</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>`traindeck-engine devices` failed (exit code %1): %2</source>
+        <translation>`traindeck-engine devices` ist fehlgeschlagen (Exit-Code %1): %2</translation>
+    </message>
+    <message>
+        <location line="+98"/>
         <source>Your device catalogue was not read (%1); the built-in devices are shown.</source>
         <translation>Ihr Gerätekatalog wurde nicht gelesen (%1); die eingebauten Geräte werden angezeigt.</translation>
     </message>
@@ -2678,7 +3185,7 @@ Standard: %3</translation>
         <translation>Kalibrierung fehlgeschlagen (Exit-Code der Engine %1): %2</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>The engine finished, but its calibration cache %1 holds no peak for %2 threads on this CPU.</source>
         <translation>Die Engine ist fertig, aber ihr Kalibrierungscache %1 enthält keine Spitzenleistung für %2 Threads auf dieser CPU.</translation>
     </message>
@@ -2729,21 +3236,21 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RemoteRunController</name>
     <message>
-        <location filename="../gui/runs/remote_run_controller.cpp" line="+75"/>
+        <location filename="../gui/runs/remote_run_controller.cpp" line="+69"/>
         <location line="+177"/>
-        <location line="+106"/>
+        <location line="+137"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-279"/>
+        <location line="-310"/>
         <location line="+177"/>
-        <location line="+106"/>
+        <location line="+137"/>
         <source>No way to connect to nodes is set up (no connector).</source>
         <translation>Es ist keine Möglichkeit eingerichtet, sich mit Knoten zu verbinden (kein Connector).</translation>
     </message>
     <message>
-        <location line="-279"/>
+        <location line="-310"/>
         <source>The cluster %1 has no nodes: add them on the Clusters page.</source>
         <translation>Der Cluster %1 hat keine Knoten: Fügen Sie sie auf der Seite „Cluster“ hinzu.</translation>
     </message>
@@ -2800,20 +3307,35 @@ Standard: %3</translation>
         <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="-124"/>
-        <location line="+229"/>
+        <location line="+175"/>
+        <source>Checkpoints of run %1: no store is open or no way to connect to nodes is set up.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>Checkpoints of run %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="-322"/>
+        <location line="+218"/>
         <source>Run %1: its stored node is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
     </message>
     <message>
-        <location line="-19"/>
+        <location line="+28"/>
         <source>A checkpoint of run %1 is being downloaded already.</source>
         <translation>Ein Checkpoint von Lauf %1 wird bereits heruntergeladen.</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="-35"/>
         <source>Run %1 did not run on a node: its checkpoints are on this machine.</source>
         <translation>Lauf %1 lief nicht auf einem Knoten: Seine Checkpoints liegen auf diesem Rechner.</translation>
+    </message>
+    <message>
+        <location line="+31"/>
+        <source>&apos;%1&apos; is not a checkpoint name (step_ and 8 digits).</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <location line="+20"/>
@@ -2821,12 +3343,12 @@ Standard: %3</translation>
         <translation>Checkpoint von Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>the run folder %1 on %2 holds no complete checkpoint</source>
         <translation>der Laufordner %1 auf %2 enthält keinen vollständigen Checkpoint</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+17"/>
         <source>download cancelled</source>
         <translation>Download abgebrochen</translation>
     </message>
@@ -2864,23 +3386,23 @@ Standard: %3</translation>
         <translation>model.vocab_size ist %1, aber der Tokenizer des Datensatzes &apos;%2&apos; hat %3 Tokens: Setzen Sie vocab_size auf %3.</translation>
     </message>
     <message>
-        <location line="+9"/>
-        <location line="+84"/>
+        <location line="+10"/>
+        <location line="+95"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-74"/>
-        <source>Cannot create the run folder &apos;%1&apos;: check that its parent is writable.</source>
-        <translation>Der Laufordner &apos;%1&apos; kann nicht angelegt werden: Prüfen Sie, ob der übergeordnete Ordner beschreibbar ist.</translation>
+        <location line="-78"/>
+        <source>Cannot create the run folder &apos;%1&apos; (%2): check that its parent is writable.</source>
+        <translation>Der Laufordner &apos;%1&apos; kann nicht angelegt werden (%2): Prüfen Sie, ob der übergeordnete Ordner beschreibbar ist.</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+16"/>
         <source>The training engine (traindeck-engine) was not found. Build it (cmake --build build) or set TRAINDECK_ENGINE to its path.</source>
         <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie (cmake --build build) oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="+47"/>
+        <location line="+50"/>
         <source>Run %1 is not running here.</source>
         <translation>Lauf %1 läuft nicht hier.</translation>
     </message>
@@ -2916,6 +3438,7 @@ Standard: %3</translation>
         <translation>Lauf %1 hat keine config.json, und die Datenbank hat keine Konfiguration für ihn.</translation>
     </message>
     <message>
+        <location line="-118"/>
         <source>The run name is refused: %1</source>
         <translation>Der Laufname wird abgelehnt: %1</translation>
     </message>
@@ -2923,74 +3446,74 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunText</name>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+26"/>
+        <location filename="../gui/core/run_text.cpp" line="+29"/>
         <source>reached train.steps</source>
         <translation>train.steps erreicht</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+1"/>
         <source>stop requested (signal)</source>
         <translation>Stopp angefordert (Signal)</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+2"/>
         <source>3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data.</source>
         <translation>3 Schritte in Folge hatten einen nicht endlichen Verlust oder eine nicht endliche Gradientennorm; verringern Sie train.lr oder prüfen Sie die Daten.</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+5"/>
         <source> The newest checkpoint that verifies is step %1 (%2): continue with --resume (the %3 newer do not verify), or from an older step with --resume-from STEP.</source>
         <translation> Der neueste Checkpoint mit gültiger Prüfsumme ist Schritt %1 (%2): Fortsetzen mit --resume (die %3 neueren sind ungültig) oder von einem älteren Schritt mit --resume-from STEP.</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+5"/>
         <source> The newest checkpoint that verifies is step %1 (%2): continue with --resume, or from an older step with --resume-from STEP.</source>
         <translation> Der neueste Checkpoint mit gültiger Prüfsumme ist Schritt %1 (%2): Fortsetzen mit --resume oder von einem älteren Schritt mit --resume-from STEP.</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+5"/>
         <source> No checkpoint verifies (%1): start again in a new --out.</source>
         <translation> Kein Checkpoint hat eine gültige Prüfsumme (%1): Beginnen Sie neu mit einem neuen --out.</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+3"/>
         <source>the engine process %1 ended without a run_end event: %2</source>
         <translation>der Engine-Prozess %1 endete ohne run_end-Ereignis: %2</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+2"/>
         <source>the engine process %1 ended without a run_end event</source>
         <translation>der Engine-Prozess %1 endete ohne run_end-Ereignis</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+3"/>
         <source>the engine process (pid %1) on the node ended without a run_end event; last lines of %2:
 %3</source>
         <translation>der Engine-Prozess (PID %1) auf dem Knoten endete ohne run_end-Ereignis; letzte Zeilen von %2:
 %3</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+23"/>
         <source>unknown</source>
         <translation>unbekannt</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+1"/>
         <source>running</source>
         <translation>läuft</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+1"/>
         <source>completed</source>
         <translation>abgeschlossen</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+1"/>
         <source>stopped</source>
         <translation>gestoppt</translation>
     </message>
     <message>
-        <location filename="../gui/core/run_text.cpp" line="+1"/>
+        <location line="+1"/>
         <source>failed</source>
         <translation>fehlgeschlagen</translation>
     </message>
@@ -2998,13 +3521,13 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunView</name>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+54"/>
-        <location line="+264"/>
+        <location filename="../gui/app/run_view.cpp" line="+67"/>
+        <location line="+277"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
     <message>
-        <location line="-173"/>
+        <location line="-183"/>
         <source>Download the newest checkpoint into</source>
         <translation>Neuesten Checkpoint herunterladen nach</translation>
     </message>
@@ -3025,12 +3548,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+201"/>
+        <location line="+216"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-200"/>
+        <location line="-215"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -3053,6 +3576,16 @@ Standard: %3</translation>
         <location line="+1"/>
         <source>What the planner says this run&apos;s config needs, beside what the run measured</source>
         <translation>Was der Planer für die Konfiguration dieses Laufs veranschlagt, neben dem, was der Lauf gemessen hat</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checkpoints</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The run&apos;s checkpoints: keep or delete them, generate text, export for Hugging Face</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <location line="+1"/>
@@ -3090,7 +3623,7 @@ Standard: %3</translation>
         <translation>Den neuesten Checkpoint des Laufs von seinem Knoten in einen Ordner auf diesem Rechner kopieren</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+11"/>
         <source>downloading the checkpoint</source>
         <translation>Checkpoint wird heruntergeladen</translation>
     </message>
@@ -3121,27 +3654,17 @@ Standard: %3</translation>
         <translation>nicht verfolgt</translation>
     </message>
     <message>
-        <location line="+86"/>
+        <location line="+95"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <source>Run %1 · %2 · step %3</source>
-        <translation>Lauf %1 · %2 · Schritt %3</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+6"/>
         <source> · best val loss %1</source>
         <translation> · bester Val-Verlust %1</translation>
     </message>
-    <message>
-        <location line="+1"/>
-        <source> · %1 tokens/s</source>
-        <translation> · %1 tokens/s</translation>
-    </message>
     <message numerus="yes">
-        <location line="+4"/>
+        <location line="+5"/>
         <source> · %n malformed event line(s) skipped</source>
         <translation>
             <numerusform> · %n fehlerhafte Ereigniszeile übersprungen</numerusform>
@@ -3154,17 +3677,17 @@ Standard: %3</translation>
         <translation>Dieser Lauf hat keinen Checkpoint geschrieben: Starten Sie stattdessen einen neuen Lauf</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+50"/>
         <source>Step %1</source>
         <translation>Schritt %1</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="-15"/>
         <source>(no engine log at %1: runs started outside TrainDeck log to their own terminal)</source>
         <translation>(kein Engine-Protokoll unter %1: Außerhalb von TrainDeck gestartete Läufe protokollieren in ihr eigenes Terminal)</translation>
     </message>
     <message>
-        <location line="+40"/>
+        <location line="+80"/>
         <source>Planned tokens/s assume MFU %1 % (the Infrastructure panel&apos;s default); memory is the plan plus the 32 MiB cuBLAS workspace, against the GPU memory high-water mark.</source>
         <translation>Geplante tokens/s nehmen MFU %1 % an (Standard des Bereichs „Infrastruktur“); Speicher ist der Plan plus 32 MiB cuBLAS-Workspace, verglichen mit dem Höchststand des GPU-Speichers.</translation>
     </message>
@@ -3179,54 +3702,72 @@ Standard: %3</translation>
         <translation>Fehler = (geplant − gemessen) ÷ gemessen. Fahren Sie mit der Maus über eine Zeile, um ihre Formel zu sehen (docs/planner.md).</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="-88"/>
         <source>(the engine has written nothing to %1 yet)</source>
         <translation>(die Engine hat noch nichts in %1 geschrieben)</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="+2"/>
         <source>(no engine log at %1 yet: the engine&apos;s output appears here as it arrives)</source>
         <translation>(noch kein Engine-Protokoll unter %1: Die Ausgabe der Engine erscheint hier, sobald sie eintrifft)</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="-47"/>
         <source>Run %1 · %2 · %3</source>
         <translation>Lauf %1 · %2 · %3</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="+23"/>
         <source>%1 min</source>
         <translation>%1 min</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="+7"/>
         <source>step %1 / %2</source>
         <translation>Schritt %1 / %2</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="+1"/>
         <source>step %1</source>
         <translation>Schritt %1</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="+1"/>
         <source> (%1 %)</source>
         <translation> (%1 %)</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="+1"/>
         <source> · %1 elapsed</source>
         <translation> · %1 vergangen</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="+1"/>
         <source> · ~%1 left</source>
         <translation> · noch ~%1</translation>
     </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+1"/>
+        <location line="+5"/>
         <source>%1 tokens/s (median of last %2 steps)</source>
         <translation>%1 Tokens/s (Median der letzten %2 Schritte)</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::SampleJob</name>
+    <message>
+        <location filename="../gui/runs/checkpoint_jobs.cpp" line="-116"/>
+        <source>A generation is already running: stop it first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>traindeck-engine was not found (set TRAINDECK_ENGINE to its path).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <source>cannot start %1: %2</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -3275,12 +3816,12 @@ Standard: %3</translation>
 <context>
     <name>td::gui::Sidebar</name>
     <message>
-        <location filename="../gui/app/sidebar.cpp" line="+27"/>
+        <location filename="../gui/app/sidebar.cpp" line="+84"/>
         <source>Search experiments, runs, status…</source>
         <translation>Experimente, Läufe, Status suchen…</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+37"/>
         <source>New</source>
         <translation>Neu</translation>
     </message>
@@ -3294,11 +3835,6 @@ Standard: %3</translation>
         <location line="-86"/>
         <source>Rename</source>
         <translation>Umbenennen</translation>
-    </message>
-    <message>
-        <location line="+0"/>
-        <source>Rename the selected experiment</source>
-        <translation>Das ausgewählte Experiment umbenennen</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -3326,7 +3862,7 @@ Standard: %3</translation>
         <translation>Name:</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+27"/>
         <source>Rename experiment</source>
         <translation>Experiment umbenennen</translation>
     </message>
@@ -3410,14 +3946,22 @@ Standard: %3</translation>
         <translation>Löschen…</translation>
     </message>
     <message>
+        <location line="-83"/>
         <source>Rename run %1</source>
         <translation>Lauf %1 umbenennen</translation>
     </message>
     <message>
+        <location line="-176"/>
+        <source>%1 · %2 %</source>
+        <translation>%1 · %2 %</translation>
+    </message>
+    <message>
+        <location line="+176"/>
         <source>Name (empty: show the run id):</source>
         <translation>Name (leer: die Lauf-ID zeigen):</translation>
     </message>
     <message>
+        <location line="-101"/>
         <source>Rename the selected experiment or run (a run keeps its id)</source>
         <translation>Das gewählte Experiment oder den gewählten Lauf umbenennen (ein Lauf behält seine ID)</translation>
     </message>
@@ -3425,7 +3969,7 @@ Standard: %3</translation>
 <context>
     <name>td::gui::Theme</name>
     <message>
-        <location filename="../gui/look/theme.cpp" line="+77"/>
+        <location filename="../gui/look/theme.cpp" line="+78"/>
         <source>Light</source>
         <translation>Hell</translation>
     </message>
