@@ -1,6 +1,8 @@
 // Look and language of the whole window (issue 14, "Look and language"), offscreen:
 //  - a language switch changes a label on the Design page and on the Run page at once (no
 //    restart), and back;
+//  - the charts' texts QCustomPlot draws (title, x axis title, legend, empty-chart sentence)
+//    switch too, without the data being read again;
 //  - a theme switch makes the Design page's palette dark (it kept the light one: a widget with a
 //    style sheet keeps the palette it was polished with);
 //  - a run's status and end reason in German on the Run page, in the sidebar and in Compare, and
@@ -28,6 +30,7 @@
 #include "gui/app/main_window.h"
 #include "gui/app/run_view.h"
 #include "gui/app/sidebar.h"
+#include "gui/charts/chart_view.h"
 #include "gui/charts/dashboard.h"
 #include "gui/cluster/cluster_designer.h"
 #include "gui/cluster/cluster_list.h"
@@ -172,6 +175,51 @@ class TestLookAndLanguage : public QObject {
     QCOMPARE(log_scale->text(), QStringLiteral("Log scale"));
     QTRY_COMPARE(w.runView()->stopButton()->text(), QStringLiteral("Stop"));
     QTRY_VERIFY(w.runView()->statusLabel()->text().endsWith(QStringLiteral(" · reached train.steps")));
+  }
+
+  void chartsFollowTheLanguage() {
+    MainWindow w(db_);
+    w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
+    w.show();
+    QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
+    w.showRuns({QStringLiteral("run-d")});
+    Dashboard* dash = w.runView()->dashboard();
+    ChartView* loss = dash->chart(QStringLiteral("loss"));
+    ChartView* net = dash->chart(QStringLiteral("network"));
+    QTRY_VERIFY(loss->seriesCount() >= 1 && loss->drawn(0).x.size() == 10);  // run-d: 10 steps
+    QTRY_COMPARE(dash->model()->pendingRequests(), 0);
+    QCOMPARE(loss->title(), QStringLiteral("Loss"));
+    QCOMPARE(loss->xAxisLabel(), QStringLiteral("step"));
+    QCOMPARE(loss->legendLabels().front(), QStringLiteral("train loss"));
+    QVERIFY(net->emptyTextVisible());
+    QVERIFY2(net->emptyText().startsWith(QStringLiteral("No network traffic:")), qPrintable(net->emptyText()));
+    const std::vector<double> drawn = loss->drawn(0).line;
+    QSignalSpy envelopes(dash->model(), &MetricsModel::envelopeReady);
+
+    QVERIFY(installTranslation(*qApp, QStringLiteral("de")));
+    // translations/traindeck_de.ts (td::gui::Dashboard, td::gui::ChartView); LanguageChange is
+    // posted to the window, so the charts follow at the next event-loop pass.
+    QTRY_COMPARE(loss->title(), QStringLiteral("Verlust"));
+    QCOMPARE(loss->xAxisLabel(), QStringLiteral("Schritt"));
+    QCOMPARE(loss->legendLabels().front(), QStringLiteral("Trainingsverlust"));
+    QCOMPARE(loss->seriesLabel(0), QStringLiteral("Trainingsverlust"));
+    QCOMPARE(dash->chart(QStringLiteral("throughput"))->title(), QStringLiteral("Durchsatz"));
+    QVERIFY2(net->emptyText().startsWith(QStringLiteral("Kein Netzwerkverkehr:")), qPrintable(net->emptyText()));
+    QVERIFY(net->emptyTextVisible());
+    // The data stays: the same line, no envelope asked for again.
+    QCOMPARE(loss->drawn(0).line, drawn);
+    QCOMPARE(dash->model()->pendingRequests(), 0);
+    QCOMPARE(envelopes.count(), 0);
+    // The x axis by tokens, in German too.
+    dash->setXAxis(XAxis::Tokens);
+    QCOMPARE(loss->xAxisLabel(), QStringLiteral("Tokens"));
+    dash->setXAxis(XAxis::Step);
+
+    QVERIFY(!installTranslation(*qApp, QStringLiteral("en")));
+    QTRY_COMPARE(loss->title(), QStringLiteral("Loss"));
+    QCOMPARE(loss->xAxisLabel(), QStringLiteral("step"));
+    QCOMPARE(loss->legendLabels().front(), QStringLiteral("train loss"));
+    QVERIFY2(net->emptyText().startsWith(QStringLiteral("No network traffic:")), qPrintable(net->emptyText()));
   }
 
   void statusesAndEndReasonsInGerman() {
