@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "gui/app/checkpoints_tab.h"
 #include "gui/charts/dashboard.h"
 #include "gui/core/run_text.h"
 #include "gui/core/store_client.h"
@@ -134,6 +135,8 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   bottom_->addTab(samples_, icon(QStringLiteral("notes")), QString());
   bottom_->addTab(log_, icon(QStringLiteral("log")), QString());
   bottom_->addTab(plan_page, icon(QStringLiteral("notes")), QString());
+  checkpoints_ = new CheckpointsTab(store, bottom_);
+  bottom_->addTab(checkpoints_, icon(QStringLiteral("import")), QString());
   retranslate();
   split->addWidget(dashboard_);
   split->addWidget(bottom_);
@@ -148,6 +151,7 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
     dashboard_->refresh();
     updateStatus();
     loadSamples();
+    checkpoints_->reload();
     // The comparison reads medians over the whole run: at most every 5 s while it grows.
     if (!runActive(run_) || !plan_loaded_.isValid() || plan_loaded_.elapsed() > 5000) loadPlan();
   });
@@ -176,6 +180,8 @@ void RunView::retranslate() {
   bottom_->setTabText(1, tr("Log"));
   bottom_->setTabText(2, tr("Plan vs measured"));
   bottom_->setTabToolTip(2, tr("What the planner says this run's config needs, beside what the run measured"));
+  bottom_->setTabText(3, tr("Checkpoints"));
+  bottom_->setTabToolTip(3, tr("The run's checkpoints: keep or delete them, generate text, export for Hugging Face"));
   plan_table_->setHorizontalHeaderLabels({tr("Quantity"), tr("Planned"), tr("Measured"), tr("Error")});
   cancel_progress_->setText(tr("Cancel"));
   download_->setText(tr("Download checkpoint"));
@@ -185,6 +191,7 @@ void RunView::retranslate() {
 void RunView::setRemoteRunController(RemoteRunController* remote) {
   if (remote_) disconnect(remote_, nullptr, this, nullptr);
   remote_ = remote;
+  checkpoints_->setRemoteRunController(remote);
   if (!remote) return;
   connect(remote, &RemoteRunController::deployProgress, this, &RunView::showProgress);
   connect(remote, &RemoteRunController::checkpointProgress, this,
@@ -293,6 +300,7 @@ void RunView::changeEvent(QEvent* event) {
 void RunView::setStoreClient(StoreClient* store) {
   store_ = store;
   dashboard_->setStoreClient(store);
+  checkpoints_->setStoreClient(store);
   setRun(QString());
 }
 
@@ -312,6 +320,7 @@ void RunView::setRun(const QString& run_id) {
   loadSamples();
   loadLog();
   loadPlan();
+  checkpoints_->setRun(run_id);
 }
 
 void RunView::onIngested(const QString& run_id) {

@@ -27,6 +27,7 @@ class QTimer;
 
 namespace td::gui {
 
+class CheckpointsTab;
 class Dashboard;
 class RunController;
 class RemoteRunController;
@@ -52,6 +53,8 @@ class RunView : public QWidget {
   /// (gui/plan/run_plan.h). Refreshed with the status. planBasisLabel() says the MFU assumed.
   QTableWidget* planTable() const { return plan_table_; }
   QLabel* planBasisLabel() const { return plan_basis_; }
+  /// "Checkpoints" tab (gui/app/checkpoints_tab.h): reloaded with the status.
+  CheckpointsTab* checkpointsTab() const { return checkpoints_; }
 
   /// Remote runs: connects the controller's deploy progress, connection state, log, ingest,
   /// start/end and checkpoint download signals to this view (the main window need not wire
@@ -128,6 +131,7 @@ class RunView : public QWidget {
   QPlainTextEdit* log_;
   QTableWidget* plan_table_;
   QLabel* plan_basis_;
+  CheckpointsTab* checkpoints_;
   QElapsedTimer plan_loaded_;  // since the last loadPlan()
   QTimer* refresh_timer_;
   int samples_shown_ = -1;
