@@ -16,37 +16,37 @@
     <message>
         <location filename="../gui/runs/checkpoint_jobs.cpp" line="+21"/>
         <source>the engine crashed</source>
-        <translation type="unfinished"></translation>
+        <translation>die Engine ist abgestürzt</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>the engine exited with code %1</source>
-        <translation type="unfinished"></translation>
+        <translation>die Engine endete mit Code %1</translation>
     </message>
     <message>
-        <location line="+157"/>
+        <location line="+183"/>
         <source>&apos;%1&apos; is not a checkpoint folder name (step_ and 8 digits): nothing was deleted</source>
-        <translation type="unfinished"></translation>
+        <translation>„%1“ ist kein Name eines Checkpoint-Ordners (step_ und 8 Ziffern): nichts wurde gelöscht</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>%1 does not exist (already deleted or pruned)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 existiert nicht (schon gelöscht oder aufgeräumt)</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>%1 is a symbolic link, not a checkpoint folder: nothing was deleted</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 ist ein symbolischer Link, kein Checkpoint-Ordner: nichts wurde gelöscht</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>%1 is not a folder: nothing was deleted</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 ist kein Ordner: nichts wurde gelöscht</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>cannot delete %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 kann nicht gelöscht werden: %2</translation>
     </message>
 </context>
 <context>
@@ -315,180 +315,180 @@
     <message>
         <location filename="../gui/app/checkpoints_tab.cpp" line="+35"/>
         <source>%1 GB</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 GB</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>%1 MB</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 MB</translation>
     </message>
     <message>
         <location line="+67"/>
         <source>Deleted %1.</source>
-        <translation type="unfinished">%1 gelöscht.</translation>
+        <translation>%1 gelöscht.</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>Step</source>
-        <translation type="unfinished">Schritt</translation>
+        <translation>Schritt</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Size</source>
-        <translation type="unfinished"></translation>
+        <translation>Größe</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Written</source>
-        <translation type="unfinished"></translation>
+        <translation>Geschrieben</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Kept</source>
-        <translation type="unfinished"></translation>
+        <translation>Behalten</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>On disk</source>
-        <translation type="unfinished"></translation>
+        <translation>Auf der Platte</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>A kept checkpoint is never deleted when the run prunes old ones (train.keep_checkpoints)</source>
-        <translation type="unfinished"></translation>
+        <translation>Ein behaltener Checkpoint wird nie gelöscht, wenn der Lauf alte aufräumt (train.keep_checkpoints)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Delete…</source>
-        <translation type="unfinished">Löschen…</translation>
+        <translation>Löschen…</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Delete this checkpoint&apos;s folder from the disk</source>
-        <translation type="unfinished"></translation>
+        <translation>Den Ordner dieses Checkpoints von der Platte löschen</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Generate…</source>
-        <translation type="unfinished"></translation>
+        <translation>Generieren…</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Generate text from this checkpoint (the engine&apos;s sample)</source>
-        <translation type="unfinished"></translation>
+        <translation>Text aus diesem Checkpoint generieren (sample der Engine)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Export for Hugging Face…</source>
-        <translation type="unfinished"></translation>
+        <translation>Für Hugging Face exportieren…</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Write this checkpoint as a Hugging Face GPT-2 model folder (the engine&apos;s export)</source>
-        <translation type="unfinished"></translation>
+        <translation>Diesen Checkpoint als Hugging-Face-GPT-2-Modellordner schreiben (export der Engine)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Refresh</source>
-        <translation type="unfinished"></translation>
+        <translation>Aktualisieren</translation>
     </message>
     <message>
         <location line="+32"/>
         <source>Checkpoints on the run&apos;s node; Generate and Export download the chosen one first.</source>
-        <translation type="unfinished"></translation>
+        <translation>Checkpoints auf dem Knoten des Laufs; Generieren und Exportieren laden den gewählten zuerst herunter.</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>Downloading %1: %2 of %3 MB</source>
-        <translation type="unfinished"></translation>
+        <translation>Lade %1 herunter: %2 von %3 MB</translation>
     </message>
     <message>
         <location line="+14"/>
         <source>Downloaded %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 heruntergeladen.</translation>
     </message>
     <message>
         <location line="+86"/>
         <source>This run&apos;s checkpoints are on its node, which is not reachable from this window.</source>
-        <translation type="unfinished"></translation>
+        <translation>Die Checkpoints dieses Laufs liegen auf seinem Knoten, der von diesem Fenster aus nicht erreichbar ist.</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>No checkpoint yet: the run writes one every train.checkpoint_interval steps and when it stops.</source>
-        <translation type="unfinished"></translation>
+        <translation>Noch kein Checkpoint: der Lauf schreibt alle train.checkpoint_interval Schritte einen und wenn er anhält.</translation>
     </message>
     <message>
         <location line="+14"/>
         <source>on the node</source>
-        <translation type="unfinished"></translation>
+        <translation>auf dem Knoten</translation>
     </message>
     <message>
         <location line="+0"/>
         <location line="+2"/>
         <source>yes</source>
-        <translation type="unfinished"></translation>
+        <translation>ja</translation>
     </message>
     <message>
         <location line="-2"/>
         <source>pruned</source>
-        <translation type="unfinished"></translation>
+        <translation>aufgeräumt</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>no</source>
-        <translation type="unfinished"></translation>
+        <translation>nein</translation>
     </message>
     <message>
         <location line="+22"/>
         <source>Unkeep</source>
-        <translation type="unfinished"></translation>
+        <translation>Nicht mehr behalten</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Keep</source>
-        <translation type="unfinished"></translation>
+        <translation>Behalten</translation>
     </message>
     <message>
         <location line="+9"/>
         <source>Only a checkpoint on this machine&apos;s disk can be kept.</source>
-        <translation type="unfinished"></translation>
+        <translation>Nur ein Checkpoint auf der Platte dieses Rechners kann behalten werden.</translation>
     </message>
     <message>
         <location line="+22"/>
         <source>Delete the checkpoint of step %1 (%2)? Its folder is removed from the disk.</source>
-        <translation type="unfinished"></translation>
+        <translation>Den Checkpoint von Schritt %1 (%2) löschen? Sein Ordner wird von der Platte entfernt.</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>The run is still training and step %1 is its newest checkpoint: a resume after a crash would start from an older one, or from step 0. Delete it anyway?</source>
-        <translation type="unfinished"></translation>
+        <translation>Der Lauf trainiert noch und Schritt %1 ist sein neuester Checkpoint: eine Fortsetzung nach einem Absturz begänne bei einem älteren oder bei Schritt 0. Trotzdem löschen?</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Delete checkpoint</source>
-        <translation type="unfinished"></translation>
+        <translation>Checkpoint löschen</translation>
     </message>
     <message>
         <location line="+37"/>
         <source>Generate from %1 · step %2</source>
-        <translation type="unfinished"></translation>
+        <translation>Aus %1 · Schritt %2 generieren</translation>
     </message>
     <message>
         <location line="+5"/>
         <location line="+19"/>
         <source>Downloading %1 from the node…</source>
-        <translation type="unfinished"></translation>
+        <translation>Lade %1 vom Knoten herunter…</translation>
     </message>
     <message>
         <location line="-16"/>
         <location line="+19"/>
         <source>The checkpoint could not be downloaded (see the run page&apos;s messages).</source>
-        <translation type="unfinished"></translation>
+        <translation>Der Checkpoint konnte nicht heruntergeladen werden (siehe die Meldungen der Laufseite).</translation>
     </message>
     <message>
         <location line="-8"/>
         <source>Export %1 · step %2 for Hugging Face</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · Schritt %2 für Hugging Face exportieren</translation>
     </message>
 </context>
 <context>
@@ -1631,57 +1631,57 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     <message>
         <location filename="../gui/app/checkpoint_dialogs.cpp" line="+148"/>
         <source>Browse…</source>
-        <translation type="unfinished">Durchsuchen…</translation>
+        <translation>Durchsuchen…</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Folder</source>
-        <translation type="unfinished">Ordner</translation>
+        <translation>Ordner</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>A Hugging Face GPT-2 model (config.json, model.safetensors, tokenizer). An earlier export in the folder is replaced; any other non-empty folder is refused.</source>
-        <translation type="unfinished"></translation>
+        <translation>Ein Hugging-Face-GPT-2-Modell (config.json, model.safetensors, Tokenizer). Ein früherer Export im Ordner wird ersetzt; jeder andere nicht leere Ordner wird abgelehnt.</translation>
     </message>
     <message>
         <location line="+16"/>
         <source>Export</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportieren</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>Open folder</source>
-        <translation type="unfinished"></translation>
+        <translation>Ordner öffnen</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Close</source>
-        <translation type="unfinished"></translation>
+        <translation>Schließen</translation>
     </message>
     <message>
         <location line="+10"/>
         <source>Export into</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportieren nach</translation>
     </message>
     <message>
         <location line="+14"/>
         <source>The export failed: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Der Export ist gescheitert: %1</translation>
     </message>
     <message>
         <location line="+10"/>
         <source>Checkpoint %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Checkpoint %1</translation>
     </message>
     <message>
         <location line="+14"/>
         <source>Choose a folder to export into.</source>
-        <translation type="unfinished"></translation>
+        <translation>Wählen Sie einen Ordner für den Export.</translation>
     </message>
     <message>
         <location line="+14"/>
         <source>Exporting…</source>
-        <translation type="unfinished"></translation>
+        <translation>Exportiere…</translation>
     </message>
 </context>
 <context>
@@ -1689,22 +1689,22 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     <message>
         <location filename="../gui/runs/checkpoint_jobs.cpp" line="-76"/>
         <source>An export is already running.</source>
-        <translation type="unfinished"></translation>
+        <translation>Ein Export läuft bereits.</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>traindeck-engine was not found (set TRAINDECK_ENGINE to its path).</source>
-        <translation type="unfinished"></translation>
+        <translation>traindeck-engine wurde nicht gefunden (setzen Sie TRAINDECK_ENGINE auf seinen Pfad).</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>%1 is not empty and is not an earlier export: choose a new or empty folder.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 ist nicht leer und kein früherer Export: wählen Sie einen neuen oder leeren Ordner.</translation>
     </message>
     <message>
         <location line="+41"/>
         <source>cannot start %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 kann nicht gestartet werden: %2</translation>
     </message>
 </context>
 <context>
@@ -1712,82 +1712,82 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     <message>
         <location filename="../gui/app/checkpoint_dialogs.cpp" line="-208"/>
         <source>Text to continue (empty: start a new document)</source>
-        <translation type="unfinished"></translation>
+        <translation>Fortzusetzender Text (leer: ein neues Dokument beginnen)</translation>
     </message>
     <message>
         <location line="+11"/>
         <source>0: greedy (always the most likely token)</source>
-        <translation type="unfinished"></translation>
+        <translation>0: gierig (immer das wahrscheinlichste Token)</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>Sample among the k most likely tokens (0: all)</source>
-        <translation type="unfinished"></translation>
+        <translation>Unter den k wahrscheinlichsten Tokens wählen (0: alle)</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>Prompt</source>
-        <translation type="unfinished"></translation>
+        <translation>Prompt</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Tokens</source>
-        <translation type="unfinished">Tokens</translation>
+        <translation>Tokens</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Temperature</source>
-        <translation type="unfinished"></translation>
+        <translation>Temperatur</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Top-k</source>
-        <translation type="unfinished"></translation>
+        <translation>Top-k</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Seed</source>
-        <translation type="unfinished"></translation>
+        <translation>Seed</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Generate</source>
-        <translation type="unfinished"></translation>
+        <translation>Generieren</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>Stop</source>
-        <translation type="unfinished">Anhalten</translation>
+        <translation>Anhalten</translation>
     </message>
     <message numerus="yes">
         <location line="+36"/>
         <source>Done: %n character(s).</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>Fertig: %n Zeichen.</numerusform>
+            <numerusform>Fertig: %n Zeichen.</numerusform>
         </translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Stopped.</source>
-        <translation type="unfinished"></translation>
+        <translation>Angehalten.</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>The engine failed: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Die Engine ist gescheitert: %1</translation>
     </message>
     <message>
         <location line="+10"/>
         <source>Checkpoint %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Checkpoint %1</translation>
     </message>
     <message numerus="yes">
         <location line="+28"/>
         <source>Generating %n token(s)…</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>Erzeuge %n Token…</numerusform>
+            <numerusform>Erzeuge %n Tokens…</numerusform>
         </translation>
     </message>
 </context>
@@ -3580,12 +3580,12 @@ Standard: %3</translation>
     <message>
         <location line="+1"/>
         <source>Checkpoints</source>
-        <translation type="unfinished"></translation>
+        <translation>Checkpoints</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>The run&apos;s checkpoints: keep or delete them, generate text, export for Hugging Face</source>
-        <translation type="unfinished"></translation>
+        <translation>Die Checkpoints des Laufs: behalten oder löschen, Text generieren, für Hugging Face exportieren</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -3757,17 +3757,17 @@ Standard: %3</translation>
     <message>
         <location filename="../gui/runs/checkpoint_jobs.cpp" line="-116"/>
         <source>A generation is already running: stop it first.</source>
-        <translation type="unfinished"></translation>
+        <translation>Eine Generierung läuft bereits: halten Sie sie zuerst an.</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>traindeck-engine was not found (set TRAINDECK_ENGINE to its path).</source>
-        <translation type="unfinished"></translation>
+        <translation>traindeck-engine wurde nicht gefunden (setzen Sie TRAINDECK_ENGINE auf seinen Pfad).</translation>
     </message>
     <message>
         <location line="+30"/>
         <source>cannot start %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 kann nicht gestartet werden: %2</translation>
     </message>
 </context>
 <context>
