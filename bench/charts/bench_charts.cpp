@@ -209,20 +209,18 @@ Opened first_frame(const QString& path, const QString& run, int w, int h, const 
   const double ms = tm.nsecsElapsed() / 1e6;
   for (auto& c : conns) QObject::disconnect(c);
 
-  int cols = 0, n = 0;
-  for (const QString& name : o.dash->chartNames()) {
-    ChartView* c = o.dash->chart(name);
-    n += c->seriesCount();
-    if (c->seriesCount()) cols = c->plotColumns();
-  }
-  // Detail: points each chart draws (buckets, or rows when raw) per pixel column of its plot.
+  // Every chart asks for the dashboard's columns (the narrowest plot's: one detail per page).
+  const int cols = o.dash->columns();
+  int n = 0;
+  for (const QString& name : o.dash->chartNames()) n += o.dash->chart(name)->seriesCount();
+  // Detail: points each chart draws (buckets, or rows when raw) per column of the narrowest plot.
   double lo_ratio = 1e300, hi_ratio = 0;
   for (const QString& name : o.dash->chartNames()) {
     ChartView* c = o.dash->chart(name);
     for (int i = 0; i < c->seriesCount(); ++i) {
       const ChartView::Drawn d = c->drawn(i);
       const double pts = static_cast<double>(d.raw ? d.x.size() : d.band_x.size());
-      const double r = pts / std::max(1, c->plotColumns());
+      const double r = pts / std::max(1, cols);
       lo_ratio = std::min(lo_ratio, r);
       hi_ratio = std::max(hi_ratio, r);
     }
@@ -262,10 +260,7 @@ void pan_bench(Dashboard* dash, const char* chart_name, int64_t steps, bool whol
     QElapsedTimer rp;
     rp.start();
     if (whole_dashboard) {
-      for (const QString& n : dash->chartNames()) {
-        if (n != chart_name) dash->chart(n)->setXRange(lo, lo + window);
-        dash->chart(n)->replotNow();
-      }
+      for (const QString& n : dash->chartNames()) dash->chart(n)->replotNow();  // all panned (linked)
     } else {
       c->replotNow();
     }
