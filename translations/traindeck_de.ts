@@ -1155,7 +1155,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     <message>
         <location line="-271"/>
         <source>Exponential moving average of the noisy lines (loss, gradient norm, throughput; weight 0 to 0.99), the unsmoothed line faint behind; learning rate, memory and val loss are never smoothed, nor are stored values, the band and exports.</source>
-        <translation>Exponentieller gleitender Mittelwert der verrauschten Linien (Loss, Gradientennorm, Durchsatz; Gewicht 0 bis 0,99), die ungeglättete Linie blass dahinter; Lernrate, Speicher und Val-Loss werden nie geglättet, ebenso wenig gespeicherte Werte, das Band und Exporte.</translation>
+        <translation>Exponentieller gleitender Mittelwert der verrauschten Linien (Verlust, Gradientennorm, Durchsatz; Gewicht 0 bis 0,99), die ungeglättete Linie blass dahinter; Lernrate, Speicher und Val-Loss werden nie geglättet, ebenso wenig gespeicherte Werte, das Band und Exporte.</translation>
     </message>
     <message>
         <location line="+28"/>
@@ -3309,12 +3309,12 @@ Standard: %3</translation>
     <message>
         <location line="+175"/>
         <source>Checkpoints of run %1: no store is open or no way to connect to nodes is set up.</source>
-        <translation type="unfinished"></translation>
+        <translation>Checkpoints von Lauf %1: Keine Datenbank ist geöffnet oder keine Verbindung zu Knoten ist eingerichtet.</translation>
     </message>
     <message>
         <location line="+23"/>
         <source>Checkpoints of run %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>Checkpoints von Lauf %1: %2</translation>
     </message>
     <message>
         <location line="-322"/>
@@ -3335,7 +3335,7 @@ Standard: %3</translation>
     <message>
         <location line="+31"/>
         <source>&apos;%1&apos; is not a checkpoint name (step_ and 8 digits).</source>
-        <translation type="unfinished"></translation>
+        <translation>&apos;%1&apos; ist kein Checkpoint-Name (step_ und 8 Ziffern).</translation>
     </message>
     <message>
         <location line="+20"/>
