@@ -137,12 +137,7 @@ void ChartView::changeEvent(QEvent* event) {
 }
 
 QString ChartView::xAxisTitle(XAxis axis) const {
-  switch (axis) {
-    case XAxis::Tokens: return tr("tokens");
-    case XAxis::WallTime: return tr("elapsed time (h:m:s)");
-    case XAxis::Step: break;
-  }
-  return tr("step");
+  return axis == XAxis::Tokens ? tr("tokens") : axis == XAxis::WallTime ? tr("elapsed time (h:m:s)") : tr("step");
 }
 
 void ChartView::retranslate() {

@@ -6,7 +6,8 @@
 //
 // Interaction: drag pans and the wheel zooms the x axis; the y axes fit the visible data. Each
 // change of the visible range (and of the widget's width) re-queries the visible steps at the
-// plot's pixel width, coalesced (one query per series per event-loop pass). Hover shows the
+// plot's pixel width (or the column count its page gives every chart: setColumns), coalesced
+// (one query per series per event-loop pass). Hover shows the
 // stored value of the nearest point (zoomed out: its bucket's min and max with their steps).
 //
 // Threading rule: GUI thread only. Queries go through MetricsModel (StoreClient jobs); replots
