@@ -17,6 +17,7 @@
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/duration.h"
 #include "engine/common/run_id.h"
+#include "engine/metrics/prometheus.h"
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
 #include "engine/common/rng.h"
@@ -450,7 +451,13 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
 
   std::unique_ptr<EventWriter> ev;
   if (rank0) ev = std::make_unique<EventWriter>(events_path, st.run_id, st.attempt, 0, opt.events_to_stdout);
+  // Rank 0 serves the run's figures to Prometheus (train --metrics-port); run_start says where.
+  std::unique_ptr<MetricsServer> prom;
+  if (rank0 && opt.metrics_port >= 0)
+    prom = std::make_unique<MetricsServer>(opt.metrics_address, opt.metrics_port,
+                                           std::vector<std::pair<std::string, std::string>>{{"run_id", st.run_id}, {"host", host_name()}});
   auto emit = [&](const std::string& type, json fields) {
+    if (prom) prom->observe(type, fields);
     if (!ev) return;  // rank 0 alone writes the run's events
     ev->emit(type, std::move(fields));
     if (opt.on_event) opt.on_event();
@@ -465,6 +472,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
                 {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}};
   if (world > 1) start["hosts"] = comm->hosts();
   if (!opt.run_name.empty()) start["name"] = opt.run_name;
+  if (prom) start["metrics_url"] = prom->url();
   if (on_gpu) {
     start["compute_capability"] = std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
     start["gpu_memory_total"] = dev.memory_total;
