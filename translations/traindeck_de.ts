@@ -262,13 +262,13 @@
 <context>
     <name>td::gui::ChartView</name>
     <message>
-        <location filename="../gui/charts/chart_view.cpp" line="+145"/>
+        <location filename="../gui/charts/chart_view.cpp" line="+140"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="-61"/>
-        <location line="+67"/>
+        <location line="-56"/>
+        <location line="+62"/>
         <location line="+509"/>
         <location line="+1"/>
         <source>No run selected.</source>
@@ -285,17 +285,17 @@
         <translation> Rank %1 (%2)</translation>
     </message>
     <message>
-        <location line="-125"/>
+        <location line="-121"/>
         <source>tokens</source>
         <translation>Tokens</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+0"/>
         <source>elapsed time (h:m:s)</source>
         <translation>verstrichene Zeit (h:m:s)</translation>
     </message>
     <message>
-        <location line="+587"/>
+        <location line="+584"/>
         <source>%1: %2 at step %3</source>
         <translation>%1: %2 bei Schritt %3</translation>
     </message>
@@ -408,12 +408,13 @@
         <translation>%1 heruntergeladen.</translation>
     </message>
     <message>
-        <location line="+86"/>
+        <location line="+87"/>
+        <location line="+103"/>
         <source>This run&apos;s checkpoints are on its node, which is not reachable from this window.</source>
         <translation>Die Checkpoints dieses Laufs liegen auf seinem Knoten, der von diesem Fenster aus nicht erreichbar ist.</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="-97"/>
         <source>No checkpoint yet: the run writes one every train.checkpoint_interval steps and when it stops.</source>
         <translation>Noch kein Checkpoint: der Lauf schreibt alle train.checkpoint_interval Schritte einen und wenn er anhält.</translation>
     </message>
@@ -469,7 +470,7 @@
         <translation>Checkpoint löschen</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+38"/>
         <source>Generate from %1 · step %2</source>
         <translation>Aus %1 · Schritt %2 generieren</translation>
     </message>
@@ -482,8 +483,8 @@
     <message>
         <location line="-16"/>
         <location line="+19"/>
-        <source>The checkpoint could not be downloaded (see the run page&apos;s messages).</source>
-        <translation>Der Checkpoint konnte nicht heruntergeladen werden (siehe die Meldungen der Laufseite).</translation>
+        <source>The checkpoint could not be downloaded: %1</source>
+        <translation>Der Checkpoint konnte nicht heruntergeladen werden: %1</translation>
     </message>
     <message>
         <location line="-8"/>
