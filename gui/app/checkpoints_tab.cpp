@@ -162,7 +162,7 @@ void CheckpointsTab::setRemoteRunController(RemoteRunController* remote) {
       if (it->first == name) {
         auto ready = it->second;
         it = pending_.erase(it);
-        ready(path);
+        ready(path, QString());
       } else {
         ++it;
       }
@@ -176,12 +176,13 @@ void CheckpointsTab::setRemoteRunController(RemoteRunController* remote) {
     }
   });
   connect(remote, &RemoteRunController::error, this, [this](const QString& message) {
-    // error() names no run: a failed download of ours is the one that left no download going on.
+    // error() names no run: a failed listing or download of ours is one that is no longer going on.
+    if (remote_run_ && remote_ && !remote_->isListing(run_) && rows_.isEmpty()) note_->setText(message);
     if (pending_.isEmpty() || (remote_ && remote_->isDownloading(run_))) return;
     auto waiting = pending_;
     pending_.clear();
     note_->setText(message);
-    for (auto& [name, ready] : waiting) ready(QString());  // "" = failed (the dialogs say so)
+    for (auto& [name, ready] : waiting) ready(QString(), message);
   });
 }
 
@@ -350,12 +351,13 @@ void CheckpointsTab::deleteRow(int row) {
   watcher->setFuture(QtConcurrent::run([root, name] { return removeCheckpointDir(root, name); }));
 }
 
-void CheckpointsTab::withLocalCheckpoint(const Row& row, std::function<void(const QString&)> ready) {
-  if (!row.remote) return ready(row.path);
+void CheckpointsTab::withLocalCheckpoint(const Row& row, Ready ready) {
+  if (!row.remote) return ready(row.path, QString());
   const QString cache = QDir(remoteCacheRoot()).filePath(run_);
   const QString local = QDir(cache).filePath(row.name);
-  if (QFileInfo(QDir(local).filePath(QStringLiteral("trainer.json"))).isFile()) return ready(local);  // downloaded before
-  if (!remote_) return ready(QString());
+  // Downloaded before (download_checkpoint renames a complete copy into place): used as it is.
+  if (QFileInfo(QDir(local).filePath(QStringLiteral("trainer.json"))).isFile()) return ready(local, QString());
+  if (!remote_) return ready(QString(), tr("This run's checkpoints are on its node, which is not reachable from this window."));
   const bool first = pending_.isEmpty();
   pending_.push_back({row.name, ready});
   if (!first) return;  // started when the one before it is done
@@ -363,7 +365,7 @@ void CheckpointsTab::withLocalCheckpoint(const Row& row, std::function<void(cons
   if (!remote_->downloadCheckpoint(run_, cache, &err, row.name)) {
     pending_.removeLast();
     note_->setText(err);
-    ready(QString());
+    ready(QString(), err);
   }
 }
 
@@ -376,9 +378,9 @@ GenerateDialog* CheckpointsTab::openGenerate(int row) {
   // A remote run's dataset path is the node's: its tokenizer is used when the same folder is here.
   const QString data = r.remote && QFileInfo(QDir(data_dir_).filePath(QStringLiteral("manifest.json"))).isFile() ? data_dir_ : QString();
   if (r.remote) d->setWaitText(tr("Downloading %1 from the node…").arg(r.name));
-  withLocalCheckpoint(r, [dp, data](const QString& local) {
+  withLocalCheckpoint(r, [dp, data](const QString& local, const QString& error) {
     if (!dp) return;
-    if (local.isEmpty()) dp->setCheckpointError(tr("The checkpoint could not be downloaded (see the run page's messages)."));
+    if (local.isEmpty()) dp->setCheckpointError(tr("The checkpoint could not be downloaded: %1").arg(error));
     else dp->setCheckpoint(local, data);
   });
   return d;
@@ -395,9 +397,9 @@ ExportDialog* CheckpointsTab::openExport(int row) {
   QPointer<ExportDialog> dp(d);
   const QString data = r.remote && QFileInfo(QDir(data_dir_).filePath(QStringLiteral("manifest.json"))).isFile() ? data_dir_ : QString();
   if (r.remote) d->setWaitText(tr("Downloading %1 from the node…").arg(r.name));
-  withLocalCheckpoint(r, [dp, data](const QString& local) {
+  withLocalCheckpoint(r, [dp, data](const QString& local, const QString& error) {
     if (!dp) return;
-    if (local.isEmpty()) dp->setCheckpointError(tr("The checkpoint could not be downloaded (see the run page's messages)."));
+    if (local.isEmpty()) dp->setCheckpointError(tr("The checkpoint could not be downloaded: %1").arg(error));
     else dp->setCheckpoint(local, data);
   });
   return d;

@@ -87,8 +87,10 @@ class CheckpointsTab : public QWidget {
   void updateButtons();
   int selectedRow() const;
   void confirmDelete();
-  /// Calls `ready(local_dir)` once the row's checkpoint is local (at once for a local run).
-  void withLocalCheckpoint(const Row& row, std::function<void(const QString&)> ready);
+  /// Calls `ready(local_dir, "")` once the row's checkpoint is local (at once for a local run or
+  /// one downloaded before), or `ready("", why)` when the download failed.
+  using Ready = std::function<void(const QString& local_dir, const QString& error)>;
+  void withLocalCheckpoint(const Row& row, Ready ready);
 
   QPointer<StoreClient> store_;
   QPointer<RemoteRunController> remote_;
@@ -106,7 +108,7 @@ class CheckpointsTab : public QWidget {
   QPushButton* export_;
   QPushButton* refresh_;
   // Remote downloads waiting: step name -> what to do with the local copy.
-  QList<std::pair<QString, std::function<void(const QString&)>>> pending_;
+  QList<std::pair<QString, Ready>> pending_;
 };
 
 }  // namespace td::gui

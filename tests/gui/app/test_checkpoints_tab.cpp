@@ -4,7 +4,10 @@
 // engine's own `sample` prints for the same checkpoint and options (run here as the independent
 // reference); Keep survives a resumed run that prunes to one checkpoint, whose pruned steps show
 // as such; Delete removes exactly that folder (and refuses a symlinked or misnamed one); Export
-// writes a Hugging Face folder with the model's shape, its progress bar at 100 %.
+// writes a Hugging Face folder with the model's shape, its progress bar at 100 %. A remote run's
+// rows come from the node's listing (RemoteRunController::checkpointsListed, emitted here as the
+// controller does); Generate uses a checkpoint already in the local cache, and a download that
+// fails (no node in this test) is said in the dialog.
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -27,7 +30,9 @@
 #include "gui/app/run_view.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/checkpoint_jobs.h"
+#include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
+#include "engine/common/error.h"
 
 using tdguitest::kSlowMs;
 using Row = td::gui::CheckpointsTab::Row;
@@ -266,6 +271,72 @@ class TestCheckpointsTab : public QObject {
     QVERIFY(!d->job()->isRunning());
     QVERIFY(QFileInfo(dir_.filePath("notes/todo.txt")).isFile());
     d->close();
+  }
+
+  void remoteRunRowsFromTheNodeListing() {
+    // A second run, recorded as remote (its events file is a local mirror; here a real local run
+    // so that a cached copy of its checkpoint can be generated from).
+    const QString rk = dir_.filePath("runs/rk");
+    const QString err = run_engine({"train", "--config", cfg_, "--out", rk, "--run-id", "rk", "--db", db_, "--experiment", "t",
+                                    "--quiet", "--no-events-stdout"});
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    client_->exec(this, [](td::store::Store& s) {
+      s.note_remote_run({"rk", "lab", R"({"host":"gpu1","name":"gpu1"})", "/home/u/traindeck/runs/rk", std::nullopt, 0, ""});
+    });
+    QVERIFY(client_->waitIdle(kSlowMs));
+    td::gui::RemoteRunController remote(client_.get(), [](const td::remote::NodeSpec&) -> td::remote::Session {
+      throw td::Error("no node in this test");
+    });
+    view_->setRemoteRunController(&remote);
+    QSignalSpy errors(&remote, &td::gui::RemoteRunController::error);
+    view_->setRun(QStringLiteral("rk"));
+    QVERIFY(client_->waitIdle(kSlowMs));
+    QTRY_VERIFY2_WITH_TIMEOUT(!errors.isEmpty(), qPrintable("waited for the listing to fail (no node); the tab says: " +
+                                                            tab()->findChild<QLabel*>("checkpoint_note")->text()),
+                              kSlowMs);
+    QSignalSpy reloaded(tab(), &td::gui::CheckpointsTab::reloaded);
+    emit remote.checkpointsListed("rk", {{"step_00000010", 10, 1234}, {"step_00000020", 20, 5678000}});
+    QCOMPARE(reloaded.size(), 1);
+    const auto rows = tab()->rows();
+    QCOMPARE(rows.size(), 2);
+    QVERIFY(rows[0].remote && rows[1].remote);
+    QCOMPARE(rows[1].bytes, qint64(5678000));
+    QCOMPARE(tab()->table()->item(1, 1)->text(), QStringLiteral("5.68 MB"));
+    QCOMPARE(tab()->table()->item(1, 4)->text(), QStringLiteral("on the node"));
+    QString why;
+    QVERIFY(!tab()->setKept(1, true, &why));  // Keep is for local checkpoints
+    // Step 20 is in the cache (as a download leaves it): Generate runs on that copy at once.
+    // (QStandardPaths' test mode puts the cache under ~/.qttest: this run's folder is emptied first and removed at the end.)
+    const QString cached = td::gui::CheckpointsTab::remoteCacheRoot() + "/rk/step_00000020";
+    QDir(td::gui::CheckpointsTab::remoteCacheRoot() + "/rk").removeRecursively();
+    QVERIFY(QDir().mkpath(cached));
+    for (const QFileInfo& f : QDir(step_dir(rk, 20)).entryInfoList(QDir::Files)) QVERIFY(QFile::copy(f.filePath(), cached + "/" + f.fileName()));
+    td::gui::GenerateDialog* d = tab()->openGenerate(1);
+    QVERIFY(d && d->generateButton()->isEnabled());
+    d->promptEdit()->setText("Line 2");
+    d->tokensBox()->setValue(30);
+    d->temperatureBox()->setValue(0);
+    QSignalSpy finished(d->job(), &td::gui::SampleJob::finished);
+    d->generate();
+    QVERIFY2(finished.wait(kSlowMs), "waited for the generation from the cached checkpoint");
+    QVERIFY2(finished.front().at(0).toBool(), qPrintable(finished.front().at(2).toString()));
+    QByteArray ref;
+    const QString rerr = run_engine({"sample", "--checkpoint", step_dir(rk, 20), "--prompt", "Line 2", "--tokens", "30", "--temperature",
+                                     "0", "--top-k", "40", "--seed", "1"},
+                                    &ref);
+    QVERIFY2(rerr.isEmpty(), qPrintable(rerr));
+    QCOMPARE(d->job()->text(), QString::fromUtf8(ref));
+    d->close();
+    // Step 10 is not: the download is asked for, fails (no node), and the dialog says why.
+    d = tab()->openGenerate(0);
+    QVERIFY(d && !d->generateButton()->isEnabled());
+    QTRY_VERIFY2_WITH_TIMEOUT(d->statusLabel()->text().contains("could not be downloaded") &&
+                                  d->statusLabel()->text().contains("no node in this test"),
+                              qPrintable(d->statusLabel()->text()), kSlowMs);
+    QVERIFY(!d->generateButton()->isEnabled());
+    d->close();
+    view_->setRemoteRunController(nullptr);
+    QVERIFY(QDir(td::gui::CheckpointsTab::remoteCacheRoot() + "/rk").removeRecursively());
   }
 
   void cleanupTestCase() {
