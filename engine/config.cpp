@@ -180,6 +180,9 @@ const std::vector<Field>& fields() {
     v.push_back(make_real<T>("train", "dist_timeout_s", t, &T::dist_timeout_s, 0, 86400, true, "Seconds the rendezvous and each collective wait for the other ranks; a dead or frozen rank ends the run with an error naming it after this long."));
     v.push_back(make_string<T>("train", "dist_ifname", t, &T::dist_ifname, {}, "Network interface Gloo uses between ranks (e.g. \"eth0\"); empty: TRAINDECK_GLOO_IFNAME, else the loopback for local ranks or this host's name."));
 
+    v.push_back(make_int<T>("train", "metrics_port", t, &T::metrics_port, -1, 65535, "Rank 0 serves the run's current figures to Prometheus on this TCP port (text format at /metrics, docs/events.md \"Prometheus\"); -1 off, 0 a free port (named in run_start's metrics_url)."));
+    v.push_back(make_string<T>("train", "metrics_address", t, &T::metrics_address, {}, "Address metrics_port listens on: 127.0.0.1 (this machine only) or another of this machine's addresses (0.0.0.0: every interface)."));
+
     v.push_back(make_string<D>("data", "path", d, &D::path, {}, "A prepared dataset directory (traindeck-engine prepare); relative paths are taken from the config file's directory."));
     return v;
   }();

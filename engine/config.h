@@ -53,6 +53,8 @@ struct TrainConfig {
   int zero = 0;  // ZeRO stage: 0 all-reduce of gradients, 1 optimizer state sharded over ranks
   double dist_timeout_s = 60;  // rendezvous and collective timeout (a dead or frozen rank)
   std::string dist_ifname;     // network interface for Gloo ("" = TRAINDECK_GLOO_IFNAME or default)
+  int metrics_port = -1;       // rank 0 serves Prometheus text on it (-1 off, 0 a free port; metrics/prometheus.h)
+  std::string metrics_address = "127.0.0.1";  // where metrics_port listens
 };
 
 struct DataConfig {

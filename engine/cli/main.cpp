@@ -244,12 +244,14 @@ int main(int argc, char** argv) {
   train->add_option("--init-from", topt.init_from,
                     "Start a new run (step 0, fresh optimizer) from these weights: an export (hf or safetensors), "
                     "a checkpoint or a run directory; the model shape must match");
-  train->add_option("--metrics-port", topt.metrics_port,
+  // Shorthands for --set train.metrics_port=PORT / train.metrics_address=ADDR.
+  std::string metrics_port, metrics_address;
+  train->add_option("--metrics-port", metrics_port,
                     "Serve the run's current figures to Prometheus on this port (text format at /metrics; 0: a free port, "
-                    "named in run_start's metrics_url)")
-      ->check(CLI::Range(0, 65535));
-  train->add_option("--metrics-address", topt.metrics_address,
-                    "Address --metrics-port listens on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)");
+                    "named in run_start's metrics_url); as --set train.metrics_port=PORT");
+  train->add_option("--metrics-address", metrics_address,
+                    "Address --metrics-port listens on (default 127.0.0.1: this machine only; 0.0.0.0: every interface); "
+                    "as --set train.metrics_address=ADDR");
   train->add_option("--db", db_path, "Also record the run in this SQLite store");
   train->add_option("--experiment", experiment, "Experiment name in the store");
   train->add_option("--peak-flops", peak, "Peak FLOP/s for MFU (default: calibrated sgemm peak)");
@@ -355,6 +357,8 @@ int main(int argc, char** argv) {
     if (*prep) return cmd_prepare(popt, progress_json);
     if (*launch) return td::dist::run_launch(lopt);
     if (*train) {
+      if (!metrics_port.empty()) sets.push_back("train.metrics_port=" + metrics_port);
+      if (!metrics_address.empty()) sets.push_back("train.metrics_address=" + metrics_address);
       td::RunConfig cfg = load_config(config_path, sets);
       if (*o_resume_from) {
         topt.resume = true;

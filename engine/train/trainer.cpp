@@ -453,8 +453,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (rank0) ev = std::make_unique<EventWriter>(events_path, st.run_id, st.attempt, 0, opt.events_to_stdout);
   // Rank 0 serves the run's figures to Prometheus (train --metrics-port); run_start says where.
   std::unique_ptr<MetricsServer> prom;
-  if (rank0 && opt.metrics_port >= 0)
-    prom = std::make_unique<MetricsServer>(opt.metrics_address, opt.metrics_port,
+  if (rank0 && tc.metrics_port >= 0)
+    prom = std::make_unique<MetricsServer>(tc.metrics_address, tc.metrics_port,
                                            std::vector<std::pair<std::string, std::string>>{{"run_id", st.run_id}, {"host", host_name()}});
   auto emit = [&](const std::string& type, json fields) {
     if (prom) prom->observe(type, fields);

@@ -38,8 +38,6 @@ struct TrainOptions {
                                    // is not there or does not verify. Newer checkpoints are set aside.
   std::string init_from;           // a new run starts from these weights (engine/export/export.h read_init_source)
   std::optional<double> peak_flops;  // overrides the calibrated CPU peak (FLOP/s)
-  int metrics_port = -1;           // >= 0: rank 0 serves Prometheus text on it (0: a free port; metrics/prometheus.h)
-  std::string metrics_address = "127.0.0.1";  // where --metrics-port listens
   bool events_to_stdout = true;
   bool quiet = false;              // no progress lines on stderr
   std::vector<int> inject_nonfinite_steps;  // testing: steps (1-based) whose loss is forced to NaN

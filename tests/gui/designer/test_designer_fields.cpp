@@ -62,7 +62,7 @@ json everyField() {
             {"log_interval", 10},
             {"zero", 1},
             {"dist_timeout_s", 120.5},
-            {"dist_ifname", "eth1"}}},
+            {"dist_ifname", "eth1"}, {"metrics_port", 9464}, {"metrics_address", "0.0.0.0"}}},
           {"data", {{"path", "/data/owt-bpe8000"}}}};
 }
 
@@ -127,9 +127,9 @@ class TestDesignerFields : public QObject {
       QVERIFY2(doc[sec][name] != def, qPrintable(f.path + " is at its default"));
       ++n;
     }
-    // 7 model fields, 28 train fields, data.path: the engine's table (engine/config.cpp).
-    QCOMPARE(n, 36);
-    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(36));
+    // 7 model fields, 30 train fields, data.path: the engine's table (engine/config.cpp).
+    QCOMPARE(n, 38);
+    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(38));
     QVERIFY(Planner::fieldErrors(doc).isEmpty());
   }
 
@@ -153,7 +153,7 @@ class TestDesignerFields : public QObject {
       QVERIFY2(e, qPrintable(p));
       QVERIFY2(e->isVisibleTo(&d), qPrintable(p + " is hidden"));
     }
-    QCOMPARE(d.findChild<QToolButton*>("advanced_toggle")->text(), QStringLiteral("Advanced (13 set)"));
+    QCOMPARE(d.findChild<QToolButton*>("advanced_toggle")->text(), QStringLiteral("Advanced (15 set)"));
     // Read back out of the designer: the same document, field for field.
     const json back = d.config();
     for (const char* sec : {"model", "train", "data"})
