@@ -2,7 +2,7 @@
 // trained by the engine (20 steps, a checkpoint every 10): the tab lists steps 10 and 20 with the
 // bytes their folders hold on disk; Generate (greedy and sampled) streams exactly the text the
 // engine's own `sample` prints for the same checkpoint and options (run here as the independent
-// reference); Keep survives a resumed run that prunes to one checkpoint, whose pruned steps show
+// reference), and Stop ends a long one while it streams; Keep survives a resumed run that prunes to one checkpoint, whose pruned steps show
 // as such; Delete removes exactly that folder (and refuses a symlinked or misnamed one); Export
 // writes a Hugging Face folder with the model's shape, its progress bar at 100 %. A remote run's
 // rows come from the node's listing (RemoteRunController::checkpointsListed, emitted here as the
@@ -178,6 +178,23 @@ class TestCheckpointsTab : public QObject {
     QVERIFY(!finished.front().at(0).toBool());
     const QString status = d->statusLabel()->text();
     QVERIFY2(status.contains("no-such-checkpoint") && status.contains("exited with code 1"), qPrintable(status));
+    d->close();
+  }
+
+  void stopEndsAGeneration() {
+    td::gui::GenerateDialog* d = tab()->openGenerate(row_of(tab(), 20));
+    QVERIFY(d);
+    d->tokensBox()->setValue(1 << 20);  // far more than it writes before Stop
+    QSignalSpy appended(d->job(), &td::gui::SampleJob::textAppended);
+    QSignalSpy finished(d->job(), &td::gui::SampleJob::finished);
+    d->generateButton()->click();
+    QTRY_VERIFY2_WITH_TIMEOUT(d->job()->text().size() > 20, "waited for the first streamed text", kSlowMs);
+    QVERIFY(finished.isEmpty());  // still generating: the text arrived while the engine runs
+    d->stopButton()->click();
+    QVERIFY2(finished.wait(kSlowMs), "waited for the stopped generation to end");
+    QVERIFY(!finished.front().at(0).toBool() && finished.front().at(1).toBool());
+    QCOMPARE(d->statusLabel()->text(), QStringLiteral("Stopped."));
+    QVERIFY(!d->job()->isRunning() && d->generateButton()->isEnabled());
     d->close();
   }
 
