@@ -2,8 +2,8 @@
 // trained by the engine (20 steps, a checkpoint every 10): the tab lists steps 10 and 20 with the
 // bytes their folders hold on disk; Generate (greedy and sampled) streams exactly the text the
 // engine's own `sample` prints for the same checkpoint and options (run here as the independent
-// reference), and Stop ends a long one while it streams; Keep survives a resumed run that prunes to one checkpoint, whose pruned steps show
-// as such; Delete removes exactly that folder (and refuses a symlinked or misnamed one); Export
+// reference), and Stop ends a long one while it streams; Keep survives a resumed run that prunes
+// to one checkpoint, whose pruned steps show as such; Delete removes exactly that folder (and refuses a symlinked or misnamed one); Export
 // writes a Hugging Face folder with the model's shape, its progress bar at 100 %. A remote run's
 // rows come from the node's listing (RemoteRunController::checkpointsListed, emitted here as the
 // controller does); Generate uses a checkpoint already in the local cache, and a download that
