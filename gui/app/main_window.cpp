@@ -380,10 +380,19 @@ void MainWindow::wireStore() {
   setWindowTitle(QStringLiteral("%1 — TrainDeck").arg(QFileInfo(s->path()).fileName()));
   // A first start (no experiment yet) gets the demo experiment, ready to run; a design whose
   // dataset is gone gets the demo dataset.
-  auto* once = new QObject(this);
-  connect(experiments_, &ExperimentsModel::loaded, once, [this, once] {
-    once->deleteLater();
-    setUpDemo();
+  // Ready (Start run on) once the experiments are in; on a first start only once the demo
+  // experiment setUpDemo creates is in the model and selected, or the first run would land in
+  // "default" and the sidebar then show "demo" (a race CI hit).
+  delete ready_waiter_;
+  ready_waiter_ = new QObject(this);
+  QObject* waiter = ready_waiter_;
+  connect(experiments_, &ExperimentsModel::loaded, waiter, [this, waiter, demo_pending = false]() mutable {
+    if (!demo_pending) {
+      demo_pending = experiments_->experimentNames().isEmpty();
+      setUpDemo();
+    }
+    if (demo_pending && !experiments_->experimentNames().contains(QString::fromLatin1(kDemoExperiment))) return;
+    waiter->deleteLater();
     store_ready_ = true;
     updateStartEnabled();
   });

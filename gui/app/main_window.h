@@ -138,6 +138,7 @@ class MainWindow : public QMainWindow {
   QComboBox* train_on_ = nullptr;
   QLineEdit* run_name_ = nullptr;   // beside Start run; empty: suggested_name_
   bool store_ready_ = false;        // see isReady()
+  QPointer<QObject> ready_waiter_;  // wireStore's wait for the experiments (and the demo one)
   QString suggested_name_;          // Store::suggest_run_name for the design and experiment
   QHash<QString, QString> pending_names_;  // remote run id -> name, set once its row exists
   void suggestRunName();

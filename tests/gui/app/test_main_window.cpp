@@ -88,7 +88,9 @@ class TestMainWindow : public QObject {
     }
     w.show();
     QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
-    QTRY_COMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
+    // Ready means the demo experiment is there and selected: a run started now lands in it.
+    QCOMPARE(w.experiments()->experimentNames(), QStringList{"demo"});
+    QCOMPARE(w.sidebar()->currentExperiment(), QString("demo"));
     const auto cfg = w.designer()->config();
     QCOMPARE(cfg["model"]["n_layer"].get<int>(), 4);  // resources/configs/demo.json
     QCOMPARE(QString::fromStdString(cfg["data"]["path"].get<std::string>()), QFileInfo(data_).absoluteFilePath());
