@@ -81,8 +81,18 @@ void SafetensorsFile::parse_header(std::string_view h, uint64_t data_size, const
     try {
       Entry e;
       e.dtype = it.value().at("dtype").get<std::string>();
-      e.shape = it.value().at("shape").get<std::vector<int64_t>>();
-      auto offs = it.value().at("data_offsets").get<std::vector<uint64_t>>();
+      // nlohmann's get<> of an integer type casts a float ("1e63", "2.5") unchecked, which is
+      // undefined behaviour: whole numbers only (found by fuzzing: an offset of 10^63).
+      auto whole = [&](const json& a, const char* field, bool non_negative) {
+        if (!a.is_array()) throw bad("tensor '" + it.key() + "' has a " + field + " that is not a list");
+        for (const json& x : a)
+          if (!x.is_number_integer() || (non_negative && !x.is_number_unsigned()))
+            throw bad("tensor '" + it.key() + "' has " + field + " " + a.dump() + ": not whole numbers" +
+                      (non_negative ? " >= 0" : ""));
+        return a;
+      };
+      e.shape = whole(it.value().at("shape"), "shape", false).get<std::vector<int64_t>>();
+      auto offs = whole(it.value().at("data_offsets"), "data_offsets", true).get<std::vector<uint64_t>>();
       if (offs.size() != 2 || offs[0] > offs[1] || offs[1] > data_size)
         throw bad("tensor '" + it.key() + "' has data offsets outside the file (truncated?)");
       e.begin = offs[0];
