@@ -106,6 +106,8 @@ CheckpointsTab::CheckpointsTab(StoreClient* store, QWidget* parent) : QWidget(pa
   updateButtons();
 }
 
+QString CheckpointsTab::noteText() const { return note_->text(); }
+
 void CheckpointsTab::retranslate() {
   table_->setHorizontalHeaderLabels({tr("Step"), tr("Size"), tr("Written"), tr("Kept"), tr("On disk")});
   keep_->setToolTip(tr("A kept checkpoint is never deleted when the run prunes old ones (train.keep_checkpoints)"));
@@ -260,7 +262,12 @@ void CheckpointsTab::reload() {
         }
         root_ = l.found ? QDir(l.run_dir).filePath(QStringLiteral("checkpoints")) : QString();
         rows_ = l.rows;
-        if (rows_.isEmpty()) note_->setText(tr("No checkpoint yet: the run writes one every train.checkpoint_interval steps and when it stops."));
+        // The "none yet" note goes once the first checkpoint is there (other notes stay).
+        const QString none = tr("No checkpoint yet: the run writes one every train.checkpoint_interval steps and when it stops.");
+        if (rows_.isEmpty())
+          note_->setText(none);
+        else if (note_->text() == none)
+          note_->clear();
         showRows();
         emit reloaded();
       },

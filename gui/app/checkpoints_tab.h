@@ -56,6 +56,8 @@ class CheckpointsTab : public QWidget {
   void reload();
 
   QTableWidget* table() const { return table_; }
+  /// The line under the buttons ("No checkpoint yet: ...", errors of Keep or Delete).
+  QString noteText() const;
   QList<Row> rows() const { return rows_; }
   /// <run dir>/checkpoints of a local run ("" before the run is read or for a remote run).
   QString checkpointRoot() const { return root_; }

@@ -4,11 +4,14 @@
 #include <QDir>
 #include <QImage>
 #include <QPushButton>
+#include <QSplitter>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTreeView>
 
 #include "app_fixture.h"
 #include "gui/app/main_window.h"
+#include "gui/app/checkpoints_tab.h"
 #include "gui/app/run_view.h"
 #include "gui/app/sidebar.h"
 #include "gui/charts/dashboard.h"
@@ -64,11 +67,25 @@ class TestScreenshots : public QObject {
     auto cfg = tdguitest::tiny_config(data_, 150);
     cfg["train"]["sample_interval"] = 50;
     cfg["train"]["sample_tokens"] = 48;
+    cfg["train"]["checkpoint_interval"] = 50;  // 50 (pruned: keep_checkpoints 2), 100, 150
     w.designer()->setConfig(cfg);
     QString error;
     const QString a = w.startRun(&error);
     QVERIFY2(!a.isEmpty(), qPrintable(error));
     QCOMPARE(wait_ended(ended, a), QString("completed"));
+    // The run page's Checkpoints tab (docs/guide.md "Use a checkpoint in the workbench").
+    CheckpointsTab* ckpts = w.runView()->checkpointsTab();
+    auto* bottom = qobject_cast<QTabWidget*>(ckpts->parentWidget() ? ckpts->parentWidget()->parentWidget() : nullptr);
+    QVERIFY2(bottom, "the Checkpoints tab sits in the run page's bottom tabs");
+    bottom->setCurrentWidget(ckpts);
+    QTRY_COMPARE_WITH_TIMEOUT(ckpts->rows().size(), 3, tdguitest::kSlowMs);
+    // The tab showed the run from its start: its "none yet" note went with the first checkpoint.
+    QVERIFY2(!ckpts->noteText().contains("No checkpoint yet"), qPrintable(ckpts->noteText()));
+    // Room for the rows (the user drags the page's splitter the same way).
+    if (auto* split = qobject_cast<QSplitter*>(bottom->parentWidget())) split->setSizes({500, 300});
+    ckpts->table()->selectRow(2);
+    shoot(&w, "checkpoints");
+    bottom->setCurrentIndex(0);
     cfg["train"]["lr"] = 3e-3;
     cfg["train"]["steps"] = 1000000;
     w.designer()->setConfig(cfg);
