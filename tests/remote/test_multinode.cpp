@@ -257,12 +257,14 @@ class TestMultinode : public QObject {
     const std::string err = error_message(
         [&] { run = launch_cluster_run(cluster_, connect_, bundle_, dataset_, config(100000).dump(), "mn-left", lo); });
     QVERIFY2(err == "(no error)", err.c_str());
-    QTRY_COMPARE_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive, (std::vector<int>{0, 1}), 120000);
+    // Waits are generous: each check opens an SSH session per node, seconds each beside a CPU
+    // hog (the 60 s wait for rank 0's end ran out there, with both processes long gone).
+    QTRY_COMPARE_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive, (std::vector<int>{0, 1}), 300000);
     // Rank 0 gone; rank 1 stopped (SIGSTOP), so it cannot notice and exit on its own.
     const pid_t r1 = static_cast<pid_t>(run.nodes[1].ranks[0].pid);
     QCOMPARE(::kill(r1, SIGSTOP), 0);
     QCOMPARE(::kill(static_cast<pid_t>(run.rank0_pid()), SIGKILL), 0);
-    QTRY_COMPARE_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive, (std::vector<int>{1}), 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive, (std::vector<int>{1}), 300000);
     // node2 (rank 1's) refuses the first two connections.
     int refused = 0;
     NodeConnector flaky = [&](const NodeSpec& n) {
@@ -274,7 +276,7 @@ class TestMultinode : public QObject {
     };
     QCOMPARE(end_leftover_ranks(run, flaky, 3000), (std::vector<int>{1}));
     QCOMPARE(refused, 2);
-    QTRY_VERIFY_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive.empty(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive.empty(), 300000);
   }
 
   void failed_launch_kills_started_ranks() {
