@@ -328,7 +328,7 @@
         <translation>%1 gelöscht.</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>Step</source>
         <translation>Schritt</translation>
     </message>
@@ -409,17 +409,17 @@
     </message>
     <message>
         <location line="+87"/>
-        <location line="+103"/>
+        <location line="+108"/>
         <source>This run&apos;s checkpoints are on its node, which is not reachable from this window.</source>
         <translation>Die Checkpoints dieses Laufs liegen auf seinem Knoten, der von diesem Fenster aus nicht erreichbar ist.</translation>
     </message>
     <message>
-        <location line="-97"/>
+        <location line="-101"/>
         <source>No checkpoint yet: the run writes one every train.checkpoint_interval steps and when it stops.</source>
         <translation>Noch kein Checkpoint: der Lauf schreibt alle train.checkpoint_interval Schritte einen und wenn er anhält.</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+18"/>
         <source>on the node</source>
         <translation>auf dem Knoten</translation>
     </message>
@@ -2215,36 +2215,36 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+24"/>
-        <location line="+588"/>
+        <location line="+597"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <location line="-538"/>
-        <location line="+532"/>
+        <location line="-547"/>
+        <location line="+541"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-531"/>
-        <location line="+532"/>
+        <location line="-540"/>
+        <location line="+541"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-531"/>
-        <location line="+532"/>
+        <location line="-540"/>
+        <location line="+541"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-531"/>
-        <location line="+532"/>
+        <location line="-540"/>
+        <location line="+541"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-449"/>
+        <location line="-458"/>
         <source>Run %1 started.</source>
         <translation>Lauf %1 gestartet.</translation>
     </message>
@@ -2261,12 +2261,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="-146"/>
-        <location line="+587"/>
+        <location line="+596"/>
         <source>Train this model where &quot;Train on&quot; says (Ctrl+R)</source>
         <translation>Dieses Modell dort trainieren, wo „Trainieren auf“ angibt (Strg+R)</translation>
     </message>
     <message>
-        <location line="-572"/>
+        <location line="-581"/>
         <source>Train on:</source>
         <translation>Trainieren auf:</translation>
     </message>
@@ -2277,12 +2277,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+34"/>
-        <location line="+532"/>
+        <location line="+541"/>
         <source>Clusters</source>
         <translation>Cluster</translation>
     </message>
     <message>
-        <location line="-501"/>
+        <location line="-510"/>
         <source>Dataset %1 is ready; the designer uses it now (vocab_size %2).</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt (vocab_size %2).</translation>
     </message>
@@ -2424,7 +2424,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+17"/>
-        <location line="+345"/>
+        <location line="+354"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
@@ -2543,7 +2543,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>TrainDeck</translation>
     </message>
     <message>
-        <location line="-446"/>
+        <location line="-455"/>
         <source>Language: %1.</source>
         <translation>Sprache: %1.</translation>
     </message>
@@ -2553,7 +2553,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>&amp;Benutzerhandbuch</translation>
     </message>
     <message>
-        <location line="+316"/>
+        <location line="+325"/>
         <source>Save them before you quit?</source>
         <translation>Vor dem Beenden speichern?</translation>
     </message>
@@ -2573,7 +2573,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Benutzerhandbuch geöffnet: %1.</translation>
     </message>
     <message>
-        <location line="-602"/>
+        <location line="-611"/>
         <source>Run name:</source>
         <translation>Laufname:</translation>
     </message>
@@ -2583,7 +2583,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Wird statt der Lauf-ID in der Seitenleiste, in Legenden und Tabellen gezeigt; später in der Seitenleiste umbenennbar. Leer: die Felder, die sich vom letzten Lauf des Experiments unterscheiden.</translation>
     </message>
     <message>
-        <location line="+386"/>
+        <location line="+395"/>
         <source>optional</source>
         <translation>optional</translation>
     </message>
@@ -3237,21 +3237,17 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RemoteRunController</name>
     <message>
-        <location filename="../gui/runs/remote_run_controller.cpp" line="+69"/>
-        <location line="+177"/>
-        <location line="+137"/>
+        <location filename="../gui/runs/remote_run_controller.cpp" line="+68"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-310"/>
-        <location line="+177"/>
-        <location line="+137"/>
+        <location line="+4"/>
         <source>No way to connect to nodes is set up (no connector).</source>
         <translation>Es ist keine Möglichkeit eingerichtet, sich mit Knoten zu verbinden (kein Connector).</translation>
     </message>
     <message>
-        <location line="-310"/>
+        <location line="+10"/>
         <source>The cluster %1 has no nodes: add them on the Clusters page.</source>
         <translation>Der Cluster %1 hat keine Knoten: Fügen Sie sie auf der Seite „Cluster“ hinzu.</translation>
     </message>
@@ -3282,7 +3278,7 @@ Standard: %3</translation>
         <translation>Lauf %1 wird hier nicht verfolgt.</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+19"/>
         <location line="+15"/>
         <source>Run %1 is still running.</source>
         <translation>Lauf %1 läuft noch.</translation>
@@ -3308,33 +3304,29 @@ Standard: %3</translation>
         <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="+175"/>
-        <source>Checkpoints of run %1: no store is open or no way to connect to nodes is set up.</source>
-        <translation>Checkpoints von Lauf %1: Keine Datenbank ist geöffnet oder keine Verbindung zu Knoten ist eingerichtet.</translation>
-    </message>
-    <message>
-        <location line="+23"/>
+        <location line="+167"/>
+        <location line="+21"/>
         <source>Checkpoints of run %1: %2</source>
         <translation>Checkpoints von Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-322"/>
-        <location line="+218"/>
+        <location line="-305"/>
+        <location line="+211"/>
         <source>Run %1: its stored node is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+21"/>
         <source>A checkpoint of run %1 is being downloaded already.</source>
         <translation>Ein Checkpoint von Lauf %1 wird bereits heruntergeladen.</translation>
     </message>
     <message>
-        <location line="-35"/>
+        <location line="-28"/>
         <source>Run %1 did not run on a node: its checkpoints are on this machine.</source>
         <translation>Lauf %1 lief nicht auf einem Knoten: Seine Checkpoints liegen auf diesem Rechner.</translation>
     </message>
     <message>
-        <location line="+31"/>
+        <location line="+24"/>
         <source>&apos;%1&apos; is not a checkpoint name (step_ and 8 digits).</source>
         <translation>&apos;%1&apos; ist kein Checkpoint-Name (step_ und 8 Ziffern).</translation>
     </message>

@@ -63,16 +63,21 @@ bool RemoteRunController::isDeploying(const QString& run_id) const {
   return it != runs_.end() && it->second.deploying;
 }
 
-QString RemoteRunController::startProblem(const td::remote::ClusterSpec& cluster, const nlohmann::json& config,
-                                          QString* error) const {
+bool RemoteRunController::canReachNodes(QString* error) const {
   if (!store_) {
     set_error(error, tr("No store is open."));
-    return {};
+    return false;
   }
   if (!connector_) {
     set_error(error, tr("No way to connect to nodes is set up (no connector)."));
-    return {};
+    return false;
   }
+  return true;
+}
+
+QString RemoteRunController::startProblem(const td::remote::ClusterSpec& cluster, const nlohmann::json& config,
+                                          QString* error) const {
+  if (!canReachNodes(error)) return {};
   if (cluster.nodes.empty()) {
     set_error(error, tr("The cluster %1 has no nodes: add them on the Clusters page.")
                          .arg(QString::fromStdString(cluster.name)));
@@ -242,14 +247,7 @@ bool RemoteRunController::cancelDeploy(const QString& run_id) {
 }
 
 bool RemoteRunController::resumeRun(const QString& run_id, QString* error) {
-  if (!store_) {
-    set_error(error, tr("No store is open."));
-    return false;
-  }
-  if (!connector_) {
-    set_error(error, tr("No way to connect to nodes is set up (no connector)."));
-    return false;
-  }
+  if (!canReachNodes(error)) return false;
   if (runs_.count(run_id)) {
     set_error(error, tr("Run %1 is still running.").arg(run_id));
     return false;
@@ -379,14 +377,7 @@ void RemoteRunController::startNodeTask(const QString& run_id, std::map<QString,
 
 bool RemoteRunController::downloadCheckpoint(const QString& run_id, const QString& local_dir, QString* error,
                                              const QString& name) {
-  if (!store_) {
-    set_error(error, tr("No store is open."));
-    return false;
-  }
-  if (!connector_) {
-    set_error(error, tr("No way to connect to nodes is set up (no connector)."));
-    return false;
-  }
+  if (!canReachNodes(error)) return false;
   static const QRegularExpression kName(QStringLiteral("^step_[0-9]{8}$"));
   if (!name.isEmpty() && !kName.match(name).hasMatch()) {
     set_error(error, tr("'%1' is not a checkpoint name (step_ and 8 digits).").arg(name));
@@ -445,10 +436,7 @@ bool RemoteRunController::downloadCheckpoint(const QString& run_id, const QStrin
 }
 
 void RemoteRunController::listCheckpoints(const QString& run_id) {
-  if (!store_ || !connector_) {
-    emit error(tr("Checkpoints of run %1: no store is open or no way to connect to nodes is set up.").arg(run_id));
-    return;
-  }
+  if (QString why; !canReachNodes(&why)) return emit error(tr("Checkpoints of run %1: %2").arg(run_id, why));
   if (listings_.count(run_id)) return;  // the listing going on answers this call too
   listings_[run_id] = nullptr;
   auto connector = connector_;

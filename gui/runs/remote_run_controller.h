@@ -182,6 +182,8 @@ class RemoteRunController : public QObject {
     quint64 serial = 0;  // events of an earlier task of the same run id are dropped
   };
   QStringList runs_keys() const;
+  // A store is open and a connector set; else false with *error saying which is missing.
+  bool canReachNodes(QString* error) const;
   // The checks every start makes (store, connector, the nodes' problems, dataset, engine); the
   // engine binary's path, or "" with *error set.
   QString startProblem(const td::remote::ClusterSpec& nodes, const nlohmann::json& config, QString* error) const;
