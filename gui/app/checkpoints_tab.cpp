@@ -376,12 +376,11 @@ void CheckpointsTab::withLocalCheckpoint(const Row& row, Ready ready) {
   }
 }
 
-GenerateDialog* CheckpointsTab::openGenerate(int row) {
-  if (row < 0 || row >= int(rows_.size()) || !rows_[row].on_disk) return nullptr;
-  const Row r = rows_[row];
-  auto* d = new GenerateDialog(tr("Generate from %1 · step %2").arg(run_).arg(r.step), this);
-  d->setAttribute(Qt::WA_DeleteOnClose);
-  QPointer<GenerateDialog> dp(d);
+// Gives a Generate or Export dialog row's checkpoint once it is on this machine (a remote
+// run's is downloaded first; the dialog waits, or shows why the download failed).
+template <class Dialog>
+void CheckpointsTab::giveCheckpoint(Dialog* d, const Row& r) {
+  QPointer<Dialog> dp(d);
   // A remote run's dataset path is the node's: its tokenizer is used when the same folder is here.
   const QString data = r.remote && QFileInfo(QDir(data_dir_).filePath(QStringLiteral("manifest.json"))).isFile() ? data_dir_ : QString();
   if (r.remote) d->setWaitText(tr("Downloading %1 from the node…").arg(r.name));
@@ -390,6 +389,14 @@ GenerateDialog* CheckpointsTab::openGenerate(int row) {
     if (local.isEmpty()) dp->setCheckpointError(tr("The checkpoint could not be downloaded: %1").arg(error));
     else dp->setCheckpoint(local, data);
   });
+}
+
+GenerateDialog* CheckpointsTab::openGenerate(int row) {
+  if (row < 0 || row >= int(rows_.size()) || !rows_[row].on_disk) return nullptr;
+  const Row r = rows_[row];
+  auto* d = new GenerateDialog(tr("Generate from %1 · step %2").arg(run_).arg(r.step), this);
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  giveCheckpoint(d, r);
   return d;
 }
 
@@ -401,14 +408,7 @@ ExportDialog* CheckpointsTab::openExport(int row) {
   auto* d = new ExportDialog(tr("Export %1 · step %2 for Hugging Face").arg(run_).arg(r.step),
                              QDir(base).filePath(r.name + QStringLiteral("-hf")), this);
   d->setAttribute(Qt::WA_DeleteOnClose);
-  QPointer<ExportDialog> dp(d);
-  const QString data = r.remote && QFileInfo(QDir(data_dir_).filePath(QStringLiteral("manifest.json"))).isFile() ? data_dir_ : QString();
-  if (r.remote) d->setWaitText(tr("Downloading %1 from the node…").arg(r.name));
-  withLocalCheckpoint(r, [dp, data](const QString& local, const QString& error) {
-    if (!dp) return;
-    if (local.isEmpty()) dp->setCheckpointError(tr("The checkpoint could not be downloaded: %1").arg(error));
-    else dp->setCheckpoint(local, data);
-  });
+  giveCheckpoint(d, r);
   return d;
 }
 

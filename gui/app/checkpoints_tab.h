@@ -93,6 +93,8 @@ class CheckpointsTab : public QWidget {
   /// one downloaded before), or `ready("", why)` when the download failed.
   using Ready = std::function<void(const QString& local_dir, const QString& error)>;
   void withLocalCheckpoint(const Row& row, Ready ready);
+  template <class Dialog>
+  void giveCheckpoint(Dialog* d, const Row& r);  // GenerateDialog or ExportDialog
 
   QPointer<StoreClient> store_;
   QPointer<RemoteRunController> remote_;
