@@ -118,6 +118,7 @@ json to_json(const NodeSpec& n) {
   if (!n.jump.empty()) j["jump"] = n.jump;
   if (!n.address.empty()) j["address"] = n.address;
   if (!n.ifname.empty()) j["ifname"] = n.ifname;
+  if (n.container.enabled() || !n.container.mounts.empty()) j["container"] = to_json(n.container);
   return j;
 }
 
@@ -146,6 +147,8 @@ NodeSpec node_from_json(const json& j, const std::string& where) {
   n.jump = trim(get<std::string>(j, "jump", where, ""));
   n.address = trim(get<std::string>(j, "address", where, ""));
   n.ifname = trim(get<std::string>(j, "ifname", where, ""));
+  if (const auto it = j.find("container"); it != j.end() && !it->is_null())
+    n.container = container_from_json(*it, where + ".container");
   return n;
 }
 
@@ -186,6 +189,7 @@ std::vector<std::string> validate(const ClusterSpec& c) {
                          "literally): write it relative to the remote home ('" +
                          (n.work_dir.size() > 2 && n.work_dir[1] == '/' ? n.work_dir.substr(2) : std::string("traindeck")) +
                          "') or as an absolute path");
+    for (std::string& p : validate(n.container, who)) problems.push_back(std::move(p));
   }
   return problems;
 }

@@ -8,7 +8,8 @@
 // JSON form (stored in the store's `clusters` table, docs/remote.md):
 //   {"name": "lab", "nodes": [{"name": "gpu1", "host": "gpu1.lab", "port": 22, "user": "ana",
 //     "auth": "agent"|"key"|"password", "key_file": "~/.ssh/id_ed25519", "gpus": 8,
-//     "work_dir": "traindeck", "jump": "bastion.lab", "address": "10.0.0.11", "ifname": "ib0"}]}
+//     "work_dir": "traindeck", "jump": "bastion.lab", "address": "10.0.0.11", "ifname": "ib0",
+//     "container": {"runtime": "podman", "image": "localhost/traindeck-engine:0.1.0"}}]}
 // Empty/zero fields mean "from ~/.ssh/config, else OpenSSH's default" (port 22, the local user,
 // the config's IdentityFile, the config's ProxyJump).
 #pragma once
@@ -21,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "remote/container.h"
 #include "remote/session.h"
 #include "remote/ssh_config.h"
 
@@ -52,6 +54,9 @@ struct NodeSpec {
   /// and NCCL_SOCKET_IFNAME, e.g. "ib0"); empty: the interface `ip route get <rendezvous address>`
   /// names on the node.
   std::string ifname;
+  /// Run the engine inside this OCI image instead of the bare bundle (remote/container.h);
+  /// empty image (the default, and JSON without "container"): the bundle.
+  ContainerSpec container;
 
   /// The name shown in lists: name, else host.
   std::string display_name() const { return name.empty() ? host : name; }
@@ -79,7 +84,8 @@ ClusterSpec cluster_from_json(const nlohmann::json& j);
 
 /// Problems a person has to fix before the cluster can be saved, one line each ("node 2: the
 /// host is empty"); empty when the cluster is usable. Checks: name set, hosts set, ports in
-/// 1..65535, gpus >= 0, unique node names, key file set or found in the config for KeyFile.
+/// 1..65535, gpus >= 0, unique node names, key file set or found in the config for KeyFile,
+/// the container setting (remote/container.h validate()).
 std::vector<std::string> validate(const ClusterSpec& c);
 
 /// Where and how to connect to a node after ~/.ssh/config: the target and its jump hops in order
