@@ -61,7 +61,7 @@ int run_launch(const LaunchOptions& opt) {
   struct sigaction sa = {};
   sa.sa_handler = on_launch_signal;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaction(sig, &sa, nullptr);
 
   const pid_t parent = getpid();
   std::vector<pid_t> pids((size_t)opt.nproc, -1);
@@ -74,7 +74,7 @@ int run_launch(const LaunchOptions& opt) {
       if (getppid() != parent) _exit(1);  // the launcher is already gone
       struct sigaction dfl = {};
       dfl.sa_handler = SIG_DFL;
-      for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &dfl, nullptr);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaction(sig, &dfl, nullptr);
       setenv("TRAINDECK_RANK", std::to_string(r).c_str(), 1);
       setenv("TRAINDECK_LOCAL_RANK", std::to_string(r).c_str(), 1);
       setenv("TRAINDECK_WORLD_SIZE", std::to_string(opt.nproc).c_str(), 1);

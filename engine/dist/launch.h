@@ -7,9 +7,9 @@
 // cores / local world size). Ranks run in their own process group (a terminal's Ctrl-C reaches
 // the launcher only) and die with the launcher (PR_SET_PDEATHSIG).
 //
-// Signals: SIGINT, SIGTERM and SIGHUP to the launcher are forwarded to every live rank (the
-// trainer turns one into a collective stop at the next step boundary; a second one exits at
-// once). Exit: 0 when every rank exits 0, else the status of the first rank to fail (a rank
+// Signals: SIGINT, SIGTERM, SIGHUP and SIGUSR1 (a scheduler's time-limit warning) to the
+// launcher are forwarded to every live rank (the trainer turns one into a collective stop at the
+// next step boundary; a second one of the first three exits at once). Exit: 0 when every rank exits 0, else the status of the first rank to fail (a rank
 // killed by signal S counts as 128 + S). After the first failure the other ranks get SIGCONT (a
 // stopped rank can notice the failure) and, if still alive `grace_s` later, SIGKILL.
 #pragma once

@@ -46,6 +46,12 @@ using json = nlohmann::json;
 namespace {
 
 std::atomic<int> g_signals{0};
+// SIGUSR1: the scheduler's warning before the job's time limit (Slurm `--signal=USR1@S`). A stop
+// like SIGTERM's, but run_end says "time limit" and it never counts as the second signal that
+// exits at once (the limit's own SIGTERM may follow while the checkpoint is written).
+std::atomic<bool> g_time_limit{false};
+
+void on_time_limit(int) { g_time_limit.store(true); }
 
 void on_signal(int) {
   if (g_signals.fetch_add(1) >= 1) {  // second signal: leave at once (only async-signal-safe calls)
@@ -204,10 +210,15 @@ void install_stop_handlers() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);  // the terminal went away: stop with a checkpoint, not mid-step
+  struct sigaction tl = {};
+  tl.sa_handler = on_time_limit;
+  sigemptyset(&tl.sa_mask);
+  sigaction(SIGUSR1, &tl, nullptr);
   // A closed stdout (a reader that went away) must not kill the run: the events file is the record.
   signal(SIGPIPE, SIG_IGN);
 }
-bool stop_requested() { return g_signals.load() > 0; }
+bool stop_requested() { return g_signals.load() > 0 || g_time_limit.load(); }
+bool time_limit_requested() { return g_time_limit.load(); }
 void request_stop() { g_signals.fetch_add(1); }
 
 int run_training(const RunConfig& cfg, const TrainOptions& opt) {
@@ -566,11 +577,16 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     if (ev) ev->sync();
   };
   // One stop decision for all ranks: any rank's request stops every rank at this boundary.
-  auto agreed_stop = [&]() {
-    if (world == 1) return stop_requested();
-    float f = stop_requested() ? 1.0f : 0.0f;
-    comm->all_reduce(&f, 1, dist::ReduceOp::sum);
-    return f > 0;
+  // Returns "" (go on), or the run_end reason: "time limit" when ranks got only the
+  // scheduler's warning (SIGUSR1), else "stop requested (signal)" (a person's or the system's
+  // stop wins: a job that was both stopped and near its limit must not be continued).
+  auto agreed_stop = [&]() -> std::string {
+    const float other = g_signals.load() > 0 ? 1.0f : 0.0f, limit = time_limit_requested() ? 1.0f : 0.0f;
+    float f[2] = {other, limit};
+    if (world > 1) comm->all_reduce(f, 2, dist::ReduceOp::sum);
+    if (f[0] > 0) return "stop requested (signal)";
+    if (f[1] > 0) return "time limit";
+    return "";
   };
 
   using clk = std::chrono::steady_clock;
@@ -581,11 +597,11 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   while (st.step < tc.steps) {
     auto t0 = clk::now();
     const dist::CommStats c0 = comm->stats();
-    if (agreed_stop()) {
+    if (const std::string why = agreed_stop(); !why.empty()) {
       // A stop before the first step has nothing worth a checkpoint (nor a run to resume).
       if (last_ckpt_step != st.step && st.step > 0) checkpoint();
-      end_run("stopped", "stop requested (signal)");
-      if (!quiet) std::fprintf(stderr, "stopped at step %d; resume with --resume\n", st.step);
+      end_run("stopped", why);
+      if (!quiet) std::fprintf(stderr, "stopped at step %d (%s); resume with --resume\n", st.step, why.c_str());
       return 0;
     }
     model.zero_grad();

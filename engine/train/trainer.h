@@ -5,7 +5,9 @@
 // batch), global-norm clipping, AdamW with the warmup + cosine schedule, then a `step` event.
 // Evaluation, samples and checkpoints at their intervals; a checkpoint at the end. Stopping:
 // SIGINT/SIGTERM/SIGHUP stop at the next step boundary with a checkpoint and run_end "stopped"
-// (exit 0); a second signal exits at once. A non-finite loss or gradient norm skips the step
+// (exit 0); a second signal exits at once. SIGUSR1 (a scheduler's warning before the time
+// limit: Slurm's --signal=USR1@S) stops the same way with run_end reason "time limit"; it is
+// never the second signal. A non-finite loss or gradient norm skips the step
 // with a warning; 3 in a row end the run with run_end "failed", naming the newest checkpoint that
 // verifies (engine/checkpoint/checkpoint.h: checksums and finite values).
 //
@@ -52,10 +54,13 @@ struct TrainOptions {
 int run_training(const RunConfig& cfg, const TrainOptions& opt);
 
 /// Installs the SIGINT/SIGTERM/SIGHUP handlers (first: graceful stop; second: immediate exit
-/// 130) and ignores SIGPIPE (events keep going to the events file when stdout is closed).
+/// 130), the SIGUSR1 handler (graceful stop, run_end reason "time limit") and ignores SIGPIPE
+/// (events keep going to the events file when stdout is closed).
 void install_stop_handlers();
-/// True once a stop was requested (signal, or request_stop()).
+/// True once a stop was requested (signal, SIGUSR1, or request_stop()).
 bool stop_requested();
+/// True once SIGUSR1 (the time-limit warning) arrived.
+bool time_limit_requested();
 void request_stop();
 
 }  // namespace td

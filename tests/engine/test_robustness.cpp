@@ -235,6 +235,53 @@ class TestRobustness : public QObject {
     QCOMPARE(end.back()["status"].get<std::string>(), std::string("stopped"));
   }
 
+  void sigusr1_stops_at_a_time_limit_and_the_run_continues() {
+    // A scheduler's warning before the job's time limit (Slurm's --signal=USR1@S): the run stops
+    // at the next step boundary with a checkpoint there and run_end "time limit"; --resume goes on
+    // from that step, so the two parts hold every step exactly once.
+    QProcess p;
+    p.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--out", path("tl"), "--quiet", "--set", "train.steps=100000"});
+    QVERIFY(p.waitForStarted());
+    QVERIFY(wait_for_stdout(p, "\"type\":\"step\"").contains("\"type\":\"step\""));
+    ::kill((pid_t)p.processId(), SIGUSR1);
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 0);
+    auto ev = read_events(path("tl") + "/events.jsonl");
+    const auto end = events_of_type(ev, "run_end");
+    QCOMPARE(end.size(), size_t(1));
+    QCOMPARE(end.back()["status"].get<std::string>(), std::string("stopped"));
+    QCOMPARE(end.back()["reason"].get<std::string>(), std::string("time limit"));
+    const int stopped_at = end.back()["step"].get<int>();
+    QVERIFY(stopped_at >= 1);
+    QCOMPARE(events_of_type(ev, "checkpoint").back()["step"].get<int>(), stopped_at);
+    auto r = train(path("tl"), {"--resume", "--set", "train.steps=" + QString::number(stopped_at + 5)});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    ev = read_events(path("tl") + "/events.jsonl");
+    const auto steps = events_of_type(ev, "step");
+    QCOMPARE(steps.size(), size_t(stopped_at + 5));
+    for (size_t i = 0; i < steps.size(); ++i) QCOMPARE(steps[i]["step"].get<int>(), int(i + 1));
+    QCOMPARE(events_of_type(ev, "run_end").back()["status"].get<std::string>(), std::string("completed"));
+  }
+
+  void sigterm_after_the_time_limit_warning_still_stops_gracefully() {
+    // Slurm sends SIGTERM at the limit itself, maybe while the warning's checkpoint is written:
+    // that is not the "second signal" that exits at once. A person's stop wins the reason (a
+    // stopped run must not be continued in a new job).
+    QProcess p;
+    p.start(TD_ENGINE_EXE, {"train", "--config", cfg_, "--out", path("tlterm"), "--quiet", "--set", "train.steps=100000"});
+    QVERIFY(p.waitForStarted());
+    QVERIFY(wait_for_stdout(p, "\"type\":\"step\"").contains("\"type\":\"step\""));
+    ::kill((pid_t)p.processId(), SIGUSR1);
+    ::kill((pid_t)p.processId(), SIGTERM);
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 0);
+    const auto end = events_of_type(read_events(path("tlterm") + "/events.jsonl"), "run_end");
+    QCOMPARE(end.back()["status"].get<std::string>(), std::string("stopped"));
+    QCOMPARE(end.back()["reason"].get<std::string>(), std::string("stop requested (signal)"));
+  }
+
   void resume_skips_a_damaged_checkpoint_and_keeps_the_good_one() {
     QString out = path("damaged");
     QCOMPARE(train(out).exit_code, 0);  // checkpoints at 10 and 20
