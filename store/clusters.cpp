@@ -53,11 +53,12 @@ RemoteRun read_remote(const Stmt& st) {
   if (!st.is_null(4)) r.pid = st.col_int(4);
   r.created = st.col_double(5);
   r.layout_json = st.col_text(6);
+  r.target = st.col_text(7);
   return r;
 }
 
 constexpr const char* kRemoteSelect =
-    "SELECT r.run_id, m.cluster, m.node, m.run_dir, m.pid, m.created, coalesce(m.layout, '')"
+    "SELECT r.run_id, m.cluster, m.node, m.run_dir, m.pid, m.created, coalesce(m.layout, ''), m.target"
     " FROM remote_runs m JOIN runs r ON r.id = m.run";
 
 }  // namespace
@@ -96,10 +97,11 @@ void Store::note_remote_run(const RemoteRun& r) {
   const int64_t key = require_run(r.run_id);
   std::optional<std::string> layout;
   if (!r.layout_json.empty()) layout = r.layout_json;
-  Stmt(db_, "INSERT OR REPLACE INTO remote_runs(run, cluster, node, run_dir, pid, created, layout)"
-            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+  TD_CHECK(!r.target.empty(), "run '" + r.run_id + "': a remote run needs its target kind");
+  Stmt(db_, "INSERT OR REPLACE INTO remote_runs(run, cluster, node, run_dir, pid, created, layout, target)"
+            " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
       .bind(1, key).bind(2, r.cluster).bind(3, r.node_json).bind(4, r.run_dir).bind(5, r.pid)
-      .bind(6, r.created > 0 ? r.created : now_seconds()).bind(7, layout).exec();
+      .bind(6, r.created > 0 ? r.created : now_seconds()).bind(7, layout).bind(8, r.target).exec();
 }
 
 std::optional<RemoteRun> Store::remote_run(const std::string& run_id) {
@@ -109,10 +111,37 @@ std::optional<RemoteRun> Store::remote_run(const std::string& run_id) {
   return read_remote(st);
 }
 
-std::vector<RemoteRun> Store::active_remote_runs() {
+std::vector<RemoteRun> Store::active_remote_runs(const std::string& target) {
   std::vector<RemoteRun> out;
-  Stmt st(db_, std::string(kRemoteSelect) + " WHERE r.status IN ('running', 'unknown') ORDER BY m.created, r.run_id");
+  Stmt st(db_, std::string(kRemoteSelect) +
+                   " WHERE r.status IN ('running', 'unknown') AND m.target = ?1 ORDER BY m.created, r.run_id");
+  st.bind(1, target);
   while (st.step()) out.push_back(read_remote(st));
+  return out;
+}
+
+std::string Store::run_target(const std::string& run_id) {
+  const int64_t key = require_run(run_id);
+  Stmt st(db_, "SELECT target FROM remote_runs WHERE run = ?1");
+  st.bind(1, key);
+  return st.step() ? st.col_text(0) : std::string("local");
+}
+
+void Store::note_run_job(const std::string& run_id, const RunJob& job) {
+  TD_CHECK(!job.job_id.empty(), "run '" + run_id + "': a scheduler job needs its id");
+  const int64_t key = require_run(run_id);
+  Stmt(db_, "INSERT INTO run_jobs(run, job_id, submitted, state, reason) VALUES(?1, ?2, ?3, ?4, ?5)"
+            " ON CONFLICT(run, job_id) DO UPDATE SET state = excluded.state, reason = excluded.reason")
+      .bind(1, key).bind(2, job.job_id).bind(3, job.submitted > 0 ? job.submitted : now_seconds())
+      .bind(4, job.state).bind(5, job.reason).exec();
+}
+
+std::vector<RunJob> Store::run_jobs(const std::string& run_id) {
+  const int64_t key = require_run(run_id);
+  std::vector<RunJob> out;
+  Stmt st(db_, "SELECT job_id, submitted, state, reason FROM run_jobs WHERE run = ?1 ORDER BY submitted, rowid");
+  st.bind(1, key);
+  while (st.step()) out.push_back({st.col_text(0), st.col_double(1), st.col_text(2), st.col_text(3)});
   return out;
 }
 

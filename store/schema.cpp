@@ -213,6 +213,22 @@ void fill_v6(sqlite3* db) { lod::rebuild(db, std::nullopt); }
 // td::normalise_run_name), shown instead of its id where there is one; '' when unnamed.
 constexpr const char* kV7 = "ALTER TABLE runs ADD COLUMN name TEXT NOT NULL DEFAULT '';\n";
 
+// Version 8: run targets (gui/runs/run_target.h). remote_runs.target is the kind of target the
+// run went to ('ssh': an SSH node or cluster; 'slurm': a Slurm cluster, whose node column is
+// the login node); existing rows were SSH runs. run_jobs lists the scheduler jobs a run took
+// (Slurm job ids; a run continued after a time limit or a resume takes several), in order,
+// with the last state the target saw of each.
+constexpr const char* kV8 =
+    "ALTER TABLE remote_runs ADD COLUMN target TEXT NOT NULL DEFAULT 'ssh';\n"
+    "CREATE TABLE run_jobs ("
+    "  run        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  job_id     TEXT NOT NULL,"          // the scheduler's id ("4242")
+    "  submitted  REAL NOT NULL,"          // Unix seconds it was seen first
+    "  state      TEXT NOT NULL DEFAULT '',"  // PENDING, RUNNING, COMPLETED, FAILED, TIMEOUT, NODE_FAIL ...
+    "  reason     TEXT NOT NULL DEFAULT '',"  // the pending reason or the end's exit code, as people read it
+    "  PRIMARY KEY (run, job_id)"
+    ");\n";
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
@@ -221,6 +237,7 @@ constexpr Migration kMigrations[] = {
     {5, kV5},
     {6, kV6, fill_v6},
     {7, kV7},
+    {8, kV8},
 };
 
 }  // namespace

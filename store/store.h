@@ -277,8 +277,18 @@ class Store {
   void note_remote_run(const RemoteRun& r);
   /// The remote record of a run, or nullopt for a local run.
   std::optional<RemoteRun> remote_run(const std::string& run_id);
-  /// Remote runs whose status is 'running' or 'unknown' (to reattach at start), oldest first.
-  std::vector<RemoteRun> active_remote_runs();
+  /// Remote runs of target kind `target` ("ssh", "slurm") whose status is 'running' or
+  /// 'unknown' (to reattach at start), oldest first.
+  std::vector<RemoteRun> active_remote_runs(const std::string& target = "ssh");
+  /// The kind of target run `run_id` went to: its remote_runs.target ("ssh", "slurm"), else
+  /// "local". Throws td::Error when the run is unknown.
+  std::string run_target(const std::string& run_id);
+  /// Records scheduler job `job.job_id` of run `run_id`, or updates its state and reason
+  /// (submitted is kept from the first call). Throws td::Error when the run is unknown or the
+  /// job id is empty.
+  void note_run_job(const std::string& run_id, const RunJob& job);
+  /// The scheduler jobs of a run, in the order they were first recorded.
+  std::vector<RunJob> run_jobs(const std::string& run_id);
 
   // ---- chart queries (gui/metrics) ---------------------------------------------------------
 

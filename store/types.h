@@ -206,6 +206,16 @@ struct RemoteRun {
   /// A multi-node run: remote/multinode.h ClusterRun JSON (every node, run folder and rank pid;
   /// node_json/run_dir/pid are then rank 0's). "" for a run on one node.
   std::string layout_json;
+  /// The kind of target the run went to (gui/runs/run_target.h): "ssh" or "slurm".
+  std::string target = "ssh";
+};
+
+/// One scheduler job of a run (a Slurm job; schema version 8).
+struct RunJob {
+  std::string job_id;     // the scheduler's id
+  double submitted = 0;   // Unix seconds it was first recorded
+  std::string state;      // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, PREEMPTED, NODE_FAIL ...
+  std::string reason;     // the pending reason or the end's exit code, for people
 };
 
 }  // namespace td::store

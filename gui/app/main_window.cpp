@@ -50,6 +50,7 @@
 #include "gui/runs/experiments_model.h"
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
+#include "gui/runs/run_targets.h"
 #include "store/store.h"
 
 // The app's resources (demo config) live in this static library: register them explicitly.
@@ -80,16 +81,19 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   setWindowTitle(QStringLiteral("TrainDeck"));
   store_ = std::make_unique<StoreClient>(store_path);
   experiments_ = new ExperimentsModel(nullptr, this);
-  runs_ = new RunController(nullptr, this);
-  // SSH nodes: secrets from the system keyring (else asked each time), host keys and secrets
-  // asked through dialogs while a worker thread waits; remote runs deployed and followed on workers.
+  // Where runs go (gui/runs/run_targets.h): this machine, SSH nodes and clusters. SSH nodes:
+  // secrets from the system keyring (else asked each time), host keys and secrets asked through
+  // dialogs while a worker thread waits; remote runs deployed and followed on workers.
   prompter_ = std::make_unique<WidgetPrompter>(this);
   access_ = new NodeAccess(SecretStore::system(), prompter_.get(), this);
-  remote_runs_ = new RemoteRunController(nullptr, access_->connector(), this);
-  // Seconds a stopping remote engine gets (SIGTERM: finish the step, checkpoint) before SIGKILL.
-  remote_runs_->setKillTimeoutMs(QSettings().value(QStringLiteral("run/kill_timeout_s"), 30).toInt() * 1000);
-  experiments_->setRunActivePredicate(
-      [this](const QString& id) { return runs_->isActive(id) || remote_runs_->isActive(id); });
+  targets_ = new RunTargets(this);
+  runs_ = new RunController(nullptr);
+  targets_->add(runs_);
+  remote_runs_ = new RemoteRunController(nullptr, access_->connector());
+  targets_->add(remote_runs_);
+  // Seconds a stopping engine gets (SIGTERM: finish the step, checkpoint) before SIGKILL.
+  targets_->setKillTimeoutMs(QSettings().value(QStringLiteral("run/kill_timeout_s"), 30).toInt() * 1000);
+  experiments_->setRunActivePredicate([this](const QString& id) { return targets_->isActive(id); });
   buildPanels();
   buildMenus();
 
@@ -221,56 +225,35 @@ void MainWindow::buildPanels() {
   });
 
   connect(experiments_, &ExperimentsModel::error, this, &MainWindow::showError);
-  connect(runs_, &RunController::error, this, &MainWindow::showError);
-  connect(runs_, &RunController::runIngested, this, [this](const QString& id, qint64) {
-    run_view_->onIngested(id);
-    if (compare_dashboard_->runs().contains(id)) compare_dashboard_->refresh();
-  });
+  // Every target's runs (gui/runs/run_targets.h). RunView shows a remote run's deploy
+  // progress, node, connection state and log itself (setRemoteRunController); a local run's
+  // rows and log are handed to it here.
+  connect(targets_, &RunTarget::error, this, &MainWindow::showError);
+  connect(runs_, &RunController::runIngested, run_view_, [this](const QString& id, qint64) { run_view_->onIngested(id); });
   connect(runs_, &RunController::logAppended, run_view_, &RunView::appendLog);
-  // Remote runs: RunView shows their deploy progress, node, connection state and log itself.
-  connect(remote_runs_, &RemoteRunController::error, this, &MainWindow::showError);
-  connect(remote_runs_, &RemoteRunController::runIngested, this, [this](const QString& id, qint64) {
+  connect(targets_, &RunTarget::runIngested, this, [this](const QString& id, qint64) {
     if (compare_dashboard_->runs().contains(id)) compare_dashboard_->refresh();
   });
-  connect(remote_runs_, &RemoteRunController::runStarted, this, [this](const QString& id) {
-    // Its run row exists now (the launch noted it): the name chosen at Start run.
-    if (const QString name = pending_names_.take(id); !name.isEmpty()) experiments_->renameRun(id, name);
+  connect(targets_, &RunTarget::runStarted, this, [this](const QString& id) {
     experiments_->reload();
     sidebar_->selectRun(id);
-    statusBar()->showMessage(tr("Run %1 is training on %2.").arg(id, remote_runs_->nodeOf(id)), 8000);
+    const QString host = targets_->files(id).host;
+    if (host.isEmpty()) {  // this machine: shown at once; a deployed run's page was shown at its start
+      run_view_->setRun(id);
+      pages_->setCurrentWidget(run_view_);
+    }
+    statusBar()->showMessage(host.isEmpty() ? tr("Run %1 started.").arg(id)
+                                            : tr("Run %1 is training on %2.").arg(id, host),
+                             host.isEmpty() ? 5000 : 8000);
   });
-  connect(remote_runs_, &RemoteRunController::runAttached, this, [this](const QString& id) {
-    statusBar()->showMessage(tr("Re-attached to run %1 on %2.").arg(id, remote_runs_->nodeOf(id)), 8000);
+  connect(targets_, &RunTarget::runAttached, this, [this](const QString& id) {
+    const QString host = targets_->files(id).host;
+    statusBar()->showMessage(host.isEmpty() ? tr("Re-attached to run %1, still training.").arg(id)
+                                            : tr("Re-attached to run %1 on %2.").arg(id, host),
+                             8000);
+    if (run_view_->run() == id) run_view_->updateStatus();
   });
-  connect(remote_runs_, &RemoteRunController::runEnded, this, [this](const QString& id, const QString& status) {
-    experiments_->reload();
-    statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, runStatusText(status)), 8000);
-    updateMeasuredMfu();
-  });
-  connect(clusters_, &ClusterDesigner::clustersChanged, this, [this] { rebuildTargets(); });
-  // The sidebar's numbers (status, best val loss, tokens/s) follow running runs every 2 s.
-  auto* sidebar_refresh = new QTimer(this);
-  sidebar_refresh->setInterval(2000);
-  connect(sidebar_refresh, &QTimer::timeout, this, [this] {
-    const QStringList active = runs_->activeRuns() + remote_runs_->activeRuns();
-    if (active.isEmpty()) return;
-    experiments_->reload();
-    for (const QString& id : compare_->runs())
-      if (active.contains(id)) return compare_->refresh();  // the summary follows compared live runs
-  });
-  sidebar_refresh->start();
-  connect(runs_, &RunController::runStarted, this, [this](const QString& id) {
-    experiments_->reload();
-    sidebar_->selectRun(id);
-    run_view_->setRun(id);
-    pages_->setCurrentWidget(run_view_);
-    statusBar()->showMessage(tr("Run %1 started.").arg(id), 5000);
-  });
-  connect(runs_, &RunController::runAttached, this, [this](const QString& id) {
-    statusBar()->showMessage(tr("Re-attached to run %1, still training.").arg(id), 8000);
-    run_view_->updateStatus();
-  });
-  connect(runs_, &RunController::runEnded, this, [this](const QString& id, const QString& status) {
+  connect(targets_, &RunTarget::runEnded, this, [this](const QString& id, const QString& status) {
     experiments_->reload();
     if (run_view_->run() == id) {
       run_view_->onIngested(id);
@@ -279,6 +262,18 @@ void MainWindow::buildPanels() {
     statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, runStatusText(status)), 8000);
     updateMeasuredMfu();
   });
+  connect(clusters_, &ClusterDesigner::clustersChanged, this, [this] { rebuildTargets(); });
+  // The sidebar's numbers (status, best val loss, tokens/s) follow running runs every 2 s.
+  auto* sidebar_refresh = new QTimer(this);
+  sidebar_refresh->setInterval(2000);
+  connect(sidebar_refresh, &QTimer::timeout, this, [this] {
+    const QStringList active = targets_->activeRuns();
+    if (active.isEmpty()) return;
+    experiments_->reload();
+    for (const QString& id : compare_->runs())
+      if (active.contains(id)) return compare_->refresh();  // the summary follows compared live runs
+  });
+  sidebar_refresh->start();
 }
 
 void MainWindow::buildMenus() {
@@ -308,9 +303,9 @@ void MainWindow::buildMenus() {
     const int s = QInputDialog::getInt(
         this, tr("Stop timeout"),
         tr("Seconds a remote run gets to finish its step and write its checkpoint after Stop, before it is killed:"),
-        remote_runs_->killTimeoutMs() / 1000, 1, 3600, 1, &ok);
+        targets_->killTimeoutMs() / 1000, 1, 3600, 1, &ok);
     if (!ok) return;
-    remote_runs_->setKillTimeoutMs(s * 1000);
+    targets_->setKillTimeoutMs(s * 1000);
     QSettings().setValue(QStringLiteral("run/kill_timeout_s"), s);
   });
   a = run->addAction(icon(QStringLiteral("compare")), tr("&Compare selected runs"), this, [this] { showRuns(sidebar_->selectedRuns()); });
@@ -367,8 +362,7 @@ void MainWindow::wireStore() {
   updateStartEnabled();
   connect(s, &StoreClient::error, this, &MainWindow::showError);
   experiments_->setStoreClient(s);
-  runs_->setStoreClient(s);
-  remote_runs_->setStoreClient(s);  // re-attaches to the store's remote runs
+  targets_->setStoreClient(s);  // every target re-attaches to the store's live runs
   clusters_->setStoreClient(s);
   data_->setStoreClient(s);
   run_view_->setStoreClient(s);
@@ -474,7 +468,7 @@ void MainWindow::openStore(const QString& path) {
       [this, candidate, path] {
         runs_->detachAll();  // the old store's runs keep training; they re-attach when it is reopened
         experiments_->setStoreClient(nullptr);
-        runs_->setStoreClient(nullptr);
+        runs_->setStoreClient(nullptr);  // (the other targets move in wireStore)
         candidate->setParent(nullptr);
         // Compare shows the old store's runs: empty until runs of this store are chosen.
         compare_->setRuns({});
@@ -567,32 +561,31 @@ QString MainWindow::startRun(QString* error) {
       return {};
     }
   }
-  QString id;
   // {} or {cluster, node index} or {cluster, "all"} (every node: a multi-node run)
   const QStringList target = train_on_->currentData().toStringList();
+  RunPlacement placement;
   if (target.size() == 2) {
     const auto cluster = clusters_->clusterList()->cluster(target[0]);
     const bool all = target[1] == QLatin1String("all");
-    const int node = target[1].toInt();
+    const int node = all ? -1 : target[1].toInt();
     if (!cluster || (all ? cluster->nodes.size() < 2 : node < 0 || node >= int(cluster->nodes.size()))) {
       if (error) *error = tr("The cluster %1 has changed; choose where to train again.").arg(target[0]);
       rebuildTargets();
       return {};
     }
-    id = all ? remote_runs_->startClusterRun(*cluster, experiment, designer_->config(), error)
-             : remote_runs_->startRun(target[0], cluster->nodes[size_t(node)], experiment, designer_->config(), error);
-    if (!id.isEmpty() && !name.isEmpty()) pending_names_[id] = name;
-    if (!id.isEmpty()) {
-      // The Run page shows the deploy's progress until the engine trains on the node.
-      run_view_->setRun(id);
-      pages_->setCurrentWidget(run_view_);
-      statusBar()->showMessage(tr("Deploying run %1 to %2…").arg(id, train_on_->currentText()), 8000);
-    }
-  } else {
-    const QStringList busy = runs_->activeRuns();  // before this one starts
-    id = runs_->startRun(experiment, designer_->config(), error, name);
-    if (!id.isEmpty()) contention_note_ = contentionNote(busy);
-    if (!contention_note_.isEmpty() && !id.isEmpty()) statusBar()->showMessage(contention_note_, 20000);
+    placement.cluster = *cluster;
+    placement.node = node;
+  }
+  const QStringList busy = runs_->activeRuns();  // before this one starts
+  const QString id = targets_->start(placement, experiment, designer_->config(), name, error);
+  if (!id.isEmpty() && placement.cluster) {
+    // The Run page shows the deploy's progress until the engine trains on the node.
+    run_view_->setRun(id);
+    pages_->setCurrentWidget(run_view_);
+    statusBar()->showMessage(tr("Deploying run %1 to %2…").arg(id, train_on_->currentText()), 8000);
+  } else if (!id.isEmpty()) {
+    contention_note_ = contentionNote(busy);
+    if (!contention_note_.isEmpty()) statusBar()->showMessage(contention_note_, 20000);
   }
   if (!id.isEmpty()) {
     run_name_->clear();
@@ -601,10 +594,6 @@ QString MainWindow::startRun(QString* error) {
     QSettings().setValue(QStringLiteral("run/target"), train_on_->currentText());
   }
   return id;
-}
-
-bool MainWindow::isRemote(const QString& run_id) const {
-  return remote_runs_->isActive(run_id) || (run_view_->run() == run_id && run_view_->isRemoteRun());
 }
 
 void MainWindow::rebuildTargets() {
@@ -645,21 +634,19 @@ void MainWindow::stopCurrentRun() {
   QString error;
   const QString id = run_view_->run();
   if (id.isEmpty()) return;
-  if (isRemote(id)) {
-    if (!remote_runs_->stopRun(id, &error)) return showError(error);
-    statusBar()->showMessage(tr("Stopping run %1 on its node at the end of its step (checkpoint first)…").arg(id), 8000);
-    return;
-  }
-  if (!runs_->stopRun(id, &error)) return showError(error);
-  statusBar()->showMessage(tr("Stopping run %1 at the end of its step (checkpoint first)…").arg(id), 8000);
+  if (!targets_->stop(id, &error)) return showError(error);
+  const QString host = targets_->files(id).host;
+  statusBar()->showMessage(
+      host.isEmpty() ? tr("Stopping run %1 at the end of its step (checkpoint first)…").arg(id)
+                     : tr("Stopping run %1 on its node at the end of its step (checkpoint first)…").arg(id),
+      8000);
 }
 
 void MainWindow::resumeCurrentRun() {
   QString error;
   const QString id = run_view_->run();
   if (id.isEmpty()) return;
-  const bool ok = isRemote(id) ? remote_runs_->resumeRun(id, &error) : runs_->resumeRun(id, &error);
-  if (!ok) showError(error);
+  if (!targets_->resume(id, &error)) showError(error);
 }
 
 void MainWindow::showRuns(const QStringList& run_ids) {

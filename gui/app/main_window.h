@@ -32,6 +32,7 @@ class DataPanel;
 class ExperimentsModel;
 class ModelDesigner;
 class RunController;
+class RunTargets;
 class RunView;
 class Sidebar;
 class StoreClient;
@@ -81,6 +82,9 @@ class MainWindow : public QMainWindow {
   CompareView* compareView() const { return compare_; }
   Dashboard* compareDashboard() const { return compare_dashboard_; }
   QTabWidget* pages() const { return pages_; }
+  /// Every run target (this machine, SSH nodes and clusters): Start run, Stop and Resume go
+  /// through it.
+  RunTargets* runTargets() const { return targets_; }
   RunController* runController() const { return runs_; }
   RemoteRunController* remoteRunController() const { return remote_runs_; }
   ClusterDesigner* clusterDesigner() const { return clusters_; }
@@ -124,12 +128,12 @@ class MainWindow : public QMainWindow {
   void newStoreDialog();
   /// Refills "Train on" from the saved clusters, keeping the current choice where it still exists.
   void rebuildTargets();
-  bool isRemote(const QString& run_id) const;
   void openStoreDialog();
 
   std::unique_ptr<StoreClient> store_;
   QString demo_dataset_;
   ExperimentsModel* experiments_ = nullptr;
+  RunTargets* targets_ = nullptr;  // every run target; owns runs_ and remote_runs_
   RunController* runs_ = nullptr;
   std::unique_ptr<WidgetPrompter> prompter_;  // before access_: NodeAccess asks through it
   NodeAccess* access_ = nullptr;
@@ -140,7 +144,6 @@ class MainWindow : public QMainWindow {
   bool store_ready_ = false;        // see isReady()
   QPointer<QObject> ready_waiter_;  // wireStore's wait for the experiments (and the demo one)
   QString suggested_name_;          // Store::suggest_run_name for the design and experiment
-  QHash<QString, QString> pending_names_;  // remote run id -> name, set once its row exists
   void suggestRunName();
   void updateStartEnabled();  // Start run: store ready and the design valid
   /// The experiment Start run trains in: the sidebar's, else the last run's, else the only one,

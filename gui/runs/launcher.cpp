@@ -151,4 +151,6 @@ bool process_alive(pid_t pid, const std::vector<std::string>& must_contain) {
 
 bool request_stop(pid_t pid) { return pid > 0 && ::kill(pid, SIGTERM) == 0; }
 
+bool kill_process(pid_t pid) { return pid > 0 && ::kill(pid, SIGKILL) == 0; }
+
 }  // namespace td::gui

@@ -35,4 +35,9 @@ bool process_alive(pid_t pid, const std::vector<std::string>& must_contain = {})
 /// checkpoint and a run_end "stopped"). Returns false when there is no such process.
 bool request_stop(pid_t pid);
 
+/// Kills process `pid` (SIGKILL: no checkpoint, no run_end; the follower marks the run failed).
+/// Returns false when there is no such process. Check process_alive() with the run's marks
+/// first: the pid may have been recycled.
+bool kill_process(pid_t pid);
+
 }  // namespace td::gui

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <utility>
 
 #include "engine/common/error.h"
 #include "engine/common/run_id.h"
@@ -29,7 +30,7 @@ void set_error(QString* error, const QString& message) {
 }  // namespace
 
 RemoteRunController::RemoteRunController(StoreClient* store, Connector connector, QObject* parent)
-    : QObject(parent), connector_(std::move(connector)) {
+    : RunTarget(parent), connector_(std::move(connector)) {
   setStoreClient(store);
 }
 
@@ -141,6 +142,50 @@ QString RemoteRunController::startClusterRun(const td::remote::ClusterSpec& clus
   return id;
 }
 
+QString RemoteRunController::start(const RunPlacement& placement, const QString& experiment,
+                                   const nlohmann::json& config, const QString& name, QString* error) {
+  if (!placement.cluster || placement.cluster->nodes.empty()) {
+    set_error(error, tr("An SSH run needs a cluster with at least one node."));
+    return {};
+  }
+  const td::remote::ClusterSpec& c = *placement.cluster;
+  if (placement.node >= int(c.nodes.size())) {
+    set_error(error, tr("The cluster %1 has no node %2; choose where to train again.")
+                         .arg(QString::fromStdString(c.name))
+                         .arg(placement.node + 1));
+    return {};
+  }
+  std::string problem;
+  const std::string run_name = td::normalise_run_name(name.toStdString(), &problem);
+  if (!problem.empty()) {
+    set_error(error, tr("The run name is refused: %1").arg(QString::fromStdString(problem)));
+    return {};
+  }
+  const QString cluster = QString::fromStdString(c.name);
+  const QString id = placement.node >= 0 || c.nodes.size() == 1
+                         ? startRun(cluster, c.nodes[size_t(std::max(placement.node, 0))], experiment, config, error)
+                         : startClusterRun(c, experiment, config, error);
+  if (!id.isEmpty()) runs_[id].name = QString::fromStdString(run_name);
+  return id;
+}
+
+RunTargetState RemoteRunController::state(const QString& run_id) const {
+  auto it = runs_.find(run_id);
+  return it == runs_.end() ? RunTargetState{} : it->second.state;
+}
+
+RunFiles RemoteRunController::files(const QString& run_id) const {
+  RunFiles f;
+  f.local_dir = runDir(run_id);
+  if (f.local_dir.isEmpty()) return f;
+  f.events = QDir(f.local_dir).filePath(QStringLiteral("events.jsonl"));
+  const QString log = QDir(f.local_dir).filePath(QStringLiteral("engine.log"));
+  if (QFileInfo::exists(log)) f.log = log;
+  f.host = nodes_.value(run_id);
+  f.remote_dir = remote_dirs_.value(run_id);
+  return f;
+}
+
 bool RemoteRunController::placeFromStore(const td::store::RemoteRun& row, RemoteRunSpec& spec, QString* error) {
   try {
     spec.node = td::remote::node_from_json(nlohmann::json::parse(row.node_json));
@@ -169,6 +214,8 @@ void RemoteRunController::launchTask(RemoteRunSpec spec) {
   run.control->kill_timeout_ms = kill_timeout_ms_;
   run.deploying = spec.mode != RemoteRunSpec::Mode::Attach;
   run.serial = ++serial_;
+  run.state.phase = run.deploying ? RunTargetState::Phase::Deploying : RunTargetState::Phase::Running;
+  if (spec.mode == RemoteRunSpec::Mode::Attach) remote_dirs_[id] = QString::fromStdString(spec.remote_run_dir);
   QStringList names;
   for (const td::remote::NodeSpec& n : is_multi_rank(spec) ? spec.nodes : std::vector<td::remote::NodeSpec>{spec.node})
     names << QString::fromStdString(n.display_name());
@@ -189,12 +236,25 @@ void RemoteRunController::onEvent(const QString& run_id, quint64 serial, const R
   using K = RemoteRunEvent::Kind;
   switch (e.kind) {
     case K::Progress:
+      it->second.state = {RunTargetState::Phase::Deploying, e.text, e.a, e.b};
       emit deployProgress(run_id, e.a, e.b, e.text);
+      emit stateChanged(run_id);
       break;
-    case K::Launched:
+    case K::Launched: {
       it->second.deploying = false;
+      if (it->second.state.phase != RunTargetState::Phase::Stopping)
+        it->second.state = {RunTargetState::Phase::Running, {}, 0, 0};
+      remote_dirs_[run_id] = e.text;
+      // The name chosen at Start run, on the row the launch created (before runStarted's
+      // listeners read it: the store client runs its jobs in order).
+      if (const QString name = std::exchange(it->second.name, QString()); !name.isEmpty() && store_)
+        store_->exec(
+            this, [id = run_id.toStdString(), n = name.toStdString()](td::store::Store& s) { s.set_run_name(id, n); },
+            [] {}, [this](const QString& m) { emit this->error(m); });
       emit runStarted(run_id);
+      emit stateChanged(run_id);
       break;
+    }
     case K::Ingested:
       emit runIngested(run_id, e.a);
       break;
@@ -203,7 +263,9 @@ void RemoteRunController::onEvent(const QString& run_id, quint64 serial, const R
       break;
     case K::State:
       states_[run_id] = e.text;
+      if (it->second.state.phase == RunTargetState::Phase::Running) it->second.state.detail = e.text;
       emit connectionState(run_id, e.text);
+      emit stateChanged(run_id);
       break;
     case K::Ended:
       finish(run_id);
@@ -225,6 +287,7 @@ void RemoteRunController::finish(const QString& run_id) {
   // The task's body is returning: its destructor joins at once.
   runs_.erase(run_id);
   states_.remove(run_id);
+  remote_dirs_.remove(run_id);
 }
 
 bool RemoteRunController::stopRun(const QString& run_id, QString* error) {
@@ -236,6 +299,8 @@ bool RemoteRunController::stopRun(const QString& run_id, QString* error) {
   it->second.control->kill_timeout_ms = kill_timeout_ms_;
   if (it->second.deploying) it->second.control->cancel_deploy = true;
   it->second.control->stop = true;
+  it->second.state = {RunTargetState::Phase::Stopping, {}, 0, 0};
+  emit stateChanged(run_id);
   return true;
 }
 

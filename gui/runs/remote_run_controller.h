@@ -34,6 +34,7 @@
 
 #include "gui/runs/remote_run_job.h"
 #include "gui/runs/remote_task.h"
+#include "gui/runs/run_target.h"
 #include "remote/cluster.h"
 #include "remote/session.h"
 
@@ -53,7 +54,7 @@ struct RemoteCheckpointEntry {
   qint64 bytes = 0;  ///< its files' sizes, summed
 };
 
-class RemoteRunController : public QObject {
+class RemoteRunController : public RunTarget {
   Q_OBJECT
  public:
   /// Opens an authenticated Session to a node (td::Error when it cannot); called on worker
@@ -67,12 +68,10 @@ class RemoteRunController : public QObject {
 
   /// Switches stores: detaches from the old store's runs (they keep training) and re-attaches
   /// the new store's.
-  void setStoreClient(StoreClient* store);
+  void setStoreClient(StoreClient* store) override;
   /// Replaces the connector (used by tasks started from now on).
   void setConnector(Connector connector);
-  /// Seconds between a stop's graceful signal (SIGTERM) and the hard kill (SIGKILL); default 30000 ms.
-  void setKillTimeoutMs(int ms) { kill_timeout_ms_ = ms; }
-  int killTimeoutMs() const { return kill_timeout_ms_; }
+  // killTimeoutMs() (RunTarget): between a stop's SIGTERM and the SIGKILL; default 30000 ms.
   /// Follow poll interval in ms (default 500).
   void setPollIntervalMs(int ms) { poll_ms_ = ms; }
   /// Folder of the cached engine bundles; default <runs root>/.cache/engine-bundle.
@@ -113,15 +112,12 @@ class RemoteRunController : public QObject {
   /// followed yet; the node comes from the stored node JSON. A node that cannot be reached is
   /// retried with backoff (connectionState "reconnecting (attempt n): ..."); a run whose engine
   /// is gone is marked failed with its log tail. Called by the constructor and setStoreClient().
-  void reattach();
+  void reattach() override;
   /// Stops following every run without stopping them (they keep training on their nodes) and
   /// cancels deploys and downloads in progress. Never waits on the network for long (see
   /// RemoteTask).
-  void detachAll();
+  void detachAll() override;
 
-  /// Runs followed (or being deployed) here, by id.
-  QStringList activeRuns() const { return runs_keys(); }
-  bool isActive(const QString& run_id) const { return runs_.count(run_id) > 0; }
   /// True while `run_id` is being deployed (before runStarted()).
   bool isDeploying(const QString& run_id) const;
   /// The last connectionState() text of a followed run ("" when none).
@@ -149,16 +145,27 @@ class RemoteRunController : public QObject {
   void cancelDownload(const QString& run_id);
   bool isDownloading(const QString& run_id) const { return downloads_.count(run_id) > 0; }
 
+  // ---- RunTarget: the "ssh" target (a node, or every node of an SSH cluster) ----------------
+  QString kind() const override { return QStringLiteral("ssh"); }
+  /// placement.node >= 0: startRun() on that node; -1: startClusterRun() (a cluster of one
+  /// node: startRun() on it). A non-empty `name` is set on the run once its row exists
+  /// (Store::set_run_name). Errors: as those, or a node index out of range.
+  QString start(const RunPlacement& placement, const QString& experiment, const nlohmann::json& config,
+                const QString& name, QString* error) override;
+  bool stop(const QString& run_id, QString* error) override { return stopRun(run_id, error); }
+  bool resume(const QString& run_id, QString* error) override { return resumeRun(run_id, error); }
+  /// Runs followed (or being deployed) here, by id.
+  QStringList activeRuns() const override { return runs_keys(); }
+  bool isActive(const QString& run_id) const override { return runs_.count(run_id) > 0; }
+  /// Deploying (deployProgress's phase and bytes), Stopping, Running (connectionState's text).
+  RunTargetState state(const QString& run_id) const override;
+  /// The local mirrors under runDir(); host: the node(s); remote_dir: the run folder on the
+  /// node once launched.
+  RunFiles files(const QString& run_id) const override;
+
  signals:
-  /// The engine runs on the node and the store has the run (after a start or a resume).
-  void runStarted(const QString& run_id);
-  /// reattach() follows `run_id` again.
-  void runAttached(const QString& run_id);
-  void runIngested(const QString& run_id, qint64 last_step);
-  /// New text of the node's engine.log (also appended to the local mirror engine.log).
-  void logAppended(const QString& run_id, const QString& text);
-  /// The run has its end in the store: completed, stopped or failed.
-  void runEnded(const QString& run_id, const QString& status);
+  // runStarted, runAttached, runIngested, logAppended (the node's engine.log, also appended to
+  // the local mirror), runEnded, stateChanged and error: RunTarget's.
   /// Deploy of a start or resume: bytes done and total (0/0 while a phase has no byte count)
   /// and the phase ("preparing the engine bundle", "connecting to gpu1", "uploading ...",
   /// "starting the engine on the node").
@@ -172,7 +179,6 @@ class RemoteRunController : public QObject {
   void checkpointDownloaded(const QString& run_id, const QString& local_path);
   /// listCheckpoints()'s answer: the node's complete checkpoints of the run, oldest first.
   void checkpointsListed(const QString& run_id, const QList<td::gui::RemoteCheckpointEntry>& entries);
-  void error(const QString& message);
 
  private:
   struct Run {
@@ -180,6 +186,8 @@ class RemoteRunController : public QObject {
     std::unique_ptr<RemoteTask> task;
     bool deploying = false;
     quint64 serial = 0;  // events of an earlier task of the same run id are dropped
+    RunTargetState state;  // what state() answers
+    QString name;          // start(): set on the run's row once it exists
   };
   QStringList runs_keys() const;
   // A store is open and a connector set; else false with *error saying which is missing.
@@ -201,7 +209,6 @@ class RemoteRunController : public QObject {
 
   QPointer<StoreClient> store_;
   Connector connector_;
-  int kill_timeout_ms_ = 30000;
   int poll_ms_ = 500;
   QString bundle_cache_;
   std::map<QString, Run> runs_;
@@ -209,6 +216,7 @@ class RemoteRunController : public QObject {
   std::map<QString, std::unique_ptr<RemoteTask>> listings_;
   QHash<QString, QString> states_;
   QHash<QString, QString> nodes_;
+  QHash<QString, QString> remote_dirs_;  // run folder on the node, once launched or attached
   quint64 generation_ = 0;
   quint64 serial_ = 0;  // bumped by detachAll: store answers for older generations are dropped
 };

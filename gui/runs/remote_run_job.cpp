@@ -302,7 +302,7 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
                 cancelled ? tr("deploy cancelled") : QString::fromStdString(e.what()), cancelled});
       return;
     }
-    report({Event::Kind::Launched, pid, 0, {}, false});
+    report({Event::Kind::Launched, pid, 0, QString::fromStdString(remote_dir), false});
   }
 
   // ---- follow ----

@@ -63,7 +63,7 @@ struct RemoteRunControl {
 struct RemoteRunEvent {
   enum class Kind {
     Progress,     ///< a = bytes done, b = bytes total, text = phase
-    Launched,     ///< the engine runs on the node and the store has the run: a = pid
+    Launched,     ///< the engine runs on the node and the store has the run: a = pid, text = its run folder there
     Ingested,     ///< rows ingested: a = the run's last step in the store
     Log,          ///< text = new bytes of the node's engine.log
     State,        ///< text = connection state ("connected", "reconnecting (attempt 2): ...")

@@ -5,6 +5,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSysInfo>
+#include <QTimer>
 
 #include "gui/core/paths.h"
 #include "gui/core/store_client.h"
@@ -44,7 +45,7 @@ void set_error(QString* error, const QString& message) {
 
 }  // namespace
 
-RunController::RunController(StoreClient* store, QObject* parent) : QObject(parent) { setStoreClient(store); }
+RunController::RunController(StoreClient* store, QObject* parent) : RunTarget(parent) { setStoreClient(store); }
 
 RunController::~RunController() = default;
 
@@ -52,6 +53,7 @@ void RunController::setStoreClient(StoreClient* store) {
   follower_.reset();
   active_.clear();
   pids_.clear();
+  stopping_.clear();
   store_ = store;
   if (!store) return;
   follower_ = std::make_unique<RunFollower>(store->path());
@@ -61,11 +63,14 @@ void RunController::setStoreClient(StoreClient* store) {
   connect(follower_.get(), &RunFollower::ended, this, [this](const QString& id, const QString& status) {
     active_.remove(id);
     pids_.remove(id);
+    stopping_.remove(id);
     emit runEnded(id, status);
+    emit stateChanged(id);
   });
   connect(follower_.get(), &RunFollower::failed, this, [this](const QString& id, const QString& message) {
     active_.remove(id);
     pids_.remove(id);
+    stopping_.remove(id);
     emit error(tr("Run %1: %2").arg(id, message));
   });
   reattach();
@@ -200,7 +205,42 @@ bool RunController::stopRun(const QString& run_id, QString* error) {
     set_error(error, tr("Run %1: its engine process %2 is gone.").arg(run_id).arg(pid));
     return false;
   }
+  stopping_.insert(run_id);
+  emit stateChanged(run_id);
+  // The hard stop: the same process (pid and run folder), still followed, after the timeout.
+  QTimer::singleShot(kill_timeout_ms_, this, [this, run_id, pid] {
+    if (pids_.value(run_id, 0) != pid) return;
+    if (process_alive(static_cast<pid_t>(pid), {"traindeck-engine", run_id.toStdString()}))
+      kill_process(static_cast<pid_t>(pid));
+  });
   return true;
+}
+
+QString RunController::start(const RunPlacement& placement, const QString& experiment, const nlohmann::json& config,
+                             const QString& name, QString* error) {
+  if (placement.cluster) {
+    set_error(error, tr("This machine's target cannot start a run on cluster %1.")
+                         .arg(QString::fromStdString(placement.cluster->name)));
+    return {};
+  }
+  return startRun(experiment, config, error, name);
+}
+
+RunTargetState RunController::state(const QString& run_id) const {
+  if (!active_.contains(run_id)) return {};
+  RunTargetState s;
+  s.phase = stopping_.contains(run_id) ? RunTargetState::Phase::Stopping : RunTargetState::Phase::Running;
+  return s;
+}
+
+RunFiles RunController::files(const QString& run_id) const {
+  RunFiles f;
+  f.local_dir = runDir(run_id);
+  if (f.local_dir.isEmpty()) return f;
+  f.events = QDir(f.local_dir).filePath(QStringLiteral("events.jsonl"));
+  const QString log = QDir(f.local_dir).filePath(QStringLiteral("engine.log"));
+  if (QFileInfo::exists(log)) f.log = log;
+  return f;
 }
 
 bool RunController::resumeRun(const QString& run_id, QString* error) {
@@ -279,6 +319,7 @@ void RunController::detachAll() {
   if (follower_) follower_->unfollowAll();
   active_.clear();
   pids_.clear();
+  stopping_.clear();
 }
 
 void RunController::stopAll() {

@@ -1,4 +1,5 @@
-// RunController: starts, stops, resumes and re-attaches local training runs.
+// RunController: starts, stops, resumes and re-attaches local training runs: the "local" run
+// target (gui/runs/run_target.h).
 //
 // Threading rule: a GUI-thread object. Its calls return at once: starting a run writes a small
 // config file and forks the engine detached (gui/runs/launcher.h); everything that touches the
@@ -22,12 +23,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gui/runs/run_target.h"
+
 namespace td::gui {
 
 class StoreClient;
 class RunFollower;
 
-class RunController : public QObject {
+class RunController : public RunTarget {
   Q_OBJECT
  public:
   /// `store` must outlive the controller or be replaced with setStoreClient() first.
@@ -36,7 +39,7 @@ class RunController : public QObject {
 
   /// Switches stores: stops following the old store's runs (they keep going) and re-attaches
   /// the new store's live runs.
-  void setStoreClient(StoreClient* store);
+  void setStoreClient(StoreClient* store) override;
 
   /// Why `config`'s dataset cannot be trained on, checked before anything is launched or
   /// stored: no data.path, no manifest.json there (not prepared), or a model.vocab_size that
@@ -51,8 +54,9 @@ class RunController : public QObject {
   /// with *error when over 120 bytes or holding control characters); "" for none.
   QString startRun(const QString& experiment, const nlohmann::json& config, QString* error = nullptr,
                    const QString& name = QString());
-  /// Asks the run's engine to stop gracefully (finish the step, checkpoint, run_end 'stopped').
-  /// Returns false with *error when the run is not running here.
+  /// Asks the run's engine to stop gracefully (SIGTERM: finish the step, checkpoint, run_end
+  /// 'stopped'), and kills it (SIGKILL) when it still runs killTimeoutMs() later (the follower
+  /// then marks it failed). Returns false with *error when the run is not running here.
   bool stopRun(const QString& run_id, QString* error = nullptr);
   /// Continues a stopped or failed run from its newest valid checkpoint (engine --resume), with
   /// its run directory's config.json (written from the stored config when missing). The engine
@@ -63,26 +67,33 @@ class RunController : public QObject {
 
   /// Finds runs the store has as 'running' and follows the live ones; the dead ones are ended.
   /// Called by setStoreClient(); call again to rescan.
-  void reattach();
+  void reattach() override;
   /// Stops following every run; the engines keep training (the window closes, runs stay).
-  void detachAll();
+  void detachAll() override;
   /// Sends every followed run the stop request.
-  void stopAll();
+  void stopAll() override;
 
   /// Runs followed now (launched here or re-attached), by id.
-  QStringList activeRuns() const { return active_.values(); }
-  bool isActive(const QString& run_id) const { return active_.contains(run_id); }
+  QStringList activeRuns() const override { return active_.values(); }
+  bool isActive(const QString& run_id) const override { return active_.contains(run_id); }
   /// <runs root>/<run_id> for runs started here.
   QString runDir(const QString& run_id) const;
   RunFollower* follower() const { return follower_.get(); }
 
- signals:
-  void runStarted(const QString& run_id);
-  void runAttached(const QString& run_id);
-  void runIngested(const QString& run_id, qint64 last_step);
-  void logAppended(const QString& run_id, const QString& text);
-  void runEnded(const QString& run_id, const QString& status);
-  void error(const QString& message);
+  // ---- RunTarget: the "local" target ------------------------------------------------------
+  QString kind() const override { return QStringLiteral("local"); }
+  /// startRun(experiment, config, error, name); the placement is this machine.
+  QString start(const RunPlacement& placement, const QString& experiment, const nlohmann::json& config,
+                const QString& name, QString* error) override;
+  bool stop(const QString& run_id, QString* error) override { return stopRun(run_id, error); }
+  bool resume(const QString& run_id, QString* error) override { return resumeRun(run_id, error); }
+  /// Running (or Stopping after stop()) while followed; Unknown otherwise.
+  RunTargetState state(const QString& run_id) const override;
+  /// runDir(): config.json, events.jsonl, engine.log; host "" (this machine).
+  RunFiles files(const QString& run_id) const override;
+
+  // Signals: RunTarget's (runStarted, runAttached, runIngested, logAppended, runEnded,
+  // stateChanged, error).
 
  private:
   bool launch(const QString& run_id, const QString& experiment, const QString& dir, bool resume, QString* error,
@@ -94,6 +105,7 @@ class RunController : public QObject {
   std::unique_ptr<RunFollower> follower_;
   QSet<QString> active_;
   QHash<QString, qint64> pids_;
+  QSet<QString> stopping_;
 };
 
 }  // namespace td::gui

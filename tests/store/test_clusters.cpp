@@ -146,6 +146,53 @@ class TestClusters : public QObject {
     QCOMPARE(r->layout_json, std::string());
     QVERIFY(st.chart_run("r1").hosts.empty());
     QCOMPARE(int(st.active_remote_runs().size()), 1);
+    // Version 8: rows from before are SSH runs.
+    QCOMPARE(r->target, std::string("ssh"));
+    QCOMPARE(st.run_target("r1"), std::string("ssh"));
+  }
+
+  void run_targets_and_jobs() {
+    QTemporaryDir dir;
+    Store st(dir.filePath("td.db").toStdString());
+    st.note_launch("loc", "exp", dir.filePath("loc.jsonl").toStdString(), 5, "here", 100.0);
+    st.note_launch("sl", "exp", dir.filePath("sl.jsonl").toStdString(), 0, "login", 101.0);
+    st.note_launch("ss", "exp", dir.filePath("ss.jsonl").toStdString(), 9, "gpu1", 102.0);
+    QCOMPARE(st.run_target("loc"), std::string("local"));
+    QVERIFY_THROWS_EXCEPTION(td::Error, st.run_target("nope"));
+    RemoteRun slurm{"sl", "hpc", R"({"host":"login"})", "/shared/traindeck/runs/sl", std::nullopt, 0};
+    slurm.target = "slurm";
+    st.note_remote_run(slurm);
+    st.note_remote_run({"ss", "lab", R"({"host":"gpu1"})", "/w/runs/ss", 9, 0});
+    QCOMPARE(st.run_target("sl"), std::string("slurm"));
+    QCOMPARE(st.run_target("ss"), std::string("ssh"));
+    // Each target re-attaches its own runs only.
+    const auto ssh = st.active_remote_runs();
+    QCOMPARE(int(ssh.size()), 1);
+    QCOMPARE(ssh[0].run_id, std::string("ss"));
+    const auto sl = st.active_remote_runs("slurm");
+    QCOMPARE(int(sl.size()), 1);
+    QCOMPARE(sl[0].run_id, std::string("sl"));
+    QCOMPARE(sl[0].target, std::string("slurm"));
+    RemoteRun no_kind = slurm;
+    no_kind.target.clear();
+    QVERIFY_THROWS_EXCEPTION(td::Error, st.note_remote_run(no_kind));
+
+    // Jobs: recorded in order; a later state replaces the earlier one, submitted stays.
+    QVERIFY(st.run_jobs("sl").empty());
+    st.note_run_job("sl", {"4242", 200.0, "PENDING", "waiting for resources"});
+    st.note_run_job("sl", {"4242", 250.0, "RUNNING", ""});
+    st.note_run_job("sl", {"4250", 300.0, "PENDING", "waiting behind higher-priority jobs"});
+    QVERIFY_THROWS_EXCEPTION(td::Error, st.note_run_job("sl", {"", 0, "RUNNING", ""}));
+    QVERIFY_THROWS_EXCEPTION(td::Error, st.note_run_job("nope", {"1", 0, "RUNNING", ""}));
+    const auto jobs = st.run_jobs("sl");
+    QCOMPARE(int(jobs.size()), 2);
+    QCOMPARE(jobs[0].job_id, std::string("4242"));
+    QCOMPARE(jobs[0].submitted, 200.0);
+    QCOMPARE(jobs[0].state, std::string("RUNNING"));
+    QCOMPARE(jobs[0].reason, std::string());
+    QCOMPARE(jobs[1].job_id, std::string("4250"));
+    QCOMPARE(jobs[1].reason, std::string("waiting behind higher-priority jobs"));
+    QVERIFY(st.run_jobs("ss").empty());
   }
 };
 

@@ -1,0 +1,129 @@
+#include "gui/runs/run_targets.h"
+
+#include "gui/core/store_client.h"
+#include "store/store.h"
+
+namespace td::gui {
+
+QString RunPlacement::kind() const {
+  if (!cluster) return QStringLiteral("local");
+  return QStringLiteral("ssh");
+}
+
+RunTargets::RunTargets(QObject* parent) : RunTarget(parent) {}
+
+RunTargets::~RunTargets() = default;
+
+bool RunTargets::add(RunTarget* target) {
+  if (!target || this->target(target->kind())) return false;
+  target->setParent(this);
+  targets_.push_back(target);
+  connect(target, &RunTarget::runStarted, this, &RunTarget::runStarted);
+  connect(target, &RunTarget::runAttached, this, &RunTarget::runAttached);
+  connect(target, &RunTarget::runIngested, this, &RunTarget::runIngested);
+  connect(target, &RunTarget::logAppended, this, &RunTarget::logAppended);
+  connect(target, &RunTarget::runEnded, this, &RunTarget::runEnded);
+  connect(target, &RunTarget::stateChanged, this, &RunTarget::stateChanged);
+  connect(target, &RunTarget::error, this, &RunTarget::error);
+  // A target destroyed before this object (its owner deleted it) leaves the list.
+  connect(target, &QObject::destroyed, this, [this, target] { targets_.removeAll(target); });
+  target->setKillTimeoutMs(kill_timeout_ms_);
+  return true;
+}
+
+RunTarget* RunTargets::target(const QString& kind) const {
+  for (RunTarget* t : targets_)
+    if (t->kind() == kind) return t;
+  return nullptr;
+}
+
+RunTarget* RunTargets::owner(const QString& run_id) const {
+  for (RunTarget* t : targets_)
+    if (t->isActive(run_id)) return t;
+  return nullptr;
+}
+
+QList<RunTarget*> RunTargets::targets() const { return QList<RunTarget*>(targets_.begin(), targets_.end()); }
+
+bool RunTargets::accepts(const RunPlacement& p) const {
+  for (RunTarget* t : targets_)
+    if (t->accepts(p)) return true;
+  return false;
+}
+
+void RunTargets::setStoreClient(StoreClient* store) {
+  store_ = store;
+  for (RunTarget* t : targets_) t->setStoreClient(store);
+}
+
+QString RunTargets::start(const RunPlacement& placement, const QString& experiment, const nlohmann::json& config,
+                          const QString& name, QString* error) {
+  for (RunTarget* t : targets_)
+    if (t->accepts(placement)) return t->start(placement, experiment, config, name, error);
+  if (error) *error = tr("Nothing here can start a run on a target of kind \"%1\".").arg(placement.kind());
+  return {};
+}
+
+bool RunTargets::stop(const QString& run_id, QString* error) {
+  if (RunTarget* t = owner(run_id)) return t->stop(run_id, error);
+  if (error) *error = tr("Run %1 is not running here.").arg(run_id);
+  return false;
+}
+
+bool RunTargets::resume(const QString& run_id, QString* error) {
+  if (owner(run_id)) {
+    if (error) *error = tr("Run %1 is still running.").arg(run_id);
+    return false;
+  }
+  if (!store_) {
+    if (error) *error = tr("No store is open.");
+    return false;
+  }
+  store_->run<std::string>(
+      this, [id = run_id.toStdString()](td::store::Store& s) { return s.run_target(id); },
+      [this, run_id](std::string kind) {
+        RunTarget* t = target(QString::fromStdString(kind));
+        if (!t)
+          return emit this->error(tr("Run %1 ran on a target of kind \"%2\", which this TrainDeck cannot reach.")
+                                .arg(run_id, QString::fromStdString(kind)));
+        QString err;
+        if (!t->resume(run_id, &err)) emit this->error(err);
+      },
+      [this, run_id](const QString& m) { emit this->error(tr("Run %1 cannot be resumed: %2").arg(run_id, m)); });
+  return true;
+}
+
+void RunTargets::reattach() {
+  for (RunTarget* t : targets_) t->reattach();
+}
+
+void RunTargets::detachAll() {
+  for (RunTarget* t : targets_) t->detachAll();
+}
+
+void RunTargets::stopAll() {
+  for (RunTarget* t : targets_) t->stopAll();
+}
+
+QStringList RunTargets::activeRuns() const {
+  QStringList ids;
+  for (RunTarget* t : targets_) ids += t->activeRuns();
+  return ids;
+}
+
+RunTargetState RunTargets::state(const QString& run_id) const {
+  RunTarget* t = owner(run_id);
+  return t ? t->state(run_id) : RunTargetState{};
+}
+
+RunFiles RunTargets::files(const QString& run_id) const {
+  RunTarget* t = owner(run_id);
+  return t ? t->files(run_id) : RunFiles{};
+}
+
+void RunTargets::setKillTimeoutMs(int ms) {
+  RunTarget::setKillTimeoutMs(ms);
+  for (RunTarget* t : targets_) t->setKillTimeoutMs(ms);
+}
+
+}  // namespace td::gui
