@@ -125,7 +125,12 @@ json to_json(const NodeSpec& n) {
 json to_json(const ClusterSpec& c) {
   json nodes = json::array();
   for (const NodeSpec& n : c.nodes) nodes.push_back(to_json(n));
-  return {{"name", c.name}, {"nodes", nodes}};
+  json j = {{"name", c.name}, {"nodes", nodes}};
+  if (c.is_slurm()) {
+    j["kind"] = "slurm";
+    j["slurm"] = to_json(c.slurm);
+  }
+  return j;
 }
 
 NodeSpec node_from_json(const json& j, const std::string& where) {
@@ -163,12 +168,26 @@ ClusterSpec cluster_from_json(const json& j) {
     for (size_t i = 0; i < it->size(); ++i)
       c.nodes.push_back(node_from_json((*it)[i], "nodes[" + std::to_string(i) + "]"));
   }
+  c.kind = trim(get<std::string>(j, "kind", "cluster", "ssh"));
+  if (c.kind != "ssh" && c.kind != "slurm")
+    throw Error("cluster.kind: '" + c.kind + "' is not a cluster kind (ssh or slurm)");
+  if (c.is_slurm()) {
+    const auto s = j.find("slurm");
+    c.slurm = slurm_from_json(s == j.end() || s->is_null() ? json::object() : *s, "cluster.slurm");
+  }
   return c;
 }
 
 std::vector<std::string> validate(const ClusterSpec& c) {
   std::vector<std::string> problems;
   if (trim(c.name).empty()) problems.push_back("the cluster has no name");
+  if (c.kind != "ssh" && c.kind != "slurm") problems.push_back("the cluster kind '" + c.kind + "' is not ssh or slurm");
+  if (c.is_slurm()) {
+    if (c.nodes.size() != 1)
+      problems.push_back("a Slurm cluster has exactly one SSH node, its login node (it has " +
+                         std::to_string(c.nodes.size()) + ")");
+    for (const std::string& p : validate(c.slurm)) problems.push_back("Slurm: " + p);
+  }
   std::set<std::string> names;
   for (size_t i = 0; i < c.nodes.size(); ++i) {
     const NodeSpec& n = c.nodes[i];

@@ -24,6 +24,7 @@
 
 #include "remote/container.h"
 #include "remote/session.h"
+#include "remote/slurm.h"
 #include "remote/ssh_config.h"
 
 namespace td::remote {
@@ -62,11 +63,16 @@ struct NodeSpec {
   std::string display_name() const { return name.empty() ? host : name; }
 };
 
-/// A cluster: no nodes means "this machine".
+/// A cluster: no nodes means "this machine". Kind "slurm": nodes[0] is the login node (sbatch,
+/// squeue, SFTP to the shared work directory) and `slurm` the scheduler settings (remote/slurm.h).
+/// JSON adds "kind": "slurm" and "slurm": {...}; JSON without "kind" is an SSH cluster.
 struct ClusterSpec {
   std::string name;
   std::vector<NodeSpec> nodes;
+  std::string kind = "ssh";  ///< "ssh" (the nodes themselves) | "slurm"
+  SlurmSpec slurm;           ///< kind "slurm" only
   bool local() const { return nodes.empty(); }
+  bool is_slurm() const { return kind == "slurm"; }
 };
 
 /// Secrets for one node, held in memory only as long as the caller keeps them.
@@ -85,7 +91,8 @@ ClusterSpec cluster_from_json(const nlohmann::json& j);
 /// Problems a person has to fix before the cluster can be saved, one line each ("node 2: the
 /// host is empty"); empty when the cluster is usable. Checks: name set, hosts set, ports in
 /// 1..65535, gpus >= 0, unique node names, key file set or found in the config for KeyFile,
-/// the container setting (remote/container.h validate()).
+/// the container setting (remote/container.h validate()); kind "slurm": exactly one node (the
+/// login node) and the Slurm settings (remote/slurm.h validate(), each line "Slurm: ...").
 std::vector<std::string> validate(const ClusterSpec& c);
 
 /// Where and how to connect to a node after ~/.ssh/config: the target and its jump hops in order

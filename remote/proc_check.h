@@ -20,4 +20,23 @@ inline constexpr const char* kAliveFunction =
     "  printf '%s\\n' \"$cmd\" | grep -qxF -- \"$2\"\n"
     "}\n";
 
+// A POSIX sh function `td_route_ifname ADDR`: prints the network interface of this machine that
+// reaches ADDR (a host name is resolved with getent): the interface holding it when it is one of
+// the machine's own addresses, else the one `ip route get` names; nothing when unknown (no
+// iproute2, no route). The Slurm task wrapper (slurm.cpp) uses it; it is the logic of
+// multinode.cpp's kRouteScript (route_interface), so both choose the collectives' interface the
+// same way. Sets td_ri_* variables.
+inline constexpr const char* kRouteFunction =
+    "td_route_ifname() {\n"
+    "  td_ri_a=$1\n"
+    "  command -v ip >/dev/null 2>&1 || return 0\n"
+    "  td_ri_ip=\n"
+    "  if command -v getent >/dev/null 2>&1; then set -- $(getent ahostsv4 \"$td_ri_a\" 2>/dev/null); td_ri_ip=${1-}; fi\n"
+    "  [ -n \"$td_ri_ip\" ] || td_ri_ip=$td_ri_a\n"
+    "  td_ri_dev=$(ip -o addr show 2>/dev/null | while read -r idx d fam addr rest; do\n"
+    "    if [ \"${addr%/*}\" = \"$td_ri_ip\" ]; then echo \"$d\"; break; fi; done)\n"
+    "  [ -n \"$td_ri_dev\" ] || td_ri_dev=$(ip -o route get \"$td_ri_ip\" 2>/dev/null | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p' | head -n 1)\n"
+    "  printf '%s\\n' \"$td_ri_dev\"\n"
+    "}\n";
+
 }  // namespace td::remote::detail

@@ -145,6 +145,72 @@ class TestCluster : public QObject {
   // A person types paths as in a shell: "~/.ssh/id_ed25519" (the example of cluster.h) is the
   // key under $HOME, as `ssh -i` reads it; a work directory "~/td" would be taken literally on
   // the node (a folder named "~"), so validate() refuses it with the relative form to use.
+  void slurm_cluster_json_and_validation() {
+    // A Slurm cluster round-trips; JSON without "kind" (every cluster saved before) is "ssh".
+    ClusterSpec c;
+    c.name = "hpc";
+    c.kind = "slurm";
+    NodeSpec login;
+    login.name = "login";
+    login.host = "login.hpc.example";
+    c.nodes = {login};
+    c.slurm.partition = "gpu";
+    c.slurm.account = "proj-7";
+    c.slurm.time_limit = "04:00:00";
+    c.slurm.nodes = 4;
+    c.slurm.gpus_per_node = 8;
+    c.slurm.extra_sbatch = {"#SBATCH --mem=0"};
+    c.slurm.setup = {"module load cuda/12.4"};
+    c.slurm.work_dir = "/scratch/ana/traindeck";
+    c.slurm.requeue = true;
+    c.slurm.signal_lead_s = 300;
+    const ClusterSpec back = cluster_from_json(nlohmann::json::parse(to_json(c).dump()));
+    QCOMPARE(to_json(back), to_json(c));
+    QCOMPARE(back.kind, std::string("slurm"));
+    QCOMPARE(back.slurm.nodes, 4);
+    QCOMPARE(back.slurm.setup, std::vector<std::string>{"module load cuda/12.4"});
+    QVERIFY(validate(back).empty());
+    const ClusterSpec old = cluster_from_json(nlohmann::json::parse(R"({"name":"lab","nodes":[{"host":"gpu1"}]})"));
+    QCOMPARE(old.kind, std::string("ssh"));
+    QVERIFY(!to_json(old).contains("kind"));
+    // Errors name the field.
+    auto err = [](const char* text) {
+      try {
+        cluster_from_json(nlohmann::json::parse(text));
+      } catch (const td::Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("(no error)");
+    };
+    QCOMPARE(err(R"({"name":"x","kind":"k8s"})"), std::string("cluster.kind: 'k8s' is not a cluster kind (ssh or slurm)"));
+    QCOMPARE(err(R"({"name":"x","kind":"slurm","slurm":{"nodes":"2"}})"), std::string("cluster.slurm.nodes: wrong type (string)"));
+    QCOMPARE(err(R"({"name":"x","kind":"slurm","slurm":{"setup":"module load x"}})"),
+             std::string("cluster.slurm.setup: expected a list of lines (strings)"));
+    // validate(): one line per problem, the login node counted.
+    ClusterSpec bad = c;
+    bad.nodes.push_back(login);
+    bad.nodes[1].name = "second";
+    bad.slurm.partition = "gpu;rm";
+    bad.slurm.time_limit = "4 hours";
+    bad.slurm.nodes = 0;
+    bad.slurm.extra_sbatch = {"--mem=0"};
+    bad.slurm.work_dir = "scratch/x";
+    const auto p = validate(bad);
+    QCOMPARE(p.size(), size_t(6));
+    QCOMPARE(p[0], std::string("a Slurm cluster has exactly one SSH node, its login node (it has 2)"));
+    QCOMPARE(p[1], std::string("Slurm: the partition 'gpu;rm' may hold only letters, digits and . _ - +"));
+    QCOMPARE(p[2], std::string("Slurm: nodes must be 1 or more (got 0)"));
+    QVERIFY2(p[3].find("time limit '4 hours' is not in Slurm's format") != std::string::npos, p[3].c_str());
+    QVERIFY2(p[4].find("extra sbatch line 1 must be one line starting with '#SBATCH '") != std::string::npos, p[4].c_str());
+    QVERIFY2(p[5].find("must be an absolute path") != std::string::npos, p[5].c_str());
+    // The checkpoint signal must come before the limit.
+    ClusterSpec lead = c;
+    lead.slurm.time_limit = "2";
+    lead.slurm.signal_lead_s = 120;
+    QCOMPARE(validate(lead).size(), size_t(1));
+    QVERIFY2(validate(lead)[0].find("not longer than the signal lead (120 s)") != std::string::npos, validate(lead)[0].c_str());
+  }
+
   void tilde_paths() {
     QTemporaryDir home;
     const QByteArray old_home = qgetenv("HOME");
