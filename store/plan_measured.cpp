@@ -35,4 +35,17 @@ MeasuredFigures measured_figures(Store& s, const std::string& run_id) {
   return f;
 }
 
+std::optional<double> measured_mfu(Store& s, size_t last_runs) {
+  std::vector<double> mfu;
+  const auto runs = s.list_runs();
+  for (auto it = runs.rbegin(); it != runs.rend() && mfu.size() < last_runs; ++it) {
+    if (it->status != "completed") continue;
+    for (const auto& m : s.list_metrics(it->run_id))
+      if (m.name == "mfu" && m.rank == 0 && m.last_value > 0) mfu.push_back(m.last_value);
+  }
+  if (mfu.empty()) return std::nullopt;
+  std::sort(mfu.begin(), mfu.end());
+  return mfu[mfu.size() / 2];
+}
+
 }  // namespace td::store

@@ -24,4 +24,9 @@ struct MeasuredFigures {
 /// series is longer than that (as RunNumbers does). Throws td::Error for an unknown run.
 MeasuredFigures measured_figures(Store& s, const std::string& run_id);
 
+/// The MFU this engine reaches on this machine, for the planner's tokens/s estimate: the median
+/// of rank 0's last `mfu` value over the newest `last_runs` completed runs that report one
+/// (docs/planner.md, "checks estimates against what runs measure"). nullopt when none does.
+std::optional<double> measured_mfu(Store& s, size_t last_runs = 9);
+
 }  // namespace td::store

@@ -4,7 +4,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../gui/runs/run_controller.cpp" line="+29"/>
+        <location filename="../gui/runs/run_controller.cpp" line="+30"/>
         <source>cannot write &apos;%1&apos;: %2</source>
         <translation>&apos;%1&apos; kann nicht geschrieben werden: %2</translation>
     </message>
@@ -470,24 +470,12 @@
         <translation>Checkpoint löschen</translation>
     </message>
     <message>
-        <location line="+38"/>
+        <location line="+53"/>
         <source>Generate from %1 · step %2</source>
         <translation>Aus %1 · Schritt %2 generieren</translation>
     </message>
     <message>
-        <location line="+5"/>
-        <location line="+19"/>
-        <source>Downloading %1 from the node…</source>
-        <translation>Lade %1 vom Knoten herunter…</translation>
-    </message>
-    <message>
-        <location line="-16"/>
-        <location line="+19"/>
-        <source>The checkpoint could not be downloaded: %1</source>
-        <translation>Der Checkpoint konnte nicht heruntergeladen werden: %1</translation>
-    </message>
-    <message>
-        <location line="-8"/>
+        <location line="+11"/>
         <source>Export %1 · step %2 for Hugging Face</source>
         <translation>%1 · Schritt %2 für Hugging Face exportieren</translation>
     </message>
@@ -1377,7 +1365,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Abgebrochen: Nichts wurde behalten.</translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+84"/>
         <source>The design now trains on %1 (vocab_size %2).</source>
         <translation>Der Entwurf trainiert jetzt auf %1 (vocab_size %2).</translation>
     </message>
@@ -1399,6 +1387,19 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <location line="+12"/>
         <source>Forgot %1 (its files are still on disk).</source>
         <translation>%1 vergessen (seine Dateien sind noch auf der Festplatte).</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::Dialog</name>
+    <message>
+        <location filename="../gui/app/checkpoints_tab.cpp" line="-22"/>
+        <source>Downloading %1 from the node…</source>
+        <translation>Lade %1 vom Knoten herunter…</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The checkpoint could not be downloaded: %1</source>
+        <translation>Der Checkpoint konnte nicht heruntergeladen werden: %1</translation>
     </message>
 </context>
 <context>
@@ -1706,6 +1707,19 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <location line="+41"/>
         <source>cannot start %1: %2</source>
         <translation>%1 kann nicht gestartet werden: %2</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::FirstStart</name>
+    <message>
+        <location filename="../gui/app/first_start.cpp" line="+76"/>
+        <source>Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to prepare), then press Start run (Ctrl+R).</source>
+        <translation>Willkommen: Bereiten Sie auf der Seite „Daten“ einen Korpus vor (der fortunes-Korpus liegt bereit) und drücken Sie dann „Lauf starten“ (Strg+R).</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Welcome: the demo experiment is ready. Press Start run (Ctrl+R) to train it.</source>
+        <translation>Willkommen: Das Demo-Experiment ist bereit. Drücken Sie „Lauf starten“ (Strg+R), um es zu trainieren.</translation>
     </message>
 </context>
 <context>
@@ -2215,58 +2229,57 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+24"/>
-        <location line="+597"/>
+        <location line="+508"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <location line="-547"/>
-        <location line="+541"/>
+        <location line="-458"/>
+        <location line="+452"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-540"/>
-        <location line="+541"/>
+        <location line="-451"/>
+        <location line="+452"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-540"/>
-        <location line="+541"/>
+        <location line="-451"/>
+        <location line="+452"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-540"/>
-        <location line="+541"/>
+        <location line="-451"/>
+        <location line="+452"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-458"/>
+        <location line="-395"/>
         <source>Run %1 started.</source>
         <translation>Lauf %1 gestartet.</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+6"/>
         <source>Re-attached to run %1, still training.</source>
         <translation>Wieder mit Lauf %1 verbunden, er trainiert noch.</translation>
     </message>
     <message>
-        <location line="-23"/>
-        <location line="+32"/>
+        <location line="+11"/>
         <source>Run %1 ended: %2.</source>
         <translation>Lauf %1 beendet: %2.</translation>
     </message>
     <message>
-        <location line="-146"/>
-        <location line="+596"/>
+        <location line="-125"/>
+        <location line="+507"/>
         <source>Train this model where &quot;Train on&quot; says (Ctrl+R)</source>
         <translation>Dieses Modell dort trainieren, wo „Trainieren auf“ angibt (Strg+R)</translation>
     </message>
     <message>
-        <location line="-581"/>
+        <location line="-492"/>
         <source>Train on:</source>
         <translation>Trainieren auf:</translation>
     </message>
@@ -2277,12 +2290,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+34"/>
-        <location line="+541"/>
+        <location line="+452"/>
         <source>Clusters</source>
         <translation>Cluster</translation>
     </message>
     <message>
-        <location line="-510"/>
+        <location line="-421"/>
         <source>Dataset %1 is ready; the designer uses it now (vocab_size %2).</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt (vocab_size %2).</translation>
     </message>
@@ -2292,17 +2305,17 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der Entwurf trainiert jetzt auf %1 (vocab_size %2).</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+22"/>
         <source>Run %1 is training on %2.</source>
         <translation>Lauf %1 trainiert auf %2.</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+6"/>
         <source>Re-attached to run %1 on %2.</source>
         <translation>Wieder mit Lauf %1 auf %2 verbunden.</translation>
     </message>
     <message>
-        <location line="+42"/>
+        <location line="+28"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -2424,22 +2437,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+17"/>
-        <location line="+354"/>
+        <location line="+274"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-293"/>
-        <source>Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to prepare), then press Start run (Ctrl+R).</source>
-        <translation>Willkommen: Bereiten Sie auf der Seite „Daten“ einen Korpus vor (der fortunes-Korpus liegt bereit) und drücken Sie dann „Lauf starten“ (Strg+R).</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>Welcome: the demo experiment is ready. Press Start run (Ctrl+R) to train it.</source>
-        <translation>Willkommen: Das Demo-Experiment ist bereit. Drücken Sie „Lauf starten“ (Strg+R), um es zu trainieren.</translation>
-    </message>
-    <message>
-        <location line="+51"/>
+        <location line="-233"/>
         <source>Cannot open the store %1: %2</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2</translation>
     </message>
@@ -2459,12 +2462,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der Cluster %1 hat sich geändert; wählen Sie erneut, wo trainiert werden soll.</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+13"/>
         <source>Deploying run %1 to %2…</source>
         <translation>Lauf %1 wird auf %2 bereitgestellt…</translation>
     </message>
     <message>
-        <location line="+40"/>
+        <location line="+33"/>
         <source>%1 / all %2 nodes (%3 ranks)</source>
         <translation>%1 / alle %2 Knoten (%3 Ranks)</translation>
     </message>
@@ -2484,17 +2487,17 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>CPU</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>Stopping run %1 on its node at the end of its step (checkpoint first)…</source>
         <translation>Lauf %1 wird auf seinem Knoten am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="-1"/>
         <source>Stopping run %1 at the end of its step (checkpoint first)…</source>
         <translation>Lauf %1 wird am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+34"/>
         <source>Runs are training</source>
         <translation>Läufe trainieren noch</translation>
     </message>
@@ -2543,7 +2546,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>TrainDeck</translation>
     </message>
     <message>
-        <location line="-455"/>
+        <location line="-375"/>
         <source>Language: %1.</source>
         <translation>Sprache: %1.</translation>
     </message>
@@ -2553,7 +2556,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>&amp;Benutzerhandbuch</translation>
     </message>
     <message>
-        <location line="+325"/>
+        <location line="+245"/>
         <source>Save them before you quit?</source>
         <translation>Vor dem Beenden speichern?</translation>
     </message>
@@ -2573,7 +2576,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Benutzerhandbuch geöffnet: %1.</translation>
     </message>
     <message>
-        <location line="-611"/>
+        <location line="-522"/>
         <source>Run name:</source>
         <translation>Laufname:</translation>
     </message>
@@ -2583,7 +2586,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Wird statt der Lauf-ID in der Seitenleiste, in Legenden und Tabellen gezeigt; später in der Seitenleiste umbenennbar. Leer: die Felder, die sich vom letzten Lauf des Experiments unterscheiden.</translation>
     </message>
     <message>
-        <location line="+395"/>
+        <location line="+313"/>
         <source>optional</source>
         <translation>optional</translation>
     </message>
@@ -3237,7 +3240,7 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RemoteRunController</name>
     <message>
-        <location filename="../gui/runs/remote_run_controller.cpp" line="+68"/>
+        <location filename="../gui/runs/remote_run_controller.cpp" line="+69"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
@@ -3267,18 +3270,33 @@ Standard: %3</translation>
         <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie (cmake --build build) oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="+102"/>
+        <location line="+34"/>
+        <source>An SSH run needs a cluster with at least one node.</source>
+        <translation>Ein SSH-Lauf braucht einen Cluster mit mindestens einem Knoten.</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The cluster %1 has no node %2; choose where to train again.</source>
+        <translation>Der Cluster %1 hat keinen Knoten %2; wählen Sie erneut, wo trainiert wird.</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>The run name is refused: %1</source>
+        <translation>Der Laufname wird abgelehnt: %1</translation>
+    </message>
+    <message>
+        <location line="+116"/>
         <location line="+4"/>
         <source>Run %1 on %2: %3</source>
         <translation>Lauf %1 auf %2: %3</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+15"/>
         <source>Run %1 is not followed here.</source>
         <translation>Lauf %1 wird hier nicht verfolgt.</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+21"/>
         <location line="+15"/>
         <source>Run %1 is still running.</source>
         <translation>Lauf %1 läuft noch.</translation>
@@ -3310,8 +3328,8 @@ Standard: %3</translation>
         <translation>Checkpoints von Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-305"/>
-        <location line="+211"/>
+        <location line="-325"/>
+        <location line="+231"/>
         <source>Run %1: its stored node is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
     </message>
@@ -3349,7 +3367,7 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunController</name>
     <message>
-        <location filename="../gui/runs/run_controller.cpp" line="+34"/>
+        <location filename="../gui/runs/run_controller.cpp" line="+38"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
@@ -3380,12 +3398,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+10"/>
-        <location line="+95"/>
+        <location line="+130"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-78"/>
+        <location line="-113"/>
         <source>Cannot create the run folder &apos;%1&apos; (%2): check that its parent is writable.</source>
         <translation>Der Laufordner &apos;%1&apos; kann nicht angelegt werden (%2): Prüfen Sie, ob der übergeordnete Ordner beschreibbar ist.</translation>
     </message>
@@ -3405,7 +3423,12 @@ Standard: %3</translation>
         <translation>Lauf %1: Sein Engine-Prozess %2 existiert nicht mehr.</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+17"/>
+        <source>This machine&apos;s target cannot start a run on cluster %1.</source>
+        <translation>Das Ziel „dieser Rechner“ kann keinen Lauf auf dem Cluster %1 starten.</translation>
+    </message>
+    <message>
+        <location line="+30"/>
         <location line="+17"/>
         <source>Run %1 is still running.</source>
         <translation>Lauf %1 läuft noch.</translation>
@@ -3431,9 +3454,42 @@ Standard: %3</translation>
         <translation>Lauf %1 hat keine config.json, und die Datenbank hat keine Konfiguration für ihn.</translation>
     </message>
     <message>
-        <location line="-118"/>
+        <location line="-153"/>
         <source>The run name is refused: %1</source>
         <translation>Der Laufname wird abgelehnt: %1</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::RunTargets</name>
+    <message>
+        <location filename="../gui/runs/run_targets.cpp" line="+63"/>
+        <source>Nothing here can start a run on a target of kind &quot;%1&quot;.</source>
+        <translation>Hier kann nichts einen Lauf auf einem Ziel der Art „%1“ starten.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Run %1 is not running here.</source>
+        <translation>Lauf %1 läuft nicht hier.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Run %1 is still running.</source>
+        <translation>Lauf %1 läuft noch.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>No store is open.</source>
+        <translation>Keine Datenbank geöffnet.</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Run %1 ran on a target of kind &quot;%2&quot;, which this TrainDeck cannot reach.</source>
+        <translation>Lauf %1 lief auf einem Ziel der Art „%2“, das dieses TrainDeck nicht erreicht.</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Run %1 cannot be resumed: %2</source>
+        <translation>Lauf %1 kann nicht fortgesetzt werden: %2</translation>
     </message>
 </context>
 <context>

@@ -29,6 +29,7 @@
 
 #include "engine/common/run_id.h"
 #include "gui/app/run_view.h"
+#include "gui/app/first_start.h"
 #include "gui/app/sidebar.h"
 #include "gui/cluster/cluster_designer.h"
 #include "gui/cluster/cluster_list.h"
@@ -51,6 +52,7 @@
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
 #include "gui/runs/run_targets.h"
+#include "store/plan_measured.h"
 #include "store/store.h"
 
 // The app's resources (demo config) live in this static library: register them explicitly.
@@ -60,22 +62,10 @@ namespace td::gui {
 
 namespace {
 constexpr int kMaxRecent = 8;
-const char* kDemoExperiment = "demo";
-
-// The demo experiment's config. Its data.path is relative to the source tree's configs folder,
-// which an installed app does not have: it is dropped (the designer then asks to prepare a
-// dataset first), and setUpDemo() sets the demo dataset where there is one.
-nlohmann::json demo_config() {
-  QFile f(QStringLiteral(":/configs/demo.json"));
-  if (!f.open(QIODevice::ReadOnly)) return nlohmann::json::object();
-  auto doc = nlohmann::json::parse(f.readAll().toStdString(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_object() && doc.contains("data") && doc["data"].is_object()) doc["data"].erase("path");
-  return doc;
-}
 }  // namespace
 
 MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, QWidget* parent)
-    : QMainWindow(parent), demo_dataset_(demo_dataset) {
+    : QMainWindow(parent) {
   init_app_resources();
   setObjectName(QStringLiteral("main_window"));
   setWindowTitle(QStringLiteral("TrainDeck"));
@@ -96,13 +86,19 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   experiments_->setRunActivePredicate([this](const QString& id) { return targets_->isActive(id); });
   buildPanels();
   buildMenus();
+  first_start_ = new FirstStart(experiments_, sidebar_, designer_, data_, demo_dataset, this);
+  connect(first_start_, &FirstStart::ready, this, &MainWindow::updateStartEnabled);
+  connect(first_start_, &FirstStart::welcome, this, [this](const QString& message) {
+    pages_->setCurrentIndex(DesignPage);
+    statusBar()->showMessage(message, 15000);
+  });
 
   QSettings settings;
   if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray())) resize(defaultSize());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
   const QByteArray saved = settings.value(QStringLiteral("designer/config")).toByteArray();
   auto doc = nlohmann::json::parse(saved.toStdString(), nullptr, false);
-  designer_->setConfig(doc.is_object() ? doc : demo_config());
+  designer_->setConfig(doc.is_object() ? doc : FirstStart::demoConfig());
 
   wireStore();
   // Remembered as last/recent only once it opened (a file that is not a store is not).
@@ -357,8 +353,9 @@ void MainWindow::buildMenus() {
 
 void MainWindow::wireStore() {
   StoreClient* s = store_.get();
-  // Start run waits for the store's experiments (setUpDemo may still put the demo design in place).
-  store_ready_ = false;
+  // Start run waits for the store's experiments and, on a first start, the demo design
+  // (gui/app/first_start.h).
+  first_start_->begin();
   updateStartEnabled();
   connect(s, &StoreClient::error, this, &MainWindow::showError);
   experiments_->setStoreClient(s);
@@ -372,88 +369,15 @@ void MainWindow::wireStore() {
   // The document first, as editors do ("td.db — TrainDeck"); ending in the application's
   // display name, the window system adds nothing to it.
   setWindowTitle(QStringLiteral("%1 — TrainDeck").arg(QFileInfo(s->path()).fileName()));
-  // A first start (no experiment yet) gets the demo experiment, ready to run; a design whose
-  // dataset is gone gets the demo dataset.
-  // Ready (Start run on) once the experiments are in; on a first start only once the demo
-  // experiment setUpDemo creates is in the model and selected, or the first run would land in
-  // "default" and the sidebar then show "demo" (a race CI hit).
-  delete ready_waiter_;
-  ready_waiter_ = new QObject(this);
-  QObject* waiter = ready_waiter_;
-  connect(experiments_, &ExperimentsModel::loaded, waiter, [this, waiter, demo_pending = false]() mutable {
-    if (!demo_pending) {
-      demo_pending = experiments_->experimentNames().isEmpty();
-      setUpDemo();
-    }
-    if (demo_pending && !experiments_->experimentNames().contains(QString::fromLatin1(kDemoExperiment))) return;
-    waiter->deleteLater();
-    store_ready_ = true;
-    updateStartEnabled();
-  });
   updateMeasuredMfu();
 }
 
-void MainWindow::setUpDemo() {
-  const bool first = experiments_->experimentNames().isEmpty();
-  if (first) {
-    experiments_->createExperiment(QString::fromLatin1(kDemoExperiment));
-    sidebar_->selectExperiment(QString::fromLatin1(kDemoExperiment));
-  }
-  auto doc = first ? demo_config() : designer_->config();
-  const std::string current = doc.contains("data") ? doc["data"].value("path", std::string()) : std::string();
-  const bool data_missing = current.empty() || !QFileInfo::exists(QString::fromStdString(current) + "/manifest.json");
-  if (!demo_dataset_.isEmpty()) {
-    const QString dataset = QFileInfo(demo_dataset_).absoluteFilePath();
-    // The demo dataset is registered (an upsert) so the Data page and the designer offer it,
-    // and used by a design whose dataset is missing.
-    if (first || data_missing) doc["data"]["path"] = dataset.toStdString();
-    store_->exec(
-        this,
-        [dataset](td::store::Store& s) {
-          QFile f(dataset + QStringLiteral("/manifest.json"));
-          if (!f.open(QIODevice::ReadOnly)) return;
-          s.register_dataset(dataset.toStdString(), f.readAll().toStdString());
-        },
-        [this] { data_->reloadDatasets(); }, [this](const QString& m) { showError(m); });
-  } else if (data_missing) {
-    // No dataset yet: data.path stays empty (the designer says "prepare a dataset first"), not
-    // a path that does not exist; a relative one (an older demo config's) is dropped too.
-    if (doc.contains("data") && doc["data"].is_object() &&
-        (current.empty() || QDir::isRelativePath(QString::fromStdString(current))))
-      doc["data"].erase("path");
-    // The Data page starts with the default corpus (Debian's fortunes).
-    if (data_->sources().isEmpty() && QFileInfo::exists(QStringLiteral("/usr/share/games/fortunes")))
-      data_->addSource(QStringLiteral("/usr/share/games/fortunes"));
-  }
-  designer_->setConfig(doc);
-  if (!first) return;
-  pages_->setCurrentIndex(DesignPage);
-  statusBar()->showMessage(demo_dataset_.isEmpty() && data_missing
-                               ? tr("Welcome: prepare a corpus on the Data page (the fortunes corpus is ready to "
-                                    "prepare), then press Start run (Ctrl+R).")
-                               : tr("Welcome: the demo experiment is ready. Press Start run (Ctrl+R) to train it."),
-                           15000);
-}
-
 void MainWindow::updateMeasuredMfu() {
-  // The planner's tokens/s estimate uses the MFU this engine reached here: the median of the
-  // last completed runs' final MFU (docs: "checks estimates against what runs measure").
-  store_->run<std::vector<double>>(
-      this,
-      [](td::store::Store& s) {
-        std::vector<double> mfu;
-        auto runs = s.list_runs();
-        for (auto it = runs.rbegin(); it != runs.rend() && mfu.size() < 9; ++it) {
-          if (it->status != "completed") continue;
-          for (const auto& m : s.list_metrics(it->run_id))
-            if (m.name == "mfu" && m.rank == 0 && m.last_value > 0) mfu.push_back(m.last_value);
-        }
-        return mfu;
-      },
-      [this](std::vector<double> mfu) {
-        if (mfu.empty()) return;
-        std::sort(mfu.begin(), mfu.end());
-        designer_->planner()->setMeasuredMfu(mfu[mfu.size() / 2]);
+  // The planner's tokens/s estimate uses the MFU this engine reached here (store/plan_measured.h).
+  store_->run<std::optional<double>>(
+      this, [](td::store::Store& s) { return td::store::measured_mfu(s); },
+      [this](std::optional<double> mfu) {
+        if (mfu) designer_->planner()->setMeasuredMfu(*mfu);
       },
       [](const QString&) {});
 }
@@ -536,11 +460,11 @@ void MainWindow::suggestRunName() {
 
 void MainWindow::updateStartEnabled() {
   if (auto* start = findChild<QPushButton*>(QStringLiteral("start_run")))
-    start->setEnabled(store_ready_ && designer_->isValid());
+    start->setEnabled(isReady() && designer_->isValid());
 }
 
 QString MainWindow::startRun(QString* error) {
-  if (!store_ready_) {
+  if (!isReady()) {
     if (error) *error = tr("The store is still opening: start the run in a moment.");
     return {};
   }

@@ -12,6 +12,8 @@
 #include <QMainWindow>
 #include <QPointer>
 
+#include "gui/app/first_start.h"
+
 #include <memory>
 
 class QComboBox;
@@ -96,7 +98,7 @@ class MainWindow : public QMainWindow {
   QString suggestedRunName() const { return suggested_name_; }
   /// Whether the store is open and its experiments loaded (the first start's demo design in
   /// place): Start run is disabled, and startRun() refused, until then.
-  bool isReady() const { return store_ready_; }
+  bool isReady() const { return first_start_ && first_start_->isReady(); }
   /// The last Start run's warning that it shares this machine's CPU with other runs ("" none).
   QString contentionNoteShown() const { return contention_note_; }
   ExperimentsModel* experiments() const { return experiments_; }
@@ -118,9 +120,6 @@ class MainWindow : public QMainWindow {
   void buildPanels();
   void retranslate();
   void wireStore();
-  /// First start: the demo experiment and config; any start: the demo dataset registered and
-  /// used when the design's dataset is missing.
-  void setUpDemo();
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void showError(const QString& message);
@@ -131,7 +130,6 @@ class MainWindow : public QMainWindow {
   void openStoreDialog();
 
   std::unique_ptr<StoreClient> store_;
-  QString demo_dataset_;
   ExperimentsModel* experiments_ = nullptr;
   RunTargets* targets_ = nullptr;  // every run target; owns runs_ and remote_runs_
   RunController* runs_ = nullptr;
@@ -141,8 +139,7 @@ class MainWindow : public QMainWindow {
   ClusterDesigner* clusters_ = nullptr;
   QComboBox* train_on_ = nullptr;
   QLineEdit* run_name_ = nullptr;   // beside Start run; empty: suggested_name_
-  bool store_ready_ = false;        // see isReady()
-  QPointer<QObject> ready_waiter_;  // wireStore's wait for the experiments (and the demo one)
+  FirstStart* first_start_ = nullptr;  // the demo set-up and the wait behind isReady()
   QString suggested_name_;          // Store::suggest_run_name for the design and experiment
   void suggestRunName();
   void updateStartEnabled();  // Start run: store ready and the design valid

@@ -377,6 +377,19 @@ void DataPanel::reloadDatasets() {
       [this](const QString& msg) { setStatus(msg, true); });
 }
 
+void DataPanel::registerDataset(const QString& path) {
+  if (!store_) return;
+  const QString dataset = QFileInfo(path).absoluteFilePath();
+  store_->exec(
+      this,
+      [dataset](td::store::Store& s) {
+        QFile f(dataset + QStringLiteral("/manifest.json"));
+        if (!f.open(QIODevice::ReadOnly)) return;
+        s.register_dataset(dataset.toStdString(), f.readAll().toStdString());
+      },
+      [this] { reloadDatasets(); }, [this](const QString& msg) { setStatus(msg, true); });
+}
+
 void DataPanel::showDatasets(std::vector<td::store::Dataset> rows, const QString& select) {
   QString keep = select;
   if (keep.isEmpty() && !dataset_list_->selectedItems().isEmpty())

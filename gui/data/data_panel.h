@@ -69,6 +69,10 @@ class DataPanel : public QWidget {
   QStringList datasets() const;
   /// Re-reads the registered datasets from the store (asynchronous; datasetsChanged follows).
   void reloadDatasets();
+  /// Registers the prepared dataset in folder `path` (its manifest.json; Store::register_dataset,
+  /// an upsert) on the store's thread, then reloads the list. A folder without a readable
+  /// manifest registers nothing. Errors go to the status line.
+  void registerDataset(const QString& path);
   /// Selects registered dataset `path` in the list (its manifest is shown). False if unknown.
   bool selectDataset(const QString& path);
   /// Asks for confirmation, then removes dataset `path` from the store (files stay).

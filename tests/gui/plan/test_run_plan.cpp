@@ -43,6 +43,36 @@ class TestRunPlan : public QObject {
     QVERIFY_THROWS_EXCEPTION(td::Error, td::store::measured_figures(st, "no-such-run"));
   }
 
+  void measuredMfuIsTheMedianOfTheNewestCompletedRuns() {
+    // Five runs (newest last): completed with final MFU 0.30, 0.10, failed with 0.90, completed
+    // with 0.20 and 0.40. The median of the newest three completed ones (0.10, 0.20, 0.40) is
+    // 0.20; of all four completed, sorted 0.10 0.20 0.30 0.40, the upper middle: 0.30. The failed
+    // run's 0.90 never counts. A store without a completed run has none.
+    QTemporaryDir dir;
+    td::store::Store st(dir.filePath("mfu.db").toStdString());
+    QVERIFY(!td::store::measured_mfu(st));
+    const double mfu[] = {0.30, 0.10, 0.90, 0.20, 0.40};
+    for (int r = 0; r < 5; ++r) {
+      const std::string id = "mfu-" + std::to_string(r);
+      std::string t = line(run_start(id, 1000 + 100 * r));
+      for (int s = 1; s <= 3; ++s) {
+        json j = step(id, 1000 + 100 * r + s, s, 5.0);
+        j["mfu"] = s == 3 ? mfu[r] : 0.01;  // the last value is the run's
+        t += line(j);
+      }
+      json end = ev("run_end", id, 1000 + 100 * r + 10);
+      end["status"] = r == 2 ? "failed" : "completed";
+      end["step"] = 3;
+      t += line(end);
+      const std::string path = dir.filePath(QString::fromStdString(id + ".jsonl")).toStdString();
+      write_file(path, t);
+      td::store::Ingester ing(st, path, "exp");
+      ing.poll_all();
+    }
+    QCOMPARE(*td::store::measured_mfu(st, 3), 0.20);
+    QCOMPARE(*td::store::measured_mfu(st), 0.30);
+  }
+
   void rowsByHand() {
     td::store::Store st(dir_.filePath("td.db").toStdString());
     const td::gui::RunPlanComparison c = td::gui::comparePlanWithRun(st, "run-p");
