@@ -4,6 +4,9 @@
 #                         with the demo experiment (no display: train the demo model headless)
 #   ./traindeck.sh test   install what is missing, build, run every test (ctest)
 #   ./traindeck.sh package  install what is missing, build, write build/traindeck_<version>_amd64.deb
+#   ./traindeck.sh image [--tag T] [--builder podman|buildah|docker]
+#                         build the traindeck-engine OCI image (FROM scratch, no registry) with podman:
+#                         localhost/traindeck-engine:<version> (docs/containers.md)
 # Debian 12. Packages are installed with apt-get (through sudo when not root).
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
@@ -75,8 +78,19 @@ case "$what" in
     (cd build && cpack -G DEB >/dev/null)
     echo "traindeck: $(ls build/traindeck_*_amd64.deb); install it with: sudo apt install ./$(ls build/traindeck_*_amd64.deb)" >&2
     ;;
+  image)
+    # The engine bundle (remote/bundle.h) with this machine's glibc as an image; docs/containers.md.
+    shift
+    install_missing "${BUILD_PKGS[@]}" podman
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINDECK_GUI=ON -DTRAINDECK_REMOTE=ON >/dev/null
+    cmake --build build -j "$jobs" --target traindeck-engine td_engine_image
+    out=$(build/remote/td_engine_image --engine build/engine/cli/traindeck-engine --work build/engine-image "$@")
+    tag=$(printf '%s\n' "$out" | sed -n 's/^image=//p')
+    echo "traindeck: image $tag built; try it with: podman run --rm $tag --version" >&2
+    echo "traindeck: carry it to a node with: podman save -o traindeck-engine.tar $tag, then there: podman load -i traindeck-engine.tar" >&2
+    ;;
   *)
-    echo "usage: $0 run|test|package" >&2
+    echo "usage: $0 run|test|package|image" >&2
     exit 2
     ;;
 esac
