@@ -197,7 +197,7 @@ std::vector<std::string> container_command(const ContainerSpec& c, const Contain
     // apptainer passes the environment on and binds $HOME, /tmp and the cwd by default.
     argv = {"apptainer", "exec"};
     if (gpus) argv.push_back("--nv");
-    argv.insert(argv.end(), {"--bind", work_mount, "--pwd", p.home});
+    argv.insert(argv.end(), {"--bind", work_mount, "--pwd", p.work_dir});
     for (const std::string& m : c.mounts) argv.insert(argv.end(), {"--bind", m});
     argv.push_back(c.image);
     argv.push_back("traindeck-engine");
@@ -206,9 +206,11 @@ std::vector<std::string> container_command(const ContainerSpec& c, const Contain
     argv = {"sh", "-c", kRunWrapper, "sh", container_runtime_name(c.runtime), run_id,
             // --rm: nothing is left once the engine ends; --pull=never: an image is never fetched
             // at launch (check_container() said it is there); --network host: the rendezvous
-            // address and port, and the interface names, are the node's own.
-            "--rm", "--pull=never", "--network", "host", "--entrypoint", "traindeck-engine",
-            "-v", work_mount, "-w", p.home, "--env", "HOME=" + p.work_dir};
+            // address and port, and the interface names, are the node's own; --pid host: the
+            // engine's pid (run_start's "pid", kept by the store for reattach and stop) is the
+            // node's, as for a bare engine and for apptainer (which shares it by default).
+            "--rm", "--pull=never", "--network", "host", "--pid", "host", "--entrypoint", "traindeck-engine",
+            "-v", work_mount, "-w", p.work_dir, "--env", "HOME=" + p.work_dir};
     if (docker) argv.insert(argv.end(), {"--user", p.user});
     else argv.insert(argv.end(), {"--security-opt", "label=disable"});  // SELinux nodes: the bind mounts stay readable
     if (gpus) {
@@ -268,7 +270,10 @@ std::string container_engine_version(Session& s, const ContainerSpec& c) {
 
 std::string remove_containers(Session& s, const ContainerSpec& c, const std::vector<std::string>& names) {
   if (c.runtime == ContainerRuntime::Apptainer || names.empty()) return {};
-  std::vector<std::string> argv{container_runtime_name(c.runtime), "rm", "-f", "--"};
+  // podman's rm -f stops with SIGTERM first and waits 10 s; --time 0 kills at once, as docker's does.
+  std::vector<std::string> argv{container_runtime_name(c.runtime), "rm", "-f"};
+  if (c.runtime == ContainerRuntime::Podman) argv.insert(argv.end(), {"--time", "0"});
+  argv.push_back("--");
   argv.insert(argv.end(), names.begin(), names.end());
   try {
     ExecResult r = s.exec(argv);

@@ -8,14 +8,15 @@
 //    "mounts": ["/scratch/corpora:/scratch/corpora:ro", "/data:/data"]}
 //
 // What a container run looks like (container_command()): for podman and docker
-//   <runtime> run --name td-<run id>-r<rank> --rm --pull=never --network host
-//     --entrypoint traindeck-engine -v <work>:<work> -w <home> --env HOME=<work> [--env NAME]...
+//   <runtime> run --name td-<run id>-r<rank> --rm --pull=never --network host --pid host
+//     --entrypoint traindeck-engine -v <work>:<work> -w <work> --env HOME=<work> [--env NAME]...
 //     [GPUs] [extra mounts] <image> train ...
 // (podman adds --security-opt label=disable for SELinux nodes; docker adds --user <uid>:<gid>
 // so files in the run folder belong to the node user), for apptainer
-//   apptainer exec [--nv] --bind <work>:<work> --pwd <home> [extra binds] <image> traindeck-engine train ...
+//   apptainer exec [--nv] --bind <work>:<work> --pwd <work> [extra binds] <image> traindeck-engine train ...
 // The node's work directory is mounted at the same absolute path, so every path deploy() wrote
-// (config.json's data.path, the run folder) means the same inside: events.jsonl, checkpoints
+// (config.json's data.path, the run folder; relative ones made absolute with
+// ContainerPaths::absolute) means the same inside: events.jsonl, checkpoints
 // and logs land in the run folder on the node, outside the container. The rank environment
 // (TRAINDECK_RANK, ...) is passed by name (`--env NAME` takes the value from the launching
 // shell; apptainer passes the environment on by itself). The runtime's own settings
@@ -85,13 +86,20 @@ struct ContainerPaths {
   std::string home;      ///< the SSH session's working directory (the remote home): relative paths start here
   std::string work_dir;  ///< the node's work directory, absolute (mounted at the same path)
   std::string user;      ///< "<uid>:<gid>" of the node user (docker's --user)
+
+  /// `path` as the container must see it: unchanged when absolute, else under `home` (the
+  /// container's working directory is the work directory, not the home).
+  std::string absolute(const std::string& path) const {
+    return path.empty() || path[0] == '/' ? path : home + "/" + path;
+  }
 };
 
 /// Resolves `work_dir` (absolute, or relative to the remote home; it must exist) on the node in
 /// one command. Errors: td::Error when it does not exist or the answer is malformed.
 ContainerPaths container_paths(Session& s, const std::string& work_dir);
 
-/// The argv that runs `traindeck-engine <engine_args...>` in the container on the node, to be
+/// The argv that runs `traindeck-engine <engine_args...>` (paths in them absolute: the working
+/// directory inside is the work directory) in the container on the node, to be
 /// started by the launch scripts of deploy.cpp/multinode.cpp in place of the bundle's launcher.
 /// The rank in the container name comes from the launching shell's TRAINDECK_RANK (0 when unset:
 /// a single-rank run); podman and docker get a fixed `sh -c` wrapper that adds --name (every

@@ -205,14 +205,19 @@ std::string remote_dataset_name(const fs::path& dataset_dir) {
   // get folders of their own, so a run on the node never reads another dataset's tokens.
   const fs::path manifest = abs / "manifest.json";
   std::error_code ec;
-  if (fs::is_regular_file(manifest, ec)) name += "-" + sha256_file(manifest).substr(0, 12);
+  if (fs::is_regular_file(manifest, ec)) name.append("-").append(sha256_file(manifest).substr(0, 12));
   return name;
 }
 
 DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& dataset_dir, const std::string& config_json,
                     const std::string& remote_work_dir, const std::string& run_id, const DeployProgress& progress,
                     const std::atomic<bool>* cancel, const DeployOptions& options) {
-  const BundleManifest m = read_bundle_manifest(bundle_dir);
+  const bool container = options.container.enabled();
+  if (container) {
+    if (const auto problems = validate(options.container, s.where()); !problems.empty())
+      throw td::Error(problems.front());
+  }
+  const BundleManifest m = container ? BundleManifest{} : read_bundle_manifest(bundle_dir);
   if (!fs::is_directory(dataset_dir))
     throw td::Error("dataset folder " + dataset_dir.string() + " is missing: prepare the dataset first");
   nlohmann::json cfg;
@@ -223,18 +228,24 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
   }
   DeployResult r;
   const std::string remote_bundle = join(remote_work_dir, "engine/" + m.hash);
-  r.engine = join(remote_bundle, "bin/traindeck-engine");
+  // In a container the engine is the image's traindeck-engine (on its PATH).
+  r.engine = container ? std::string("traindeck-engine") : join(remote_bundle, "bin/traindeck-engine");
+  r.container = options.container;
   r.dataset_dir = join(remote_work_dir, "datasets/" + remote_dataset_name(dataset_dir));
   r.run_dir = join(remote_work_dir, "runs/" + run_id);
   r.config_path = join(r.run_dir, "config.json");
 
-  check_platform(s, m, r);  // a wrong node fails before anything is uploaded
+  // A wrong node fails before anything is uploaded: a container node needs its runtime and
+  // image (the image brings engine, libraries and glibc), a bare node the bundle's platform.
+  if (container) check_container(s, options.container);
+  else check_platform(s, m, r);
   // The CUDA libraries and the driver matter only to a run on GPUs: the engine loads its CUDA
   // module (and with it cuBLAS) only for train.device "cuda"/"cuda:N" (engine/ops/backend.h).
   const bool gpu_run = cfg.contains("train") && cfg["train"].is_object() && cfg["train"].value("device", std::string("cpu")) != "cpu";
+  r.gpu_run = gpu_run;
   std::string node_lib_path;  // <bundle>/node-lib-path
   std::vector<const NodeLibrary*> upload_libs;
-  if (gpu_run && (!m.node_libs.empty() || !m.cuda_major.empty())) {
+  if (!container && gpu_run && (!m.node_libs.empty() || !m.cuda_major.empty())) {
     const NodeLibScan scan = scan_node(s, m, options, true);
     check_driver(s, m, scan, r);
     for (const NodeLibrary& l : m.node_libs) {
@@ -263,9 +274,12 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
   };
   std::vector<Item> items;
   std::stringstream local_manifest;
-  local_manifest << std::ifstream(bundle_dir / "manifest.json", std::ios::binary).rdbuf();
-  ExecResult rm = s.exec({"cat", "--", join(remote_bundle, "manifest.json")});
-  const bool bundle_there = rm.exit_status == 0 && rm.out == local_manifest.str();
+  if (!container) local_manifest << std::ifstream(bundle_dir / "manifest.json", std::ios::binary).rdbuf();
+  bool bundle_there = container;  // a container node needs no bundle: as if it were there
+  if (!container) {
+    ExecResult rm = s.exec({"cat", "--", join(remote_bundle, "manifest.json")});
+    bundle_there = rm.exit_status == 0 && rm.out == local_manifest.str();
+  }
   uint64_t total = 0;
   if (!bundle_there) {
     for (const BundleFile& f : m.files) {
@@ -318,7 +332,7 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
     TransferOptions t;
     t.skip_same = true;
     r.bytes_sent += upload(s, bundle_dir / "manifest.json", join(remote_bundle, "manifest.json"), t).bytes_sent;
-  } else {
+  } else if (!container) {
     r.files_skipped += static_cast<int>(m.files.size());
   }
   check_cancel(cancel);
@@ -330,21 +344,42 @@ DeployResult deploy(Session& s, const fs::path& bundle_dir, const fs::path& data
       throw td::Error(s.where() + ": cannot write " + join(remote_bundle, "node-lib-path") + ": " + trim(w.err));
   }
 
-  cfg["data"]["path"] = r.dataset_dir;
+  // The engine takes a relative data.path from the config file's folder (<work>/runs/<id>/), so a
+  // work directory relative to the remote home gets the dataset as ../../datasets/<name>.
+  cfg["data"]["path"] = r.dataset_dir.empty() || r.dataset_dir[0] == '/'
+                            ? r.dataset_dir
+                            : "../../datasets/" + remote_dataset_name(dataset_dir);
   ExecOptions eo;
   eo.stdin_data = cfg.dump(2) + "\n";
   ExecResult w = s.exec({"sh", "-c", "mkdir -p -- \"$1\" && cat > \"$2\"", "sh", r.run_dir, r.config_path}, eo);
   if (w.exit_status != 0) throw td::Error(s.where() + ": cannot write " + r.config_path + ": " + trim(w.err));
 
-  check_engine_runs(s, remote_bundle, r);
+  if (container) {
+    r.container_paths = container_paths(s, remote_work_dir);
+    r.engine_version = container_engine_version(s, options.container);
+  } else {
+    check_engine_runs(s, remote_bundle, r);
+  }
   return r;
 }
 
-int64_t launch_detached(Session& s, const DeployResult& d, const std::string& run_id) {
+int64_t launch_detached(Session& s, const DeployResult& d, const std::string& run_id, bool resume) {
   // Fixed script; the log path and the argv arrive as positional parameters.
   const std::string script = "log=\"$1\"; shift; setsid \"$@\" </dev/null >/dev/null 2>>\"$log\" & echo $!";
-  ExecResult r = s.exec({"sh", "-c", script, "sh", join(d.run_dir, "engine.log"), d.engine, "train", "--config",
-                         d.config_path, "--out", d.run_dir, "--run-id", run_id, "--no-events-stdout"});
+  const bool container = d.container.enabled();
+  auto path = [&](const std::string& p) { return container ? d.container_paths.absolute(p) : p; };
+  std::vector<std::string> engine_args{"train", "--config", path(d.config_path), "--out", path(d.run_dir),
+                                       "--run-id", run_id, "--no-events-stdout"};
+  if (resume) engine_args.push_back("--resume");
+  std::vector<std::string> argv{"sh", "-c", script, "sh", join(d.run_dir, "engine.log")};
+  if (container) {
+    const std::vector<std::string> run = container_command(d.container, d.container_paths, run_id, d.gpu_run, {}, engine_args);
+    argv.insert(argv.end(), run.begin(), run.end());
+  } else {
+    argv.push_back(d.engine);
+    argv.insert(argv.end(), engine_args.begin(), engine_args.end());
+  }
+  ExecResult r = s.exec(argv);
   const std::string out = trim(r.out);
   if (r.exit_status != 0 || out.empty() || out.find_first_not_of("0123456789") != std::string::npos)
     throw td::Error(s.where() + ": launching the engine failed (exit " + std::to_string(r.exit_status) + "): " +

@@ -10,6 +10,9 @@
 //   <work>/engine/<hash>/node-lib-path                    the folders of the node libraries, one a
 //                                                         line (absolute, or relative to the bundle folder),
 //                                                         added to LD_LIBRARY_PATH by the launcher
+// A node whose engine runs in a container (DeployOptions::container, remote/container.h) gets
+// no engine/ folder: the image holds the engine; datasets/ and runs/ are as above, and the work
+// directory is mounted into the container at the same path.
 // Threading rule: that of the Session (one thread at a time); `cancel` may be set from any thread.
 #pragma once
 
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "remote/bundle.h"
+#include "remote/container.h"
 #include "remote/session.h"
 
 namespace td::remote {
@@ -39,6 +43,11 @@ struct DeployOptions {
   /// Test/packaging hook: a folder put FIRST on the node's PATH for nvidia-smi (a positional
   /// argument, never interpolated; see ProbeOptions::extra_path). Empty: the node's PATH.
   std::string extra_path;
+  /// The node runs the engine inside this image (NodeSpec::container) when its image is set:
+  /// deploy() then checks the runtime and the image on the node (check_container) instead of
+  /// the architecture, glibc, driver and node libraries, uploads no bundle (`bundle_dir` may be
+  /// empty), and checks `traindeck-engine --version` inside the image.
+  ContainerSpec container;
 };
 
 /// The oldest NVIDIA Linux driver that runs CUDA runtime major `cuda_major` (minor version
@@ -70,12 +79,19 @@ struct DeployResult {
                                            ///< remote paths; uploaded ones are <work>/cuda/<soname>
   int node_libs_found = 0;     ///< node libraries found on the node
   int node_libs_uploaded = 0;  ///< node libraries the node lacked, uploaded (or already there from before)
+  bool gpu_run = false;        ///< the config's train.device is not "cpu"
+  ContainerSpec container;     ///< DeployOptions::container: set when the engine runs in an image
+  ContainerPaths container_paths;  ///< container runs: the remote home and the absolute work directory
 };
 
 /// progress(done_bytes, total_bytes) over all files to check or send (bundle + dataset), on the
 /// calling thread; skipped files count as done.
 using DeployProgress = std::function<void(uint64_t done_bytes, uint64_t total_bytes)>;
 
+/// For a node with a container (options.container): checks the runtime and image first
+/// (check_container: a missing image is a td::Error naming the image and the runtime), uploads
+/// the dataset and the config as below, resolves the paths the container mounts and runs the
+/// image's `traindeck-engine --version` (engine_version). Otherwise:
 /// Checks the node's architecture and glibc first, and for a run on GPUs (the config's
 /// train.device is not "cpu") where the bundle uses CUDA the NVIDIA
 /// driver (`nvidia-smi --query-gpu=driver_version --format=csv,noheader` >=
@@ -102,10 +118,14 @@ void check_node(Session& s, const BundleManifest& m, const std::string& remote_b
                 const DeployOptions& options = {}, bool gpu_run = true);
 
 /// Starts `engine train --config <run_dir>/config.json --out <run_dir> --run-id <run_id>
-/// --no-events-stdout` on the node in its own session (setsid), stdin /dev/null, stdout
+/// --no-events-stdout [--resume]` on the node in its own session (setsid), stdin /dev/null, stdout
 /// /dev/null, stderr appended to <run_dir>/engine.log; every value is a positional argument of
-/// a fixed sh script (never interpolated). Returns the engine's pid on the node (the same
-/// process: setsid and the launcher exec). Errors: td::Error when the command fails.
-int64_t launch_detached(Session& s, const DeployResult& d, const std::string& run_id);
+/// a fixed sh script (never interpolated). With d.container set it starts the container instead
+/// (container_command(): `<runtime> run` named container_name(run_id, 0), GPUs when d.gpu_run),
+/// whose client forwards SIGTERM to the engine (podman and docker --sig-proxy, apptainer runs it
+/// as a child). Returns the pid on the node of the engine, or of the runtime client that runs
+/// it (the same process: setsid, the launcher and the wrapper exec; its command line holds the
+/// run id). Errors: td::Error when the command fails.
+int64_t launch_detached(Session& s, const DeployResult& d, const std::string& run_id, bool resume = false);
 
 }  // namespace td::remote

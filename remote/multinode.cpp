@@ -12,6 +12,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/run_id.h"
+#include "remote/container.h"
 #include "remote/proc_check.h"
 
 namespace td::remote {
@@ -102,6 +103,12 @@ std::vector<int> signal_node(Session& s, const NodeRanks& n, const std::string& 
   if (res.exit_status != 0)
     throw td::Error(s.where() + ": checking the ranks failed (exit " + std::to_string(res.exit_status) + "): " +
                     trim(res.err));
+  // SIGKILL ends the runtime's client only: its container runs on under conmon / the daemon.
+  if (signal == "KILL" && n.node.container.enabled()) {
+    std::vector<std::string> names;
+    for (const RankProcess& r : n.ranks) names.push_back(container_name(run_id, r.rank));
+    remove_containers(s, n.node.container, names);
+  }
   std::set<int64_t> alive;
   std::istringstream in(res.out);
   for (int64_t p; in >> p;) alive.insert(p);
@@ -264,11 +271,21 @@ void launch_node_ranks(Session& s, NodeRanks& node, const ClusterRun& run, bool 
                                 std::to_string(run.world_size), std::to_string(node.ranks.size()), run.master_addr,
                                 std::to_string(run.master_port), node.ifname, run.run_id};
   for (const RankProcess& r : node.ranks) argv.push_back(std::to_string(r.rank) + ":" + std::to_string(r.local_rank));
-  for (const std::string& a : {node.engine, std::string("train"), std::string("--config"), node.config_path,
-                               std::string("--out"), node.run_dir, std::string("--run-id"), run.run_id,
-                               std::string("--no-events-stdout")})
-    argv.push_back(a);
-  if (resume) argv.push_back("--resume");
+  const bool container = node.node.container.enabled();
+  const ContainerPaths paths = container ? container_paths(s, node.node.work_dir) : ContainerPaths{};
+  auto path = [&](const std::string& p) { return container ? paths.absolute(p) : p; };
+  std::vector<std::string> engine_args{"train", "--config", path(node.config_path), "--out", path(node.run_dir),
+                                       "--run-id", run.run_id, "--no-events-stdout"};
+  if (resume) engine_args.push_back("--resume");
+  if (container) {
+    // Each rank in its own container named after its rank (TRAINDECK_RANK of the launch script).
+    const std::vector<std::string> cmd = container_command(node.node.container, paths, run.run_id,
+                                                           run.device == "cuda", rank_env_names(), engine_args);
+    argv.insert(argv.end(), cmd.begin(), cmd.end());
+  } else {
+    argv.push_back(node.engine);
+    argv.insert(argv.end(), engine_args.begin(), engine_args.end());
+  }
   ExecResult r = s.exec(argv);
   std::istringstream in(r.out);
   std::vector<int64_t> pids;
@@ -334,8 +351,10 @@ ClusterRun launch_cluster_run(const ClusterSpec& c, const NodeConnector& connect
     phase(Step::Deploying, i);
     DeployProgress progress;
     if (opts.progress) progress = [&opts, i](uint64_t done, uint64_t total) { opts.progress(i, done, total); };
+    DeployOptions deploy_opts = opts.deploy;
+    deploy_opts.container = nr.node.container;  // the node's own: bare or its image
     const DeployResult d = deploy(*sessions[i], bundle_dir, dataset_dir, cfg_text, nr.node.work_dir, run_id, progress,
-                                  opts.cancel, opts.deploy);
+                                  opts.cancel, deploy_opts);
     nr.run_dir = d.run_dir;
     nr.engine = d.engine;
     nr.config_path = d.config_path;

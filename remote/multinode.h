@@ -119,7 +119,8 @@ struct ClusterLaunchOptions {
 /// share a file system, e.g. an NFS home, then find everything there and send nothing, and two
 /// uploads never write the same file at once), picks master address and port and each node's
 /// interface, then starts the ranks detached (setsid) node by node, the first node first; one
-/// remote command per node. The config's train.device is set to cluster_device(c).
+/// remote command per node. The config's train.device is set to cluster_device(c). Each node
+/// deploys and runs as its NodeSpec::container says (opts.deploy.container is not used).
 /// When starting the ranks of a node fails, every rank already started is killed (SIGKILL) and
 /// the error names the node. Returns the layout (pids filled).
 /// Errors: td::Error for an invalid cluster (validate(), a CPU/GPU mix, no nodes), a connection,
@@ -131,7 +132,10 @@ ClusterRun launch_cluster_run(const ClusterSpec& c, const NodeConnector& connect
 
 /// Starts the ranks of `node` (rank numbers and pids in node.ranks; pids are filled) with the run's
 /// environment, detached, in one command. Every value is a positional argument of a fixed sh
-/// script. Errors: td::Error when the command fails.
+/// script. A node with a container (node.node.container) starts each rank in its own container
+/// (remote/container.h: container_name(run id, rank), the rank environment passed by name,
+/// --network host, GPUs for a "cuda" run; one more command resolves the mounted work directory);
+/// the pids are those of the runtime clients. Errors: td::Error when the command fails.
 void launch_node_ranks(Session& s, NodeRanks& node, const ClusterRun& run, bool resume);
 
 /// What signal_cluster_run() found.
@@ -142,7 +146,9 @@ struct RankSignalReport {
 
 /// For every node: one command that checks each of its ranks (pid alive and its command line
 /// holds the run id, as RemoteFollower does) and sends `signal` ("TERM", "KILL"; "" only checks)
-/// to those alive. Never throws for an unreachable node: it is listed in errors.
+/// to those alive; "KILL" also removes the ranks' containers on a container node (a killed
+/// runtime client leaves its container running). Never throws for an unreachable node: it is
+/// listed in errors.
 RankSignalReport signal_cluster_run(const ClusterRun& run, const NodeConnector& connect, const std::string& signal);
 
 /// Stops every rank: SIGTERM to all (the engine's collective stop ends them at the same step

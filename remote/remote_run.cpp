@@ -124,7 +124,7 @@ FollowState RemoteFollower::poll() {
   st.fetched_bytes = fetch();
   st.ingest = ingester_.poll_all();
   auto run = store_.find_run(run_id_);
-  if (!(run && run->end_time)) {
+  if (opts_.check_process && !(run && run->end_time)) {
     const bool up = with_session([&](Session& s) { return alive(s); });
     if (!up) {
       // Gone: take what it wrote last, then end the run if its run_end is not among it.
@@ -161,6 +161,7 @@ bool RemoteFollower::stop(int kill_timeout_ms) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (alive(s)) s.exec({"kill", "-KILL", std::to_string(pid_)});
+    if (opts_.container.enabled()) remove_containers(s, opts_.container, {container_name(run_id_, 0)});
     return false;
   });
 }

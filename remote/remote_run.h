@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "remote/container.h"
 #include "remote/session.h"
 #include "store/ingest.h"
 #include "store/store.h"
@@ -29,6 +30,13 @@ struct FollowOptions {
   uint64_t max_fetch_bytes = 8u << 20;  ///< bytes fetched per command (a poll loops until caught up)
   int log_tail_lines = 20;         ///< lines of engine.log put into a failed run's end_reason
   const std::atomic<bool>* cancel = nullptr;  ///< stops a backoff wait (poll() then throws)
+  /// Whether poll() checks the engine process (pid on the node) and ends a run whose process is
+  /// gone without run_end. false: only mirror and ingest (a scheduler's job says whether the
+  /// run lives, e.g. Slurm's: the engine runs on compute nodes, not on the node followed).
+  bool check_process = true;
+  /// The node's container (remote/container.h) when the engine runs in one: stop()'s SIGKILL
+  /// then also removes container td-<run id>-r0 (the killed runtime client leaves it running).
+  ContainerSpec container;
 };
 
 /// What one poll() saw.
@@ -73,7 +81,8 @@ class RemoteFollower {
   bool remote_alive();
 
   /// Stops the engine: SIGTERM (the engine finishes its step, checkpoints, writes run_end
-  /// "stopped"), then SIGKILL when it still runs after `kill_timeout_ms`. Returns true when the
+  /// "stopped"; a container runtime's client forwards it to the engine), then SIGKILL (and the
+  /// removal of FollowOptions::container's container) when it still runs after `kill_timeout_ms`. Returns true when the
   /// process ended within the timeout after SIGTERM, false when SIGKILL was needed or it was not
   /// running. Poll afterwards to ingest the run_end.
   bool stop(int kill_timeout_ms = 30000);

@@ -115,8 +115,8 @@ class TestContainerSpec : public QObject {
     c.mounts = {"/corpora:/corpora:ro"};
     const std::string wrapper = "rt=$1; id=$2; shift 2\nexec \"$rt\" run --name \"td-$id-r${TRAINDECK_RANK:-0}\" \"$@\"\n";
     std::vector<std::string> want{"sh", "-c", wrapper, "sh", "podman", "r1", "--rm", "--pull=never", "--network", "host",
-                                  "--entrypoint", "traindeck-engine", "-v", "/scratch/ana/td:/scratch/ana/td", "-w",
-                                  "/home/ana", "--env", "HOME=/scratch/ana/td", "--security-opt", "label=disable",
+                                  "--pid", "host", "--entrypoint", "traindeck-engine", "-v", "/scratch/ana/td:/scratch/ana/td", "-w",
+                                  "/scratch/ana/td", "--env", "HOME=/scratch/ana/td", "--security-opt", "label=disable",
                                   "--device", "nvidia.com/gpu=all", "--ipc", "host", "--env", "TRAINDECK_RANK",
                                   "-v", "/corpora:/corpora:ro", "localhost/traindeck-engine:0.1.0", "train",
                                   "--config", "/scratch/ana/td/runs/r1/config.json"};
@@ -124,8 +124,8 @@ class TestContainerSpec : public QObject {
 
     c.runtime = ContainerRuntime::Docker;
     c.mounts.clear();
-    want = {"sh", "-c", wrapper, "sh", "docker", "r1", "--rm", "--pull=never", "--network", "host", "--entrypoint",
-            "traindeck-engine", "-v", "/scratch/ana/td:/scratch/ana/td", "-w", "/home/ana", "--env",
+    want = {"sh", "-c", wrapper, "sh", "docker", "r1", "--rm", "--pull=never", "--network", "host", "--pid", "host", "--entrypoint",
+            "traindeck-engine", "-v", "/scratch/ana/td:/scratch/ana/td", "-w", "/scratch/ana/td", "--env",
             "HOME=/scratch/ana/td", "--user", "1000:1000", "--gpus", "all", "--ipc", "host",
             "localhost/traindeck-engine:0.1.0", "train", "--config", "/scratch/ana/td/runs/r1/config.json"};
     QCOMPARE(container_command(c, paths, "r1", true, {}, engine), want);
@@ -133,13 +133,15 @@ class TestContainerSpec : public QObject {
     c.runtime = ContainerRuntime::Apptainer;
     c.image = "/scratch/td.sif";
     c.mounts = {"/corpora:/corpora:ro"};
-    want = {"apptainer", "exec", "--bind", "/scratch/ana/td:/scratch/ana/td", "--pwd", "/home/ana", "--bind",
+    want = {"apptainer", "exec", "--bind", "/scratch/ana/td:/scratch/ana/td", "--pwd", "/scratch/ana/td", "--bind",
             "/corpora:/corpora:ro", "/scratch/td.sif", "traindeck-engine", "train", "--config",
             "/scratch/ana/td/runs/r1/config.json"};
     QCOMPARE(container_command(c, paths, "r1", false, {"TRAINDECK_RANK"}, engine), want);
     want.insert(want.begin() + 2, "--nv");
     QCOMPARE(container_command(c, paths, "r1", true, {}, engine), want);
 
+    QCOMPARE(paths.absolute("td/runs/r1"), std::string("/home/ana/td/runs/r1"));
+    QCOMPARE(paths.absolute("/abs"), std::string("/abs"));
     QCOMPARE(container_name("20250101-120000-abcdef", 3), std::string("td-20250101-120000-abcdef-r3"));
     ContainerSpec bad;
     bad.image = "-x";
