@@ -107,6 +107,17 @@ class TestContainer : public QObject {
 
   int64_t steps_in_store(const std::string& id) { return int64_t(store_->metric_series(id, "loss").size()); }
 
+  // Waits up to 120 s until podman has no container `name`; true when it is gone.
+  static bool container_gone(const std::string& name) {
+    QElapsedTimer t;
+    t.start();
+    while (podman({"container", "exists", name}) == 0) {
+      if (t.elapsed() > 120000) return false;
+      QTest::qWait(200);
+    }
+    return true;
+  }
+
   // arg0 of process `pid` on this machine (the node).
   static std::string arg0(int64_t pid) {
     const std::string cmd = read_text("/proc/" + std::to_string(pid) + "/cmdline");
@@ -207,8 +218,9 @@ class TestContainer : public QObject {
     // The engine read the dataset deploy uploaded (config.json's data.path, the same path inside).
     const nlohmann::json cfg = nlohmann::json::parse(read_text(d.config_path));
     QCOMPARE(cfg["data"]["path"].get<std::string>(), d.dataset_dir);
-    // --rm: no container is left.
-    QVERIFY(podman({"container", "exists", container_name("ctr-run", 0)}) != 0);
+    // --rm: no container is left once podman's client is done (it removes the container after
+    // the engine's exit, which can come a moment after the run_end the follower saw).
+    QVERIFY2(container_gone(container_name("ctr-run", 0)), "waited 120 s for podman to remove the ended container");
   }
 
   void graceful_stop_reaches_the_engine_inside() {
