@@ -483,7 +483,7 @@
 <context>
     <name>td::gui::ClusterDesigner</name>
     <message>
-        <location filename="../gui/cluster/cluster_designer.cpp" line="+89"/>
+        <location filename="../gui/cluster/cluster_designer.cpp" line="+92"/>
         <source>Test cancelled.</source>
         <translation>Test abgebrochen.</translation>
     </message>
@@ -523,7 +523,7 @@
         <translation>Name:</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location line="+23"/>
         <source>Add node</source>
         <translation>Knoten hinzufügen</translation>
     </message>
@@ -568,27 +568,57 @@
         <translation>Tests abbrechen</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+262"/>
         <source>Select a node and press Test connection: its OS, CPUs, memory, free disk in the work directory, glibc and GPUs appear here.</source>
         <translation>Wählen Sie einen Knoten und drücken Sie „Verbindung testen“: Sein Betriebssystem, seine CPUs, sein Speicher, der freie Plattenplatz im Arbeitsverzeichnis, glibc und seine GPUs erscheinen hier.</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="-227"/>
         <source>Revert</source>
         <translation>Zurücksetzen</translation>
     </message>
     <message>
+        <location line="-69"/>
+        <source>SSH nodes</source>
+        <translation>SSH-Knoten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Slurm cluster</source>
+        <translation>Slurm-Cluster</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>SSH nodes: runs start on the nodes themselves. Slurm cluster: runs are submitted with sbatch through its login node</source>
+        <translation>SSH-Knoten: Läufe starten direkt auf den Knoten. Slurm-Cluster: Läufe werden mit sbatch über den Login-Knoten eingereicht</translation>
+    </message>
+    <message>
         <location line="+2"/>
+        <source>Kind:</source>
+        <translation>Art:</translation>
+    </message>
+    <message>
+        <location line="+36"/>
+        <source>Slurm</source>
+        <translation>Slurm</translation>
+    </message>
+    <message>
+        <location line="+31"/>
         <source>Save</source>
         <translation>Speichern</translation>
     </message>
     <message>
-        <location line="+66"/>
+        <location line="+71"/>
         <source>Train on this computer (not editable)</source>
         <translation>Auf diesem Computer trainieren (nicht bearbeitbar)</translation>
     </message>
+    <message>
+        <location line="+6"/>
+        <source>Slurm cluster through the login node %1</source>
+        <translation>Slurm-Cluster über den Login-Knoten %1</translation>
+    </message>
     <message numerus="yes">
-        <location line="+5"/>
+        <location line="+2"/>
         <source>%n node(s)</source>
         <translation>
             <numerusform>%n Knoten</numerusform>
@@ -616,12 +646,17 @@
         <translation>Vor dem Wechseln speichern?</translation>
     </message>
     <message>
-        <location line="+43"/>
+        <location line="+44"/>
         <source>New cluster: name it, fill in its nodes, then Save.</source>
         <translation>Neuer Cluster: Geben Sie ihm einen Namen, tragen Sie seine Knoten ein und drücken Sie dann „Speichern“.</translation>
     </message>
     <message>
-        <location line="+61"/>
+        <location line="+77"/>
+        <source>Press Test connection: the login node&apos;s OS, CPUs, memory, free disk in the shared work directory and glibc, and what sinfo says about the partition appear here.</source>
+        <translation>Drücken Sie „Verbindung testen“: Betriebssystem, CPUs, Arbeitsspeicher, freier Platz im gemeinsamen Arbeitsverzeichnis und glibc des Login-Knotens sowie das, was sinfo über die Partition meldet, erscheinen hier.</translation>
+    </message>
+    <message>
+        <location line="+20"/>
         <source>the cluster has no node: add one (a cluster without nodes is this machine)</source>
         <translation>der Cluster hat keinen Knoten: Fügen Sie einen hinzu (ein Cluster ohne Knoten ist dieser Rechner)</translation>
     </message>
@@ -631,7 +666,7 @@
         <translation>ein Cluster namens „%1“ existiert bereits: Wählen Sie einen anderen Namen</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+12"/>
         <source>Save this cluster in the store (never any password or passphrase)</source>
         <translation>Diesen Cluster in der Datenbank speichern (niemals Passwörter oder Passphrasen)</translation>
     </message>
@@ -641,7 +676,12 @@
         <translation>Beheben Sie zuerst die oben aufgeführten Probleme</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+4"/>
+        <source>A Slurm cluster has one node: its login node</source>
+        <translation>Ein Slurm-Cluster hat genau einen Knoten: seinen Login-Knoten</translation>
+    </message>
+    <message>
+        <location line="+23"/>
         <source>Private key file</source>
         <translation>Private Schlüsseldatei</translation>
     </message>
@@ -696,7 +736,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Verbindung zu %1 wird hergestellt…</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+27"/>
         <source>%1: connected
 %2</source>
         <translation>%1: verbunden
@@ -909,7 +949,17 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::ConnectionTester</name>
     <message>
-        <location filename="../gui/cluster/connection_tester.cpp" line="+34"/>
+        <location filename="../gui/cluster/connection_tester.cpp" line="+33"/>
+        <source>Slurm: %1</source>
+        <translation>Slurm: %1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Slurm: FAILED: %1 (check that sinfo runs on the login node and the partition is right)</source>
+        <translation>Slurm: FEHLGESCHLAGEN: %1 (prüfen Sie, ob sinfo auf dem Login-Knoten läuft und die Partition stimmt)</translation>
+    </message>
+    <message>
+        <location line="+12"/>
         <source>No node access is configured (internal error).</source>
         <translation>Es ist kein Knotenzugriff eingerichtet (interner Fehler).</translation>
     </message>
@@ -4013,6 +4063,179 @@ Standard: %3</translation>
         <location line="-101"/>
         <source>Rename the selected experiment or run (a run keeps its id)</source>
         <translation>Das gewählte Experiment oder den gewählten Lauf umbenennen (ein Lauf behält seine ID)</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::SlurmSettings</name>
+    <message>
+        <location filename="../gui/cluster/slurm_settings.cpp" line="+73"/>
+        <source>the cluster&apos;s default partition</source>
+        <translation>die Standardpartition des Clusters</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>sbatch --partition</source>
+        <translation>sbatch --partition</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>your default account</source>
+        <translation>Ihr Standardkonto</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>sbatch --account</source>
+        <translation>sbatch --account</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>the default QoS</source>
+        <translation>die Standard-QoS</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>sbatch --qos</source>
+        <translation>sbatch --qos</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>the partition&apos;s default, e.g. 04:00:00 or 1-00:00:00</source>
+        <translation>Standard der Partition, z. B. 04:00:00 oder 1-00:00:00</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>sbatch --time: minutes, HH:MM:SS or D-HH:MM:SS</source>
+        <translation>sbatch --time: Minuten, HH:MM:SS oder T-HH:MM:SS</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>sbatch --nodes: nodes of one job</source>
+        <translation>sbatch --nodes: Knoten eines Jobs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>none (CPU partition)</source>
+        <translation>keine (CPU-Partition)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>sbatch --gpus-per-node; one rank per GPU. None: one rank per node on its CPUs</source>
+        <translation>sbatch --gpus-per-node; ein Rang je GPU. Keine: ein Rang je Knoten auf dessen CPUs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Slurm&apos;s default</source>
+        <translation>Standard von Slurm</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>sbatch --cpus-per-task: CPUs of each rank</source>
+        <translation>sbatch --cpus-per-task: CPUs jedes Rangs</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Further sbatch directives, one a line, each starting with #SBATCH</source>
+        <translation>Weitere sbatch-Direktiven, eine je Zeile, jede beginnt mit #SBATCH</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Shell lines run on the first node before the ranks start, e.g. module load ... (your own commands, run as written)</source>
+        <translation>Shell-Zeilen, die auf dem ersten Knoten vor dem Start der Ränge laufen, z. B. module load ... (Ihre eigenen Befehle, unverändert ausgeführt)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>/scratch/&lt;you&gt;/traindeck</source>
+        <translation>/scratch/&lt;name&gt;/traindeck</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>An absolute folder every node of the cluster sees (the engine, datasets and runs go there)</source>
+        <translation>Ein absoluter Ordner, den jeder Knoten des Clusters sieht (Engine, Datensätze und Läufe kommen dorthin)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Continue in a new job after the time limit (requeue)</source>
+        <translation>Nach dem Zeitlimit in einem neuen Job weitermachen (requeue)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The run checkpoints before its time limit; the job then submits itself again and the run goes on from that checkpoint until its last step</source>
+        <translation>Der Lauf speichert vor seinem Zeitlimit einen Checkpoint; der Job reicht sich dann erneut ein und der Lauf geht von diesem Checkpoint bis zu seinem letzten Schritt weiter</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>sbatch --signal=USR1@S: seconds before the time limit the run is asked to checkpoint and stop</source>
+        <translation>sbatch --signal=USR1@S: Sekunden vor dem Zeitlimit, zu denen der Lauf einen Checkpoint speichern und anhalten soll</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source> s</source>
+        <translation> s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Partition:</source>
+        <translation>Partition:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Account:</source>
+        <translation>Konto:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>QoS:</source>
+        <translation>QoS:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Time limit:</source>
+        <translation>Zeitlimit:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Nodes:</source>
+        <translation>Knoten:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>GPUs per node:</source>
+        <translation>GPUs je Knoten:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>CPUs per task:</source>
+        <translation>CPUs je Task:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Extra #SBATCH lines:</source>
+        <translation>Weitere #SBATCH-Zeilen:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Set-up lines:</source>
+        <translation>Einrichtungszeilen:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Work directory:</source>
+        <translation>Arbeitsverzeichnis:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Signal lead:</source>
+        <translation>Signalvorlauf:</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Batch script of a run called %1 (the engine&apos;s folder shown as &lt;bundle&gt;):</source>
+        <translation>Batch-Skript eines Laufs namens %1 (der Ordner der Engine als &lt;bundle&gt; gezeigt):</translation>
+    </message>
+    <message>
+        <location line="+80"/>
+        <source>No batch script yet: %1</source>
+        <translation>Noch kein Batch-Skript: %1</translation>
     </message>
 </context>
 <context>

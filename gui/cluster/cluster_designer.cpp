@@ -1,6 +1,8 @@
 // ClusterDesigner (cluster_designer.h).
 #include "gui/cluster/cluster_designer.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
@@ -24,6 +26,7 @@
 #include "gui/cluster/connection_tester.h"
 #include "gui/cluster/node_access.h"
 #include "gui/cluster/node_table_model.h"
+#include "gui/cluster/slurm_settings.h"
 #include "gui/core/store_client.h"
 #include "gui/look/icons.h"
 #include "store/store.h"
@@ -138,6 +141,13 @@ void ClusterDesigner::buildUi() {
   name_->setObjectName(QStringLiteral("clusterName"));
   name_->setPlaceholderText(tr("a name for this cluster, e.g. lab"));
   form->addRow(tr("Name:"), name_);
+  kind_ = new QComboBox(editor);
+  kind_->setObjectName(QStringLiteral("clusterKind"));
+  kind_->addItem(tr("SSH nodes"), QStringLiteral("ssh"));
+  kind_->addItem(tr("Slurm cluster"), QStringLiteral("slurm"));
+  kind_->setToolTip(tr("SSH nodes: runs start on the nodes themselves. Slurm cluster: runs are submitted with sbatch "
+                       "through its login node"));
+  form->addRow(tr("Kind:"), kind_);
   ed->addLayout(form);
   table_ = new QTableView(editor);
   table_->setObjectName(QStringLiteral("nodeTable"));
@@ -173,6 +183,12 @@ void ClusterDesigner::buildUi() {
   node_buttons->addStretch(1);
   for (QPushButton* b : {test_, test_all_, cancel_tests_}) node_buttons->addWidget(b);
   ed->addLayout(node_buttons);
+  slurm_box_ = new QGroupBox(tr("Slurm"), editor);
+  slurm_box_->setObjectName(QStringLiteral("slurmBox"));
+  auto* slurm_layout = new QVBoxLayout(slurm_box_);
+  slurm_ = new SlurmSettings(slurm_box_);
+  slurm_layout->addWidget(slurm_);
+  ed->addWidget(slurm_box_, 4);
   problems_ = new QLabel(editor);
   problems_->setObjectName(QStringLiteral("problemsLabel"));
   problems_->setWordWrap(true);
@@ -181,8 +197,6 @@ void ClusterDesigner::buildUi() {
   report_ = new QPlainTextEdit(editor);
   report_->setObjectName(QStringLiteral("reportView"));
   report_->setReadOnly(true);
-  report_->setPlaceholderText(tr("Select a node and press Test connection: its OS, CPUs, memory, free disk in the "
-                                 "work directory, glibc and GPUs appear here."));
   ed->addWidget(report_, 1);
   stack_->addWidget(editor);
 
@@ -217,6 +231,11 @@ void ClusterDesigner::buildUi() {
   connect(new_, &QPushButton::clicked, this, [this] { newCluster(); });
   connect(delete_, &QPushButton::clicked, this, &ClusterDesigner::deleteCluster);
   connect(name_, &QLineEdit::textEdited, this, &ClusterDesigner::markDirty);
+  connect(kind_, &QComboBox::currentIndexChanged, this, [this] {
+    applyKind();
+    markDirty();
+  });
+  connect(slurm_, &SlurmSettings::edited, this, &ClusterDesigner::markDirty);
   connect(add_node_, &QPushButton::clicked, this, [this] {
     const int row = model_->addNode();
     table_->selectRow(row);
@@ -271,7 +290,10 @@ void ClusterDesigner::fillList() {
     auto* it = new QListWidgetItem(icon(QStringLiteral("remote")), name, clusters_);
     it->setData(Qt::UserRole, name);
     const auto spec = list_->cluster(name);
-    it->setToolTip(tr("%n node(s)", nullptr, spec ? static_cast<int>(spec->nodes.size()) : 0));
+    if (spec && spec->is_slurm() && !spec->nodes.empty())
+      it->setToolTip(tr("Slurm cluster through the login node %1").arg(QString::fromStdString(spec->nodes.front().display_name())));
+    else
+      it->setToolTip(tr("%n node(s)", nullptr, spec ? static_cast<int>(spec->nodes.size()) : 0));
   }
   for (int i = 0; i < clusters_->count(); ++i)
     if (clusters_->item(i)->data(Qt::UserRole).toString() == current_) clusters_->setCurrentRow(i);
@@ -331,6 +353,7 @@ bool ClusterDesigner::newCluster(bool discard) {
     current_.clear();
     name_->clear();
     model_->setNodes({td::remote::NodeSpec{}});
+    showKind({});
     stack_->setCurrentIndex(1);
     clusters_->clearSelection();
     clusters_->setCurrentRow(-1);
@@ -351,6 +374,7 @@ void ClusterDesigner::load(const QString& name) {
   const std::optional<td::remote::ClusterSpec> spec = list_->cluster(name);
   name_->setText(local ? QString() : name);
   model_->setNodes(spec && !local ? spec->nodes : std::vector<td::remote::NodeSpec>{});
+  showKind(spec && !local ? *spec : td::remote::ClusterSpec{});
   stack_->setCurrentIndex(local ? 0 : 1);
   for (int i = 0; i < clusters_->count(); ++i)
     if (clusters_->item(i)->data(Qt::UserRole).toString() == name) clusters_->setCurrentRow(i);
@@ -367,6 +391,7 @@ void ClusterDesigner::setSpec(const td::remote::ClusterSpec& spec) {
   current_.clear();
   name_->setText(QString::fromStdString(spec.name));
   model_->setNodes(spec.nodes);
+  showKind(spec);
   stack_->setCurrentIndex(1);
   clusters_->setCurrentRow(-1);
   loading_ = false;
@@ -382,7 +407,40 @@ td::remote::ClusterSpec ClusterDesigner::spec() const {
   }
   c.name = name_->text().trimmed().toStdString();
   c.nodes = model_->nodes();
+  c.kind = kind().toStdString();
+  if (c.is_slurm()) c.slurm = slurm_->spec();
   return c;
+}
+
+QString ClusterDesigner::kind() const { return kind_->currentData().toString(); }
+
+void ClusterDesigner::setKind(const QString& kind) {
+  const int i = kind_->findData(kind);
+  if (i >= 0) kind_->setCurrentIndex(i);  // currentIndexChanged: applyKind(), markDirty()
+}
+
+// Shows `spec`'s kind and Slurm settings (while loading_: no edit).
+void ClusterDesigner::showKind(const td::remote::ClusterSpec& spec) {
+  const bool was = loading_;
+  loading_ = true;
+  kind_->setCurrentIndex(std::max(0, kind_->findData(QString::fromStdString(spec.kind))));
+  slurm_->setSpec(spec.slurm);
+  loading_ = was;
+  applyKind();
+}
+
+// What the kind changes in the layout: the Slurm settings, the columns a login node does not use.
+void ClusterDesigner::applyKind() {
+  const bool slurm = kind() == QLatin1String("slurm");
+  slurm_box_->setVisible(slurm);
+  for (int column : {NodeTableModel::Gpus, NodeTableModel::WorkDir, NodeTableModel::Address, NodeTableModel::IfName})
+    table_->setColumnHidden(column, slurm);
+  if (auto* l = qobject_cast<QBoxLayout*>(table_->parentWidget()->layout())) l->setStretchFactor(table_, slurm ? 1 : 3);
+  report_->setPlaceholderText(
+      slurm ? tr("Press Test connection: the login node's OS, CPUs, memory, free disk in the shared work directory "
+                 "and glibc, and what sinfo says about the partition appear here.")
+            : tr("Select a node and press Test connection: its OS, CPUs, memory, free disk in the work directory, "
+                 "glibc and GPUs appear here."));
 }
 
 // ---- editing state -----------------------------------------------------------------------------
@@ -398,7 +456,8 @@ QStringList ClusterDesigner::problems() const {
   const td::remote::ClusterSpec c = spec();
   QStringList out;
   for (const std::string& p : td::remote::validate(c)) out << QString::fromStdString(p);
-  if (c.nodes.empty()) out << tr("the cluster has no node: add one (a cluster without nodes is this machine)");
+  if (c.nodes.empty() && !c.is_slurm())  // a Slurm cluster: validate() asks for its login node
+    out << tr("the cluster has no node: add one (a cluster without nodes is this machine)");
   const QString name = QString::fromStdString(c.name);
   if (!name.isEmpty() && name != current_ && (list_->names().contains(name) || name == ClusterList::localName()))
     out << tr("a cluster called \"%1\" exists already: choose another name").arg(name);
@@ -411,12 +470,15 @@ void ClusterDesigner::updateState() {
   problems_->setText(p.isEmpty() ? QString() : QStringLiteral("• ") + p.join(QStringLiteral("\n• ")));
   problems_->setVisible(!p.isEmpty());
   const int row = selectedRow();
+  const bool slurm = kind() == QLatin1String("slurm");  // one login node, no more
   save_->setEnabled(!local && store_ && p.isEmpty() && (dirty_ || current_.isEmpty()));
   save_->setToolTip(p.isEmpty() ? tr("Save this cluster in the store (never any password or passphrase)")
                                 : tr("Fix the problems listed above first"));
   revert_->setEnabled(!local && dirty_ && !current_.isEmpty());
   delete_->setEnabled(!local && !current_.isEmpty() && store_);
-  duplicate_->setEnabled(row >= 0);
+  add_node_->setEnabled(!slurm || model_->rowCount() == 0);
+  add_node_->setToolTip(slurm && model_->rowCount() > 0 ? tr("A Slurm cluster has one node: its login node") : QString());
+  duplicate_->setEnabled(row >= 0 && !slurm);
   remove_node_->setEnabled(row >= 0);
   key_file_->setEnabled(row >= 0);
   test_->setEnabled(row >= 0 && !model_->node(row).host.empty() &&
@@ -517,7 +579,8 @@ void ClusterDesigner::testNode(int row) {
   if (row < 0 || row >= model_->rowCount() || model_->node(row).host.empty()) return;
   const QString id = model_->rowId(row);
   model_->setTestState(id, NodeTableModel::TestState::Testing, tr("Connecting to %1…").arg(model_->resolved(row)));
-  tester_->test(id, model_->node(row));
+  if (kind() == QLatin1String("slurm")) tester_->testSlurm(id, model_->node(row), slurm_->spec());
+  else tester_->test(id, model_->node(row));
   showReport();
   updateState();
 }

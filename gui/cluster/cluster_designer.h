@@ -1,10 +1,15 @@
 // ClusterDesigner: the "Clusters" page. Left: the saved clusters ("This machine" first, not
-// editable). Right: the selected cluster's name and node table (name, host, port, user, auth,
+// editable). Right: the selected cluster's name, its kind ("SSH nodes" or "Slurm cluster") and
+// node table (name, host, port, user, auth,
 // key file, GPUs, work directory, jump host, "as resolved" through ~/.ssh/config, last test),
 // add / duplicate / remove node, a key file chooser, "Test connection" for the selected node and
 // "Test all" (reports: OS, CPUs, memory, free disk in the work directory, glibc, GPUs), the
 // problems td::remote::validate() finds (Save is disabled while there are any), Save / Revert /
 // Delete through StoreClient (store errors shown), and a guard against losing unsaved edits.
+// A Slurm cluster's table holds its one login node (the GPU, work directory, address and
+// interface columns are hidden: the Slurm settings have them) and below it the Slurm settings
+// with the batch-script preview (SlurmSettings); its Test connection also asks sinfo about the
+// partition (ConnectionTester::testSlurm).
 // No secret is ever part of a cluster: passwords and passphrases are asked for by NodeAccess
 // when a node is opened (and kept only in the system keyring).
 //
@@ -20,6 +25,8 @@
 
 #include "remote/cluster.h"
 
+class QComboBox;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -35,6 +42,7 @@ class ClusterList;
 class ConnectionTester;
 class NodeAccess;
 class NodeTableModel;
+class SlurmSettings;
 class StoreClient;
 
 class ClusterDesigner : public QWidget {
@@ -58,7 +66,8 @@ class ClusterDesigner : public QWidget {
   bool selectCluster(const QString& name, bool discard = false);
   /// Starts a new, unsaved cluster with one empty node (guarded like selectCluster()).
   bool newCluster(bool discard = false);
-  /// The cluster being edited (the name field and the table), or the local one.
+  /// The cluster being edited (name, kind, the table and, for kind "slurm", the Slurm
+  /// settings), or the local one.
   td::remote::ClusterSpec spec() const;
   /// Shows `spec` as an unsaved edit of a new cluster (no guard).
   void setSpec(const td::remote::ClusterSpec& spec);
@@ -82,6 +91,12 @@ class ClusterDesigner : public QWidget {
   void revert();
   /// Asks, then removes the selected saved cluster from the store.
   void deleteCluster();
+
+  /// Kind of the cluster being edited: "ssh" or "slurm".
+  QString kind() const;
+  /// Switches the kind being edited (as the Kind choice does: an edit).
+  void setKind(const QString& kind);
+  SlurmSettings* slurmSettings() const { return slurm_; }
 
   NodeTableModel* nodeModel() const { return model_; }
   ConnectionTester* tester() const { return tester_; }
@@ -107,6 +122,8 @@ class ClusterDesigner : public QWidget {
   int selectedRow() const;
   bool guard(std::function<void()> then, const QString& question = {});
   void chooseKeyFile();
+  void showKind(const td::remote::ClusterSpec& spec);
+  void applyKind();
 
   QPointer<StoreClient> store_;
   NodeAccess* access_ = nullptr;
@@ -122,6 +139,9 @@ class ClusterDesigner : public QWidget {
   QPushButton* delete_ = nullptr;
   QStackedWidget* stack_ = nullptr;
   QLineEdit* name_ = nullptr;
+  QComboBox* kind_ = nullptr;
+  QGroupBox* slurm_box_ = nullptr;
+  SlurmSettings* slurm_ = nullptr;
   QTableView* table_ = nullptr;
   QPushButton* add_node_ = nullptr;
   QPushButton* duplicate_ = nullptr;

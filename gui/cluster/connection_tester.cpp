@@ -22,7 +22,22 @@ ConnectionTester::~ConnectionTester() {
 
 void ConnectionTester::setTimeoutMs(int ms) { timeout_ms_ = ms > 0 ? ms : 15000; }
 
-void ConnectionTester::test(const QString& id, const td::remote::NodeSpec& node) {
+void ConnectionTester::test(const QString& id, const td::remote::NodeSpec& node) { start(id, node, nullptr); }
+
+void ConnectionTester::testSlurm(const QString& id, const td::remote::NodeSpec& login,
+                                 const td::remote::SlurmSpec& slurm) {
+  start(id, login, &slurm);
+}
+
+QString ConnectionTester::slurmReportLine(const td::remote::PartitionInfo& p) {
+  return tr("Slurm: %1").arg(QString::fromStdString(td::remote::partition_summary(p)));
+}
+
+QString ConnectionTester::slurmFailureLine(const QString& message) {
+  return tr("Slurm: FAILED: %1 (check that sinfo runs on the login node and the partition is right)").arg(message);
+}
+
+void ConnectionTester::start(const QString& id, const td::remote::NodeSpec& node, const td::remote::SlurmSpec* slurm) {
   cancel(id);
   Job job;
   job.serial = next_serial_++;
@@ -40,6 +55,10 @@ void ConnectionTester::test(const QString& id, const td::remote::NodeSpec& node)
   const int timeout = timeout_ms_;
   const std::string extra = extra_path_.toStdString();
   const quint64 serial = job.serial;
+  const bool is_slurm = slurm != nullptr;
+  const std::string partition = slurm ? slurm->partition : std::string();
+  // A Slurm cluster's runs live in its shared work directory, not in the login node's own.
+  const std::string work_dir = slurm && !slurm->work_dir.empty() ? slurm->work_dir : node.work_dir;
   std::shared_ptr<std::atomic<bool>> cancel_flag = job.cancel;
   QPointer<ConnectionTester> self(this);
   std::thread([=] {
@@ -52,9 +71,17 @@ void ConnectionTester::test(const QString& id, const td::remote::NodeSpec& node)
       po.extra_path = extra;
       po.timeout_ms = 2 * timeout;
       if (!cancel_flag->load()) {
-        report = td::remote::probe_node(s, node.work_dir, po);
+        report = td::remote::probe_node(s, work_dir, po);
         text = QString::fromStdString(td::remote::format_report(report));
         ok = true;
+      }
+      if (ok && is_slurm && !cancel_flag->load()) {
+        try {
+          text += QLatin1Char('\n') + slurmReportLine(td::remote::partition_info(s, partition));
+        } catch (const std::exception& e) {
+          text += QLatin1Char('\n') + slurmFailureLine(QString::fromStdString(e.what()));
+          ok = false;
+        }
       }
     } catch (const std::exception& e) {
       text = QString::fromStdString(e.what());

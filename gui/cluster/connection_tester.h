@@ -8,6 +8,13 @@
 // each libssh2 call: timeoutMs(); the probe command: 2 × timeoutMs()), so a blackholed node
 // fails after about timeoutMs(), never hangs.
 //
+// testSlurm(id, login, slurm) tests a Slurm cluster's login node the same way (the free disk
+// is that of the shared work directory), then asks `sinfo` about its partition on the same
+// Session (td::remote::partition_info): the report gets one more line, slurmReportLine() ("Slurm:
+// partition gpu (default) up: 2 idle, 1 allocated, 0 other node(s); 16 GPUs; time limit
+// 1-00:00:00"); when sinfo fails (not installed, no controller, no such partition) the test
+// fails with the node's report and slurmFailureLine().
+//
 // cancel(id) reports cancelled(id) at once and drops the worker's late result; the worker
 // itself stops at its next check or timeout (a connect in progress cannot be interrupted).
 //
@@ -48,8 +55,14 @@ class ConnectionTester : public QObject {
   /// Starts testing `node` under `id` (the caller's key, e.g. a node row's id); a test already
   /// running under `id` is cancelled first. Emits started(id) at once.
   void test(const QString& id, const td::remote::NodeSpec& node);
+  /// As test() for the login node of a Slurm cluster with settings `slurm` (see above).
+  void testSlurm(const QString& id, const td::remote::NodeSpec& login, const td::remote::SlurmSpec& slurm);
   void cancel(const QString& id);
   void cancelAll();
+  /// The report's Slurm line for what sinfo said: "Slurm: " + td::remote::partition_summary(p).
+  static QString slurmReportLine(const td::remote::PartitionInfo& p);
+  /// The report's Slurm line when sinfo failed: "Slurm: FAILED: <message> (...what to check)".
+  static QString slurmFailureLine(const QString& message);
   bool isRunning(const QString& id) const { return jobs_.contains(id); }
   int running() const { return static_cast<int>(jobs_.size()); }
 
@@ -66,6 +79,7 @@ class ConnectionTester : public QObject {
     quint64 serial = 0;
     std::shared_ptr<std::atomic<bool>> cancel;
   };
+  void start(const QString& id, const td::remote::NodeSpec& node, const td::remote::SlurmSpec* slurm);
   void deliver(const QString& id, quint64 serial, bool ok, const QString& text, const td::remote::NodeReport& r);
 
   NodeAccess* access_;
