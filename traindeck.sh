@@ -21,7 +21,8 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-
             libssh2-1-dev qtkeychain-qt6-dev libgloo-dev libcpp-httplib-dev
             qt6-translations-l10n)  # Qt's own dialogs in the UI's language (the .deb Recommends it)
 TEST_PKGS=(python3 python3-torch sentencepiece openssh-server openssh-client iproute2
-           lintian appstream desktop-file-utils clang libclang-rt-14-dev protobuf-compiler prometheus)
+           lintian appstream desktop-file-utils clang libclang-rt-14-dev protobuf-compiler prometheus
+           slurm-wlm munge podman runc)  # a real Slurm and a real container runtime for the target tests
 
 install_missing() {
   local missing=() p

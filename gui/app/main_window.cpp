@@ -52,6 +52,7 @@
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
 #include "gui/runs/run_targets.h"
+#include "gui/runs/slurm_target.h"
 #include "store/plan_measured.h"
 #include "store/store.h"
 
@@ -81,6 +82,7 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   targets_->add(runs_);
   remote_runs_ = new RemoteRunController(nullptr, access_->connector());
   targets_->add(remote_runs_);
+  targets_->add(new SlurmTarget(nullptr, access_->connector()));
   // Seconds a stopping engine gets (SIGTERM: finish the step, checkpoint) before SIGKILL.
   targets_->setKillTimeoutMs(QSettings().value(QStringLiteral("run/kill_timeout_s"), 30).toInt() * 1000);
   experiments_->setRunActivePredicate([this](const QString& id) { return targets_->isActive(id); });
@@ -174,6 +176,7 @@ void MainWindow::buildPanels() {
   compare_dashboard_ = new Dashboard(store_.get(), compare_);
   compare_->setChartsWidget(compare_dashboard_);
   run_view_->setRemoteRunController(remote_runs_);
+  run_view_->setRunTargets(targets_);
   clusters_ = new ClusterDesigner(store_.get(), access_, pages_);
   connect(clusters_->clusterList(), &ClusterList::changed, this, &MainWindow::rebuildTargets);
   rebuildTargets();
@@ -490,9 +493,11 @@ QString MainWindow::startRun(QString* error) {
   RunPlacement placement;
   if (target.size() == 2) {
     const auto cluster = clusters_->clusterList()->cluster(target[0]);
+    const bool slurm = target[1] == QLatin1String("slurm");
     const bool all = target[1] == QLatin1String("all");
-    const int node = all ? -1 : target[1].toInt();
-    if (!cluster || (all ? cluster->nodes.size() < 2 : node < 0 || node >= int(cluster->nodes.size()))) {
+    const int node = all || slurm ? -1 : target[1].toInt();
+    if (!cluster || slurm != cluster->is_slurm() ||
+        (slurm ? false : all ? cluster->nodes.size() < 2 : node < 0 || node >= int(cluster->nodes.size()))) {
       if (error) *error = tr("The cluster %1 has changed; choose where to train again.").arg(target[0]);
       rebuildTargets();
       return {};
@@ -530,6 +535,14 @@ void MainWindow::rebuildTargets() {
   for (const QString& name : list->names()) {
     const auto c = list->cluster(name);
     if (!c) continue;
+    if (c->is_slurm()) {  // Slurm places the ranks: one entry for the cluster
+      const auto& sl = c->slurm;
+      const QString what = sl.gpus_per_node > 0 ? tr("%1 nodes × %2 GPUs").arg(sl.nodes).arg(sl.gpus_per_node)
+                                                : tr("%1 CPU nodes").arg(sl.nodes);
+      train_on_->addItem(icon(QStringLiteral("remote")), tr("%1 (Slurm, %2)").arg(name, what),
+                         QStringList{name, QStringLiteral("slurm")});
+      continue;
+    }
     // Every node at once: one rank per GPU, or one per CPU node. A cluster mixing GPU and CPU
     // nodes cannot train as one run (remote/multinode.h refuses it), so it gets no such entry.
     int gpu_nodes = 0;

@@ -33,6 +33,7 @@
 #include "gui/plan/format.h"
 #include "gui/plan/run_plan.h"
 #include "gui/runs/remote_run_controller.h"
+#include "gui/runs/run_targets.h"
 #include "gui/runs/run_controller.h"
 #include "store/format.h"
 #include "store/store.h"
@@ -224,12 +225,52 @@ void RunView::setRemoteRunController(RemoteRunController* remote) {
           [refresh](const QString& id, const QString&) { refresh(id); });
 }
 
+void RunView::setRunTargets(RunTargets* targets) {
+  if (targets_) disconnect(targets_, nullptr, this, nullptr);
+  targets_ = targets;
+  if (!targets) return;
+  connect(targets, &RunTarget::stateChanged, this, [this](const QString& id) {
+    if (id != run_ || !otherTarget(id)) return;
+    const RunTargetState st = targets_->state(id);
+    if (st.phase == RunTargetState::Phase::Deploying) showProgress(id, st.done, st.total, st.detail);
+    else {
+      progress_->setVisible(false);
+      cancel_progress_->setVisible(false);
+    }
+    updateRemoteBar();
+    updateStatus();
+  });
+  connect(targets, &RunTarget::runIngested, this, [this](const QString& id, qint64) {
+    if (otherTarget(id)) onIngested(id);
+  });
+  connect(targets, &RunTarget::logAppended, this, [this](const QString& id, const QString& text) {
+    if (otherTarget(id)) appendLog(id, text);
+  });
+  connect(targets, &RunTarget::runEnded, this, [this](const QString& id, const QString&) {
+    if (id != run_) return;
+    onIngested(id);
+    updateStatus();
+  });
+}
+
+bool RunView::otherTarget(const QString& run_id) const {
+  if (!targets_) return false;
+  const RunTarget* t = targets_->owner(run_id);
+  return t && t != runs_ && t != remote_.data();
+}
+
 bool RunView::runActive(const QString& run_id) const {
-  return !run_id.isEmpty() && (runs_->isActive(run_id) || (remote_ && remote_->isActive(run_id)));
+  return !run_id.isEmpty() && (runs_->isActive(run_id) || (remote_ && remote_->isActive(run_id)) ||
+                               (targets_ && targets_->isActive(run_id)));
 }
 
 void RunView::requestStop() {
   if (run_.isEmpty()) return;
+  if (otherTarget(run_)) {
+    QString err;
+    if (!targets_->stop(run_, &err)) emit targets_->error(err);
+    return;
+  }
   if (remote_ && (remote_run_ || remote_->isActive(run_))) {
     QString err;
     if (!remote_->stopRun(run_, &err)) emit remote_->error(err);
@@ -240,6 +281,11 @@ void RunView::requestStop() {
 
 void RunView::requestResume() {
   if (run_.isEmpty()) return;
+  if (targets_ && remote_run_) {  // the store says which target it ran on
+    QString err;
+    if (!targets_->resume(run_, &err)) emit targets_->error(err);
+    return;
+  }
   if (remote_ && remote_run_) {
     QString err;
     if (!remote_->resumeRun(run_, &err)) emit remote_->error(err);
@@ -270,6 +316,16 @@ void RunView::showProgress(const QString& run_id, qint64 done, qint64 total, con
 }
 
 void RunView::updateRemoteBar() {
+  if (otherTarget(run_)) {  // a Slurm run: the cluster and what its target says
+    const RunFiles f = targets_->files(run_);
+    const RunTargetState st = targets_->state(run_);
+    remote_bar_->setVisible(true);
+    QString text = tr("Cluster %1").arg(f.host);
+    if (!st.detail.isEmpty()) text += QStringLiteral(" · ") + st.detail;
+    node_label_->setText(text);
+    download_->setVisible(false);
+    return;
+  }
   const bool deploying = remote_ && remote_->isDeploying(run_);
   remote_bar_->setVisible(remote_run_ || deploying);
   if (!remote_run_ && !deploying) return;

@@ -31,6 +31,7 @@ class CheckpointsTab;
 class Dashboard;
 class RunController;
 class RemoteRunController;
+class RunTargets;
 class StoreClient;
 
 class RunView : public QWidget {
@@ -60,6 +61,10 @@ class RunView : public QWidget {
   /// start/end and checkpoint download signals to this view (the main window need not wire
   /// those for remote runs). nullptr: remote runs are shown without live state.
   void setRemoteRunController(RemoteRunController* remote);
+  /// Every run target (gui/runs/run_targets.h): runs of targets other than this machine's and
+  /// the SSH one (a Slurm cluster's) show their state here (queued with its reason, deploying,
+  /// running on which nodes), their rows and log; Stop and Resume of such runs go through it.
+  void setRunTargets(RunTargets* targets);
   /// True when the shown run ran on an SSH node (known once its status was read).
   bool isRemoteRun() const { return remote_run_; }
   /// Stop / Resume of the shown run: a remote run goes to the RemoteRunController (its errors
@@ -113,6 +118,9 @@ class RunView : public QWidget {
   QPointer<StoreClient> store_;
   RunController* runs_;
   QPointer<RemoteRunController> remote_;
+  QPointer<RunTargets> targets_;
+  // The shown run is followed by a target other than the local and SSH ones.
+  bool otherTarget(const QString& run_id) const;
   bool remote_run_ = false;
   QString remote_node_;  // the node's display name from the store
   bool remote_has_checkpoint_ = false;

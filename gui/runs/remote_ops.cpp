@@ -66,21 +66,6 @@ fs::path cached_bundle(const fs::path& engine_binary, const fs::path& cache_dir,
   return dir;
 }
 
-int64_t launch_engine(Session& s, const td::remote::DeployResult& d, const std::string& run_id, bool resume) {
-  // Fixed script; the log path and the argv arrive as positional parameters (remote/deploy.cpp).
-  const std::string script = "log=\"$1\"; shift; setsid \"$@\" </dev/null >/dev/null 2>>\"$log\" & echo $!";
-  std::vector<std::string> argv{"sh", "-c", script, "sh", join(d.run_dir, "engine.log"), d.engine, "train",
-                                "--config", d.config_path, "--out", d.run_dir, "--run-id", run_id,
-                                "--no-events-stdout"};
-  if (resume) argv.push_back("--resume");
-  ExecResult r = s.exec(argv);
-  const std::string out = trim(r.out);
-  if (r.exit_status != 0 || out.empty() || out.find_first_not_of("0123456789") != std::string::npos)
-    throw td::Error(s.where() + ": launching the engine failed (exit " + std::to_string(r.exit_status) +
-                    "): " + trim(r.err) + trim(r.out));
-  return std::stoll(out);
-}
-
 std::string fetch_log(Session& s, const std::string& remote_run_dir, uint64_t offset, uint64_t max_bytes,
                       bool* shorter) {
   if (shorter) *shorter = false;

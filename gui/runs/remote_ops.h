@@ -1,7 +1,6 @@
 // Remote-run steps the GUI needs beyond remote/deploy.h, remote/remote_run.h and
-// remote/checkpoints.h: the engine bundle cached per engine binary, a detached launch that can
-// --resume, and the node's engine.log fetched by byte offset. Plain C++ on a td::remote::Session
-// (no Qt).
+// remote/checkpoints.h: the engine bundle cached per engine binary and the node's engine.log
+// fetched by byte offset. Plain C++ on a td::remote::Session (no Qt).
 //
 // Threading rule: that of the Session (one thread at a time); cached_bundle() may be called from
 // any thread (one process-wide lock guards the cache folder); `cancel` flags may be set from any
@@ -25,14 +24,6 @@ namespace td::gui::remote_ops {
 /// Errors: td::Error from make_bundle (binary missing, a library ldd cannot resolve).
 std::filesystem::path cached_bundle(const std::filesystem::path& engine_binary, const std::filesystem::path& cache_dir,
                                     bool* built = nullptr);
-
-/// Starts `d.engine train --config <run_dir>/config.json --out <run_dir> --run-id <run_id>
-/// --no-events-stdout [--resume]` on the node in its own session (setsid), stdin /dev/null,
-/// stdout /dev/null, stderr appended to <run_dir>/engine.log: td::remote::launch_detached with
-/// --resume added when `resume`. Every value is a positional argument of a fixed sh script.
-/// Returns the engine's pid on the node. Errors: td::Error when the command fails.
-int64_t launch_engine(td::remote::Session& s, const td::remote::DeployResult& d, const std::string& run_id,
-                      bool resume);
 
 /// Bytes of <remote_run_dir>/engine.log from byte `offset` on, at most `max_bytes`; "" when the
 /// log is missing or has nothing new. *shorter is set when the node's log is shorter than

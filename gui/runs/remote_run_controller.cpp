@@ -328,6 +328,8 @@ bool RemoteRunController::resumeRun(const QString& run_id, QString* error) {
         if (generation != generation_) return;
         if (!f.info) return emit this->error(tr("Run %1 is not in this store.").arg(run_id));
         if (!f.remote) return emit this->error(tr("Run %1 ran on this machine, not on a node.").arg(run_id));
+        if (f.remote->target != "ssh")
+          return emit this->error(tr("Run %1 ran on a %2 cluster: it resumes there.").arg(run_id, QString::fromStdString(f.remote->target)));
         if (f.info->status == "running" || runs_.count(run_id))
           return emit this->error(tr("Run %1 is still running.").arg(run_id));
         if (f.info->status == "completed")

@@ -216,12 +216,15 @@ Launched deploy_and_launch(const RemoteRunSpec& spec, const RemoteConnector& con
     td::remote::Session s = connect(spec.node);
     check();
     phase(uploading);
+    td::remote::DeployOptions options;
+    options.container = spec.node.container;  // an image runs the engine there (docs/containers.md)
     td::remote::DeployResult d = td::remote::deploy(
         s, bundle, dataset, config_json, spec.node.work_dir, spec.run_id.toStdString(),
-        [&](uint64_t done, uint64_t total) { upload_progress(uploading, done, total); }, &control.cancel_deploy);
+        [&](uint64_t done, uint64_t total) { upload_progress(uploading, done, total); }, &control.cancel_deploy,
+        options);
     check();
     phase(resume ? tr("resuming the engine on the node") : tr("starting the engine on the node"));
-    l.pid = remote_ops::launch_engine(s, d, spec.run_id.toStdString(), resume);
+    l.pid = td::remote::launch_detached(s, d, spec.run_id.toStdString(), resume);
     l.run_dir = d.run_dir;
   } else {
     using Step = td::remote::ClusterLaunchOptions::Step;
@@ -317,6 +320,7 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
     // One try per poll: the reconnect backoff is done here, so the GUI can show each attempt.
     fo.max_reconnect_attempts = 0;
     fo.cancel = &shared.cancel;
+    fo.container = spec.node.container;  // a hard stop also removes the engine's container
     follower.emplace([&connect, node = spec.node] { return connect(node); }, *store, remote_dir, run_id, pid,
                      (local_dir / "events.jsonl").string(), spec.experiment.toStdString(), fo);
   } catch (const std::exception& e) {

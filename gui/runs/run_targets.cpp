@@ -7,7 +7,7 @@ namespace td::gui {
 
 QString RunPlacement::kind() const {
   if (!cluster) return QStringLiteral("local");
-  return QStringLiteral("ssh");
+  return cluster->kind.empty() ? QStringLiteral("ssh") : QString::fromStdString(cluster->kind);
 }
 
 RunTargets::RunTargets(QObject* parent) : RunTarget(parent) {}
