@@ -24,6 +24,7 @@
 
 #include "gui/cluster/cluster_list.h"
 #include "gui/cluster/connection_tester.h"
+#include "gui/cluster/container_settings.h"
 #include "gui/cluster/node_access.h"
 #include "gui/cluster/node_table_model.h"
 #include "gui/cluster/slurm_settings.h"
@@ -183,6 +184,12 @@ void ClusterDesigner::buildUi() {
   node_buttons->addStretch(1);
   for (QPushButton* b : {test_, test_all_, cancel_tests_}) node_buttons->addWidget(b);
   ed->addLayout(node_buttons);
+  container_box_ = new QGroupBox(tr("Container of the selected node"), editor);
+  container_box_->setObjectName(QStringLiteral("containerBox"));
+  auto* container_layout = new QVBoxLayout(container_box_);
+  container_ = new ContainerSettings(container_box_);
+  container_layout->addWidget(container_);
+  ed->addWidget(container_box_);
   slurm_box_ = new QGroupBox(tr("Slurm"), editor);
   slurm_box_->setObjectName(QStringLiteral("slurmBox"));
   auto* slurm_layout = new QVBoxLayout(slurm_box_);
@@ -236,6 +243,14 @@ void ClusterDesigner::buildUi() {
     markDirty();
   });
   connect(slurm_, &SlurmSettings::edited, this, &ClusterDesigner::markDirty);
+  connect(container_, &ContainerSettings::edited, this, [this] {
+    const int row = selectedRow();
+    if (row < 0) return;
+    td::remote::NodeSpec n = model_->node(row);
+    n.container = container_->spec();
+    model_->setNode(row, n);  // nodesEdited(): markDirty()
+    table_->resizeColumnToContents(NodeTableModel::Container);
+  });
   connect(add_node_, &QPushButton::clicked, this, [this] {
     const int row = model_->addNode();
     table_->selectRow(row);
@@ -257,10 +272,12 @@ void ClusterDesigner::buildUi() {
   connect(cancel_tests_, &QPushButton::clicked, this, &ClusterDesigner::cancelTests);
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
     showReport();
+    showContainer();
     updateState();
   });
   connect(model_, &QAbstractItemModel::modelReset, this, [this] {
     table_->resizeColumnsToContents();
+    showContainer();
     updateState();
   });
   connect(model_, &QAbstractItemModel::rowsInserted, table_, &QTableView::resizeColumnsToContents);
@@ -433,7 +450,9 @@ void ClusterDesigner::showKind(const td::remote::ClusterSpec& spec) {
 void ClusterDesigner::applyKind() {
   const bool slurm = kind() == QLatin1String("slurm");
   slurm_box_->setVisible(slurm);
-  for (int column : {NodeTableModel::Gpus, NodeTableModel::WorkDir, NodeTableModel::Address, NodeTableModel::IfName})
+  container_box_->setVisible(!slurm);  // a Slurm job runs the bundle (containers there: not yet)
+  for (int column : {NodeTableModel::Gpus, NodeTableModel::WorkDir, NodeTableModel::Address, NodeTableModel::IfName,
+                     NodeTableModel::Container})
     table_->setColumnHidden(column, slurm);
   if (auto* l = qobject_cast<QBoxLayout*>(table_->parentWidget()->layout())) l->setStretchFactor(table_, slurm ? 1 : 3);
   report_->setPlaceholderText(
@@ -441,6 +460,13 @@ void ClusterDesigner::applyKind() {
                  "and glibc, and what sinfo says about the partition appear here.")
             : tr("Select a node and press Test connection: its OS, CPUs, memory, free disk in the work directory, "
                  "glibc and GPUs appear here."));
+}
+
+// The selected node's container in the container fields (none selected: empty and disabled).
+void ClusterDesigner::showContainer() {
+  const int row = selectedRow();
+  container_->setSpec(row >= 0 ? model_->node(row).container : td::remote::ContainerSpec{});
+  container_->setEnabled(row >= 0);
 }
 
 // ---- editing state -----------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 // editable). Right: the selected cluster's name, its kind ("SSH nodes" or "Slurm cluster") and
 // node table (name, host, port, user, auth,
 // key file, GPUs, work directory, jump host, "as resolved" through ~/.ssh/config, last test),
+// under it the container setting of the selected node (ContainerSettings: runtime, image,
+// extra mounts; SSH clusters only, a Slurm cluster's box is hidden),
 // add / duplicate / remove node, a key file chooser, "Test connection" for the selected node and
 // "Test all" (reports: OS, CPUs, memory, free disk in the work directory, glibc, GPUs), the
 // problems td::remote::validate() finds (Save is disabled while there are any), Save / Revert /
@@ -42,6 +44,7 @@ class ClusterList;
 class ConnectionTester;
 class NodeAccess;
 class NodeTableModel;
+class ContainerSettings;
 class SlurmSettings;
 class StoreClient;
 
@@ -97,6 +100,8 @@ class ClusterDesigner : public QWidget {
   /// Switches the kind being edited (as the Kind choice does: an edit).
   void setKind(const QString& kind);
   SlurmSettings* slurmSettings() const { return slurm_; }
+  /// The container fields of the selected node (disabled while no node is selected).
+  ContainerSettings* containerSettings() const { return container_; }
 
   NodeTableModel* nodeModel() const { return model_; }
   ConnectionTester* tester() const { return tester_; }
@@ -124,6 +129,7 @@ class ClusterDesigner : public QWidget {
   void chooseKeyFile();
   void showKind(const td::remote::ClusterSpec& spec);
   void applyKind();
+  void showContainer();
 
   QPointer<StoreClient> store_;
   NodeAccess* access_ = nullptr;
@@ -142,6 +148,8 @@ class ClusterDesigner : public QWidget {
   QComboBox* kind_ = nullptr;
   QGroupBox* slurm_box_ = nullptr;
   SlurmSettings* slurm_ = nullptr;
+  QGroupBox* container_box_ = nullptr;
+  ContainerSettings* container_ = nullptr;
   QTableView* table_ = nullptr;
   QPushButton* add_node_ = nullptr;
   QPushButton* duplicate_ = nullptr;

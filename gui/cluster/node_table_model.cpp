@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QStyle>
 
+#include "gui/cluster/container_settings.h"
 #include "remote/ssh_config.h"
 
 namespace td::gui {
@@ -164,6 +165,7 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
       case Jump: return QString::fromStdString(n.jump);
       case Address: return QString::fromStdString(n.address);
       case IfName: return QString::fromStdString(n.ifname);
+      case Container: return containerSummary(n.container);
       case Resolved: return r.hint;
       case Status:
         switch (r.state) {
@@ -189,6 +191,9 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
     if (index.column() == IfName)
       return tr("Runs on several nodes: the network interface for collectives (e.g. eth0, ib0); empty: the "
                 "interface toward the first node");
+    if (index.column() == Container)
+      return tr("The image the engine runs in on this node; empty: the engine bundle, no container. Set it under "
+                "the table for the selected node");
   }
   if (role == Qt::DecorationRole && index.column() == Status && QApplication::style()) {
     switch (r.state) {
@@ -253,6 +258,7 @@ QVariant NodeTableModel::headerData(int section, Qt::Orientation orientation, in
     case Jump: return tr("Jump host");
     case Address: return tr("Cluster address");
     case IfName: return tr("Interface");
+    case Container: return tr("Container");
     case Resolved: return tr("As resolved");
     case Status: return tr("Test");
   }

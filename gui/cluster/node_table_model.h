@@ -1,8 +1,10 @@
 // NodeTableModel: the nodes of the cluster being edited, one row each, for the designer's table.
 //
 // Columns: name, host, port, user, auth (agent / key / password), key file, GPUs, work
-// directory, jump host (editable; EditRole gives the NodeSpec value: port and GPUs as int, auth
-// as "agent"/"key"/"password"), then, read-only, the last "Test connection" status (icon, one
+// directory, jump host, cluster address, interface (editable; EditRole gives the NodeSpec value:
+// port and GPUs as int, auth as "agent"/"key"/"password"), then, read-only, the container
+// ("podman: localhost/traindeck-engine:0.1.0", empty for the bare bundle; edited with
+// ContainerSettings under the table, through setNode()), the last "Test connection" status (icon, one
 // word; tooltip: the whole report or error) and "as resolved" (where ~/.ssh/config takes the
 // node, e.g. "gpu1 → ana@10.1.2.3:2200 via bastion"). Port 0 shows empty (= the config's Port,
 // else 22). Values are stored as typed: a port of 70000 is kept and reported by
@@ -30,7 +32,7 @@ class NodeTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   // Address and IfName: multi-node runs (remote/cluster.h NodeSpec::address, ifname).
-  enum Column { Name, Host, Port, User, Auth, KeyFile, Gpus, WorkDir, Jump, Address, IfName, Status, Resolved, ColumnCount };
+  enum Column { Name, Host, Port, User, Auth, KeyFile, Gpus, WorkDir, Jump, Address, IfName, Container, Status, Resolved, ColumnCount };
   enum class TestState { None, Testing, Ok, Failed };
 
   explicit NodeTableModel(QObject* parent = nullptr);
