@@ -53,6 +53,11 @@ NOT_RUN = [
     (r"^(cmake|cpack) ", "builds the project or the package (minutes; tests/packaging builds the package)"),
     (r"^traindeck( |$)", "opens the desktop workbench, which needs a display (the GUI tests cover it)"),
     (r"^ssh(-keygen|-copy-id|-add)? ", "needs a real SSH node (tests/remote runs against a local sshd)"),
+    (r"^(sinfo|squeue|sacct|scontrol|sbatch|scancel|srun) ", "needs a real Slurm cluster (tests/remote/test_slurm and "
+                                                          "tests/gui/runs/test_slurm_target start one)"),
+    (r"^\./traindeck\.sh image", "builds an OCI image with podman as root (tests/remote/test_container builds "
+                                 "and runs it)"),
+    (r"^podman ", "needs podman as root (tests/remote/test_container runs a training in a container)"),
     (r"^pip install ", "transformers is not in Debian: it needs the network (tests/engine/test_export "
                        "checks the export with an independent PyTorch reader)"),
 ]
