@@ -599,6 +599,11 @@
     </message>
     <message>
         <location line="+36"/>
+        <source>Container of the selected node</source>
+        <translation>Container des ausgewählten Knotens</translation>
+    </message>
+    <message>
+        <location line="+36"/>
         <source>Slurm</source>
         <translation>Slurm</translation>
     </message>
@@ -962,6 +967,54 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <location line="+12"/>
         <source>No node access is configured (internal error).</source>
         <translation>Es ist kein Knotenzugriff eingerichtet (interner Fehler).</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::ContainerSettings</name>
+    <message>
+        <location filename="../gui/cluster/container_settings.cpp" line="+30"/>
+        <source>%1: (no image)</source>
+        <translation>%1: (kein Image)</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>The program on the node that runs the image</source>
+        <translation>Das Programm auf dem Knoten, das das Image ausführt</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>empty: the engine bundle, no container (e.g. localhost/traindeck-engine:0.1.0)</source>
+        <translation>leer: das Engine-Paket, kein Container (z. B. localhost/traindeck-engine:0.1.0)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>podman/docker: an image present on the node (never pulled at launch); apptainer: a .sif file on the node or a docker:// URI</source>
+        <translation>podman/docker: ein Image, das auf dem Knoten vorhanden ist (beim Start nie heruntergeladen); apptainer: eine .sif-Datei auf dem Knoten oder eine docker://-URI</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>host:container[:ro], one a line or comma-separated, e.g. /scratch/corpora:/corpora:ro</source>
+        <translation>host:container[:ro], eine pro Zeile oder durch Kommas getrennt, z. B. /scratch/corpora:/corpora:ro</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Extra folders of the node inside the container (the work directory is always mounted at its own path)</source>
+        <translation>Weitere Ordner des Knotens im Container (das Arbeitsverzeichnis ist immer unter seinem eigenen Pfad eingebunden)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Runtime:</source>
+        <translation>Laufzeit:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Image:</source>
+        <translation>Image:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Extra mounts:</source>
+        <translation>Weitere Einbindungen:</translation>
     </message>
 </context>
 <context>
@@ -3121,6 +3174,11 @@ Standard: %3</translation>
         <translation>Bei Läufen auf mehreren Knoten: die Netzwerkschnittstelle für Kollektive (z. B. eth0, ib0); leer: die Schnittstelle in Richtung des ersten Knotens</translation>
     </message>
     <message>
+        <location line="+3"/>
+        <source>The image the engine runs in on this node; empty: the engine bundle, no container. Set it under the table for the selected node</source>
+        <translation>Das Image, in dem die Engine auf diesem Knoten läuft; leer: das Engine-Paket, kein Container. Unter der Tabelle für den ausgewählten Knoten einstellen</translation>
+    </message>
+    <message>
         <location line="+55"/>
         <source>Name</source>
         <translation>Name</translation>
@@ -3174,6 +3232,11 @@ Standard: %3</translation>
         <location line="+1"/>
         <source>Interface</source>
         <translation>Schnittstelle</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Container</source>
+        <translation>Container</translation>
     </message>
     <message>
         <location line="+1"/>
