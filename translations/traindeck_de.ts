@@ -85,17 +85,19 @@
     </message>
     <message>
         <location filename="../gui/runs/remote_run_job.cpp" line="+202"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+100"/>
         <source>preparing the engine bundle</source>
         <translation>Engine-Paket wird vorbereitet</translation>
     </message>
     <message>
         <location line="+13"/>
-        <location line="+23"/>
+        <location line="+26"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+8"/>
         <source>connecting to %1</source>
         <translation>Verbindung zu %1 wird hergestellt</translation>
     </message>
     <message>
-        <location line="-47"/>
+        <location line="-50"/>
         <source>uploading the engine and the dataset</source>
         <translation>Engine und Datensatz werden hochgeladen</translation>
     </message>
@@ -105,7 +107,7 @@
         <translation>eine andere Bereitstellung auf %1 wird abgewartet</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+16"/>
         <source>resuming the engine on the node</source>
         <translation>Engine wird auf dem Knoten fortgesetzt</translation>
     </message>
@@ -132,16 +134,18 @@
     </message>
     <message>
         <location line="+58"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+46"/>
         <source>deploy cancelled</source>
         <translation>Bereitstellung abgebrochen</translation>
     </message>
     <message>
-        <location line="+73"/>
+        <location line="+74"/>
         <source>connecting</source>
         <translation>Verbindung wird hergestellt</translation>
     </message>
     <message>
         <location line="+17"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+83"/>
         <source>stopping</source>
         <translation>wird angehalten</translation>
     </message>
@@ -157,6 +161,7 @@
     </message>
     <message>
         <location line="+14"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+38"/>
         <source>reconnecting (attempt %1): %2</source>
         <translation>erneuter Verbindungsaufbau (Versuch %1): %2</translation>
     </message>
@@ -204,6 +209,21 @@
         <location line="+1"/>
         <source>%1 tokens/s</source>
         <translation>%1 tokens/s</translation>
+    </message>
+    <message>
+        <location filename="../gui/runs/slurm_target.cpp" line="-161"/>
+        <source>uploading to %1</source>
+        <translation>lade nach %1 hoch</translation>
+    </message>
+    <message>
+        <location line="+134"/>
+        <source>job %1 on %2</source>
+        <translation>Job %1 auf %2</translation>
+    </message>
+    <message>
+        <location line="+232"/>
+        <source>Run %1: its stored Slurm cluster is unreadable: %2</source>
+        <translation>Lauf %1: Sein gespeicherter Slurm-Cluster ist nicht lesbar: %2</translation>
     </message>
 </context>
 <context>
@@ -483,7 +503,7 @@
 <context>
     <name>td::gui::ClusterDesigner</name>
     <message>
-        <location filename="../gui/cluster/cluster_designer.cpp" line="+92"/>
+        <location filename="../gui/cluster/cluster_designer.cpp" line="+93"/>
         <source>Test cancelled.</source>
         <translation>Test abgebrochen.</translation>
     </message>
@@ -568,17 +588,17 @@
         <translation>Tests abbrechen</translation>
     </message>
     <message>
-        <location line="+262"/>
+        <location line="+280"/>
         <source>Select a node and press Test connection: its OS, CPUs, memory, free disk in the work directory, glibc and GPUs appear here.</source>
         <translation>Wählen Sie einen Knoten und drücken Sie „Verbindung testen“: Sein Betriebssystem, seine CPUs, sein Speicher, der freie Plattenplatz im Arbeitsverzeichnis, glibc und seine GPUs erscheinen hier.</translation>
     </message>
     <message>
-        <location line="-227"/>
+        <location line="-239"/>
         <source>Revert</source>
         <translation>Zurücksetzen</translation>
     </message>
     <message>
-        <location line="-69"/>
+        <location line="-75"/>
         <source>SSH nodes</source>
         <translation>SSH-Knoten</translation>
     </message>
@@ -603,7 +623,7 @@
         <translation>Container des ausgewählten Knotens</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+6"/>
         <source>Slurm</source>
         <translation>Slurm</translation>
     </message>
@@ -613,7 +633,7 @@
         <translation>Speichern</translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+81"/>
         <source>Train on this computer (not editable)</source>
         <translation>Auf diesem Computer trainieren (nicht bearbeitbar)</translation>
     </message>
@@ -656,12 +676,12 @@
         <translation>Neuer Cluster: Geben Sie ihm einen Namen, tragen Sie seine Knoten ein und drücken Sie dann „Speichern“.</translation>
     </message>
     <message>
-        <location line="+77"/>
+        <location line="+79"/>
         <source>Press Test connection: the login node&apos;s OS, CPUs, memory, free disk in the shared work directory and glibc, and what sinfo says about the partition appear here.</source>
         <translation>Drücken Sie „Verbindung testen“: Betriebssystem, CPUs, Arbeitsspeicher, freier Platz im gemeinsamen Arbeitsverzeichnis und glibc des Login-Knotens sowie das, was sinfo über die Partition meldet, erscheinen hier.</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+27"/>
         <source>the cluster has no node: add one (a cluster without nodes is this machine)</source>
         <translation>der Cluster hat keinen Knoten: Fügen Sie einen hinzu (ein Cluster ohne Knoten ist dieser Rechner)</translation>
     </message>
@@ -2326,42 +2346,42 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::MainWindow</name>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+107"/>
+        <location filename="../gui/app/main_window.cpp" line="+109"/>
         <source>Cannot open the store %1: %2 Use File &gt; Open store or New store.</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2 Verwenden Sie Datei &gt; Datenbank öffnen oder Neue Datenbank.</translation>
     </message>
     <message>
         <location line="+24"/>
-        <location line="+508"/>
+        <location line="+519"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <location line="-458"/>
-        <location line="+452"/>
+        <location line="-468"/>
+        <location line="+462"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-451"/>
-        <location line="+452"/>
+        <location line="-461"/>
+        <location line="+462"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-451"/>
-        <location line="+452"/>
+        <location line="-461"/>
+        <location line="+462"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-451"/>
-        <location line="+452"/>
+        <location line="-461"/>
+        <location line="+462"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-395"/>
+        <location line="-405"/>
         <source>Run %1 started.</source>
         <translation>Lauf %1 gestartet.</translation>
     </message>
@@ -2376,13 +2396,13 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Lauf %1 beendet: %2.</translation>
     </message>
     <message>
-        <location line="-125"/>
-        <location line="+507"/>
+        <location line="-126"/>
+        <location line="+518"/>
         <source>Train this model where &quot;Train on&quot; says (Ctrl+R)</source>
         <translation>Dieses Modell dort trainieren, wo „Trainieren auf“ angibt (Strg+R)</translation>
     </message>
     <message>
-        <location line="-492"/>
+        <location line="-503"/>
         <source>Train on:</source>
         <translation>Trainieren auf:</translation>
     </message>
@@ -2392,13 +2412,13 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Dieser Rechner, ein Knoten eines auf der Seite „Cluster“ gespeicherten Clusters oder alle seine Knoten (Bereitstellung über SSH; ein Rank pro GPU, einer pro CPU-Knoten)</translation>
     </message>
     <message>
-        <location line="+34"/>
-        <location line="+452"/>
+        <location line="+35"/>
+        <location line="+462"/>
         <source>Clusters</source>
         <translation>Cluster</translation>
     </message>
     <message>
-        <location line="-421"/>
+        <location line="-431"/>
         <source>Dataset %1 is ready; the designer uses it now (vocab_size %2).</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt (vocab_size %2).</translation>
     </message>
@@ -2540,12 +2560,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+17"/>
-        <location line="+274"/>
+        <location line="+284"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-233"/>
+        <location line="-243"/>
         <source>Cannot open the store %1: %2</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2</translation>
     </message>
@@ -2560,7 +2580,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der Entwurf hat ungültige Felder (rot markiert): Korrigieren Sie sie zuerst.</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+26"/>
         <source>The cluster %1 has changed; choose where to train again.</source>
         <translation>Der Cluster %1 hat sich geändert; wählen Sie erneut, wo trainiert werden soll.</translation>
     </message>
@@ -2570,7 +2590,22 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Lauf %1 wird auf %2 bereitgestellt…</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+26"/>
+        <source>%1 nodes × %2 GPUs</source>
+        <translation>%1 Knoten × %2 GPUs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 CPU nodes</source>
+        <translation>%1 CPU-Knoten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 (Slurm, %2)</source>
+        <translation>%1 (Slurm, %2)</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>%1 / all %2 nodes (%3 ranks)</source>
         <translation>%1 / alle %2 Knoten (%3 Ranks)</translation>
     </message>
@@ -2649,7 +2684,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>TrainDeck</translation>
     </message>
     <message>
-        <location line="-375"/>
+        <location line="-385"/>
         <source>Language: %1.</source>
         <translation>Sprache: %1.</translation>
     </message>
@@ -2659,7 +2694,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>&amp;Benutzerhandbuch</translation>
     </message>
     <message>
-        <location line="+245"/>
+        <location line="+255"/>
         <source>Save them before you quit?</source>
         <translation>Vor dem Beenden speichern?</translation>
     </message>
@@ -2679,7 +2714,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Benutzerhandbuch geöffnet: %1.</translation>
     </message>
     <message>
-        <location line="-522"/>
+        <location line="-533"/>
         <source>Run name:</source>
         <translation>Laufname:</translation>
     </message>
@@ -2689,7 +2724,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Wird statt der Lauf-ID in der Seitenleiste, in Legenden und Tabellen gezeigt; später in der Seitenleiste umbenennbar. Leer: die Felder, die sich vom letzten Lauf des Experiments unterscheiden.</translation>
     </message>
     <message>
-        <location line="+313"/>
+        <location line="+314"/>
         <source>optional</source>
         <translation>optional</translation>
     </message>
@@ -3094,7 +3129,7 @@ Standard: %3</translation>
 <context>
     <name>td::gui::NodeTableModel</name>
     <message>
-        <location filename="../gui/cluster/node_table_model.cpp" line="+38"/>
+        <location filename="../gui/cluster/node_table_model.cpp" line="+39"/>
         <source> via %1</source>
         <translation> über %1</translation>
     </message>
@@ -3119,7 +3154,7 @@ Standard: %3</translation>
         <translation>%1 Kopie</translation>
     </message>
     <message>
-        <location line="+59"/>
+        <location line="+60"/>
         <source>testing…</source>
         <translation>wird getestet…</translation>
     </message>
@@ -3410,12 +3445,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+21"/>
-        <location line="+15"/>
+        <location line="+17"/>
         <source>Run %1 is still running.</source>
         <translation>Lauf %1 läuft noch.</translation>
     </message>
     <message>
-        <location line="-3"/>
+        <location line="-5"/>
         <source>Run %1 is not in this store.</source>
         <translation>Lauf %1 ist nicht in dieser Datenbank.</translation>
     </message>
@@ -3423,6 +3458,11 @@ Standard: %3</translation>
         <location line="+1"/>
         <source>Run %1 ran on this machine, not on a node.</source>
         <translation>Lauf %1 lief auf diesem Rechner, nicht auf einem Knoten.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Run %1 ran on a %2 cluster: it resumes there.</source>
+        <translation>Lauf %1 lief auf einem %2-Cluster: Er wird dort fortgesetzt.</translation>
     </message>
     <message>
         <location line="+4"/>
@@ -3441,8 +3481,8 @@ Standard: %3</translation>
         <translation>Checkpoints von Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-325"/>
-        <location line="+231"/>
+        <location line="-327"/>
+        <location line="+233"/>
         <source>Run %1: its stored node is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
     </message>
@@ -3683,13 +3723,13 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunView</name>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+67"/>
-        <location line="+277"/>
+        <location filename="../gui/app/run_view.cpp" line="+68"/>
+        <location line="+332"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
     <message>
-        <location line="-183"/>
+        <location line="-238"/>
         <source>Download the newest checkpoint into</source>
         <translation>Neuesten Checkpoint herunterladen nach</translation>
     </message>
@@ -3710,12 +3750,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+216"/>
+        <location line="+271"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-215"/>
+        <location line="-270"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -3795,7 +3835,7 @@ Standard: %3</translation>
         <translation>Checkpoint in %1 gespeichert</translation>
     </message>
     <message>
-        <location line="+51"/>
+        <location line="+96"/>
         <source>connecting to %1</source>
         <translation>Verbindung zu %1 wird hergestellt</translation>
     </message>
@@ -3806,12 +3846,17 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+8"/>
+        <location line="+18"/>
         <source>Node %1</source>
         <translation>Knoten %1</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="-10"/>
+        <source>Cluster %1</source>
+        <translation>Cluster %1</translation>
+    </message>
+    <message>
+        <location line="+14"/>
         <source>not followed</source>
         <translation>nicht verfolgt</translation>
     </message>
@@ -4299,6 +4344,88 @@ Standard: %3</translation>
         <location line="+80"/>
         <source>No batch script yet: %1</source>
         <translation>Noch kein Batch-Skript: %1</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::SlurmTarget</name>
+    <message>
+        <location filename="../gui/runs/slurm_target.cpp" line="-133"/>
+        <location line="+142"/>
+        <source>No store is open.</source>
+        <translation>Keine Datenbank geöffnet.</translation>
+    </message>
+    <message>
+        <location line="-141"/>
+        <source>No way to reach the cluster&apos;s login node is set up.</source>
+        <translation>Es ist kein Weg zum Login-Knoten des Clusters eingerichtet.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This is not a Slurm cluster.</source>
+        <translation>Dies ist kein Slurm-Cluster.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The cluster %1 cannot be used: %2</source>
+        <translation>Der Cluster %1 kann nicht verwendet werden: %2</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>The run name is refused: %1</source>
+        <translation>Der Laufname wird abgelehnt: %1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <location line="+155"/>
+        <source>The training engine (traindeck-engine) was not found. Build it or set TRAINDECK_ENGINE to its path.</source>
+        <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
+    </message>
+    <message>
+        <location line="-124"/>
+        <source>preparing</source>
+        <translation>wird vorbereitet</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>job %1 submitted</source>
+        <translation>Job %1 eingereicht</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <location line="+5"/>
+        <source>Run %1 on %2: %3</source>
+        <translation>Lauf %1 auf %2: %3</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Run %1 is not followed here.</source>
+        <translation>Lauf %1 wird hier nicht verfolgt.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>stopping</source>
+        <translation>wird angehalten</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <location line="+16"/>
+        <source>Run %1 is still running.</source>
+        <translation>Lauf %1 läuft noch.</translation>
+    </message>
+    <message>
+        <location line="-4"/>
+        <source>Run %1 is not in this store.</source>
+        <translation>Lauf %1 ist nicht in dieser Datenbank.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Run %1 did not run on a Slurm cluster.</source>
+        <translation>Lauf %1 lief nicht auf einem Slurm-Cluster.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run %1 has completed: start a new run to train further.</source>
+        <translation>Lauf %1 ist abgeschlossen: Starten Sie einen neuen Lauf, um weiter zu trainieren.</translation>
     </message>
 </context>
 <context>

@@ -46,7 +46,8 @@ constexpr int kJobEvery = 3;                // the job's state every this many p
 constexpr int kBackoffInitialMs = 500;      // first wait after a failed reconnect, doubled each time
 constexpr int kBackoffMaxMs = 30000;
 
-QString tr(const char* text) { return QCoreApplication::translate("td::gui::SlurmTarget", text); }
+// lupdate files a free tr() in this namespace under the context "td::gui": look it up there.
+QString tr(const char* text) { return QCoreApplication::translate("td::gui", text); }
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
 double now_s() {
