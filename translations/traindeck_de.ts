@@ -85,7 +85,7 @@
     </message>
     <message>
         <location filename="../gui/runs/remote_run_job.cpp" line="+202"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+100"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+101"/>
         <source>preparing the engine bundle</source>
         <translation>Engine-Paket wird vorbereitet</translation>
     </message>
@@ -3750,12 +3750,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+271"/>
+        <location line="+282"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-270"/>
+        <location line="-281"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -3861,7 +3861,7 @@ Standard: %3</translation>
         <translation>nicht verfolgt</translation>
     </message>
     <message>
-        <location line="+95"/>
+        <location line="+97"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
@@ -3878,8 +3878,16 @@ Standard: %3</translation>
             <numerusform> · %n fehlerhafte Ereigniszeilen übersprungen</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <location line="+8"/>
+        <source>%n job(s): %1</source>
+        <translation>
+            <numerusform>%n Job: %1</numerusform>
+            <numerusform>%n Jobs: %1</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>This run wrote no checkpoint: start a new run instead</source>
         <translation>Dieser Lauf hat keinen Checkpoint geschrieben: Starten Sie stattdessen einen neuen Lauf</translation>
     </message>
@@ -3919,12 +3927,12 @@ Standard: %3</translation>
         <translation>(noch kein Engine-Protokoll unter %1: Die Ausgabe der Engine erscheint hier, sobald sie eintrifft)</translation>
     </message>
     <message>
-        <location line="-47"/>
+        <location line="-56"/>
         <source>Run %1 · %2 · %3</source>
         <translation>Lauf %1 · %2 · %3</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+32"/>
         <source>%1 min</source>
         <translation>%1 min</translation>
     </message>

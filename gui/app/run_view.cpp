@@ -406,14 +406,16 @@ void RunView::updateStatus() {
     bool has_checkpoint = false;
     std::optional<td::store::RemoteRun> remote;
     td::store::RunProgress progress;
+    std::vector<td::store::RunJob> jobs;  // a scheduler's jobs (Slurm), oldest first
   };
   store_->run<Status>(
       this,
       [id = id.toStdString()](td::store::Store& s) {
-        Status st{s.find_run(id), false, std::nullopt, {}};
+        Status st{s.find_run(id), false, std::nullopt, {}, {}};
         if (st.info) st.has_checkpoint = !s.checkpoints(id).empty();
         if (st.info) st.remote = s.remote_run(id);
         if (st.info) st.progress = s.run_progress(id);
+        if (st.remote && st.remote->target != "ssh") st.jobs = s.run_jobs(id);
         return st;
       },
       [this, id](Status st) {
@@ -441,6 +443,15 @@ void RunView::updateStatus() {
         // Lines of the events file the store could not read (docs/store.md): in the file, not in the charts.
         if (info->skipped_lines > 0)
           text += tr(" · %n malformed event line(s) skipped", nullptr, static_cast<int>(std::min<int64_t>(info->skipped_lines, INT_MAX)));
+        // The jobs a Slurm run took (a time limit with requeue, a resume: one more each).
+        if (!st.jobs.empty()) {
+          QStringList jobs;
+          for (const auto& j : st.jobs)
+            jobs << (j.state.empty() ? QString::fromStdString(j.job_id)
+                                     : QStringLiteral("%1 (%2)").arg(QString::fromStdString(j.job_id),
+                                                                     QString::fromStdString(j.state).toLower()));
+          text += QStringLiteral(" · ") + tr("%n job(s): %1", nullptr, int(jobs.size())).arg(jobs.join(QStringLiteral(", ")));
+        }
         status_->setText(text);
         stop_->setEnabled(active);
         // Resume needs a checkpoint (the engine continues from the newest valid one).
