@@ -128,7 +128,7 @@ std::string node_list(std::string_view raw) {
 // its stderr in the rank's log. SIGUSR1 is ignored until the engine installs its own handler
 // (a warning that came before would otherwise kill this shell).
 std::string task_script() {
-  return std::string("trap '' USR1\n") + detail::kRouteFunction +
+  return std::string("trap \"\" USR1\n") + detail::kRouteFunction +
          "td_dir=$1; shift\n"
          "export TRAINDECK_RANK=\"$SLURM_PROCID\" TRAINDECK_WORLD_SIZE=\"$SLURM_NTASKS\" "
          "TRAINDECK_LOCAL_RANK=\"$SLURM_LOCALID\"\n"
@@ -486,6 +486,7 @@ std::string pending_reason_text(const std::string& reason) {
       {"JobHeldAdmin", "held by an administrator"},
       {"BeginTime", "waiting for its start time"},
       {"PartitionNodeLimit", "asks for more nodes than the partition allows"},
+      {"PartitionConfig", "asks for more than the partition has (nodes, CPUs or GPUs)"},
       {"PartitionTimeLimit", "asks for a longer time limit than the partition allows"},
       {"PartitionDown", "the partition is down"},
       {"PartitionInactive", "the partition is inactive"},
