@@ -84,8 +84,8 @@
         <translation>%1: abgebrochen</translation>
     </message>
     <message>
-        <location filename="../gui/runs/remote_run_job.cpp" line="+202"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+101"/>
+        <location filename="../gui/runs/remote_run_job.cpp" line="+193"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+93"/>
         <source>preparing the engine bundle</source>
         <translation>Engine-Paket wird vorbereitet</translation>
     </message>
@@ -221,7 +221,7 @@
         <translation>Job %1 auf %2</translation>
     </message>
     <message>
-        <location line="+232"/>
+        <location line="+231"/>
         <source>Run %1: its stored Slurm cluster is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Slurm-Cluster ist nicht lesbar: %2</translation>
     </message>
@@ -3428,12 +3428,7 @@ Standard: %3</translation>
         <translation>Der Cluster %1 hat keinen Knoten %2; wählen Sie erneut, wo trainiert wird.</translation>
     </message>
     <message>
-        <location line="+8"/>
-        <source>The run name is refused: %1</source>
-        <translation>Der Laufname wird abgelehnt: %1</translation>
-    </message>
-    <message>
-        <location line="+116"/>
+        <location line="+120"/>
         <location line="+4"/>
         <source>Run %1 on %2: %3</source>
         <translation>Lauf %1 auf %2: %3</translation>
@@ -3551,7 +3546,7 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+10"/>
-        <location line="+130"/>
+        <location line="+126"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
@@ -3606,8 +3601,11 @@ Standard: %3</translation>
         <source>Run %1 has no config.json and the store has no config for it.</source>
         <translation>Lauf %1 hat keine config.json, und die Datenbank hat keine Konfiguration für ihn.</translation>
     </message>
+</context>
+<context>
+    <name>td::gui::RunTarget</name>
     <message>
-        <location line="-153"/>
+        <location filename="../gui/runs/run_targets.cpp" line="+18"/>
         <source>The run name is refused: %1</source>
         <translation>Der Laufname wird abgelehnt: %1</translation>
     </message>
@@ -3615,7 +3613,7 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunTargets</name>
     <message>
-        <location filename="../gui/runs/run_targets.cpp" line="+63"/>
+        <location line="+57"/>
         <source>Nothing here can start a run on a target of kind &quot;%1&quot;.</source>
         <translation>Hier kann nichts einen Lauf auf einem Ziel der Art „%1“ starten.</translation>
     </message>
@@ -4357,13 +4355,13 @@ Standard: %3</translation>
 <context>
     <name>td::gui::SlurmTarget</name>
     <message>
-        <location filename="../gui/runs/slurm_target.cpp" line="-133"/>
-        <location line="+142"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="-132"/>
+        <location line="+141"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-141"/>
+        <location line="-140"/>
         <source>No way to reach the cluster&apos;s login node is set up.</source>
         <translation>Es ist kein Weg zum Login-Knoten des Clusters eingerichtet.</translation>
     </message>
@@ -4378,12 +4376,7 @@ Standard: %3</translation>
         <translation>Der Cluster %1 kann nicht verwendet werden: %2</translation>
     </message>
     <message>
-        <location line="+3"/>
-        <source>The run name is refused: %1</source>
-        <translation>Der Laufname wird abgelehnt: %1</translation>
-    </message>
-    <message>
-        <location line="+4"/>
+        <location line="+6"/>
         <location line="+155"/>
         <source>The training engine (traindeck-engine) was not found. Build it or set TRAINDECK_ENGINE to its path.</source>
         <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>

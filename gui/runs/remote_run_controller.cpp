@@ -155,17 +155,13 @@ QString RemoteRunController::start(const RunPlacement& placement, const QString&
                          .arg(placement.node + 1));
     return {};
   }
-  std::string problem;
-  const std::string run_name = td::normalise_run_name(name.toStdString(), &problem);
-  if (!problem.empty()) {
-    set_error(error, tr("The run name is refused: %1").arg(QString::fromStdString(problem)));
-    return {};
-  }
+  QString run_name;
+  if (!acceptRunName(name, &run_name, error)) return {};
   const QString cluster = QString::fromStdString(c.name);
   const QString id = placement.node >= 0 || c.nodes.size() == 1
                          ? startRun(cluster, c.nodes[size_t(std::max(placement.node, 0))], experiment, config, error)
                          : startClusterRun(c, experiment, config, error);
-  if (!id.isEmpty()) runs_[id].name = QString::fromStdString(run_name);
+  if (!id.isEmpty()) runs_[id].name = run_name;
   return id;
 }
 

@@ -43,15 +43,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// Sleeps `ms` in short slices; false when the task was cancelled meanwhile.
-bool sleep_unless_cancelled(const RemoteTask::Shared& shared, int ms) {
-  for (int waited = 0; waited < ms; waited += 50) {
-    if (shared.cancelled()) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms - waited)));
-  }
-  return !shared.cancelled();
-}
-
 // The local folder of a remote run is owner-only (0700), as a local run's (engine/common/fileio.h).
 void make_run_folder(const fs::path& dir) {
   if (const std::error_code ec = td::create_private_dirs(dir.string()))
@@ -384,7 +375,7 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
   auto next = Clock::now();
   while (!shared.cancelled()) {
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
-    if (wait > 0 && !sleep_unless_cancelled(shared, int(wait))) return;
+    if (wait > 0 && !shared.sleep(int(wait))) return;
     next = Clock::now() + std::chrono::milliseconds(spec.poll_ms);
     try {
       // Stop: the engine's graceful signal first, the hard kill once the timeout passed. A
@@ -417,7 +408,7 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
         // (10 s at most), then take the log's end.
         try {
           for (int i = 0; i < 50 && follower->remote_alive(); ++i)
-            if (!sleep_unless_cancelled(shared, 200)) return;
+            if (!shared.sleep(200)) return;
           fetch_log();
         } catch (const td::Error&) {
           // The node went away meanwhile: the log mirror keeps what it has.

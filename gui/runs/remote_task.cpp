@@ -2,9 +2,18 @@
 
 #include <QMetaObject>
 
+#include <algorithm>
 #include <chrono>
 
 namespace td::gui {
+
+bool RemoteTask::Shared::sleep(int ms) const {
+  for (int waited = 0; waited < ms; waited += 50) {
+    if (cancelled()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms - waited)));
+  }
+  return !cancelled();
+}
 
 void RemoteTask::Shared::post(std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(mu);

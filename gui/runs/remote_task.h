@@ -33,6 +33,8 @@ class RemoteTask {
     /// Queues fn on context's thread; nothing once the task is gone.
     void post(std::function<void()> fn);
     bool cancelled() const { return cancel.load(); }
+    /// Sleeps `ms` in 50 ms slices; false when the task was cancelled meanwhile (return then).
+    bool sleep(int ms) const;
   };
 
   /// Starts body(shared) on a new thread. Exceptions escaping the body are swallowed (the body

@@ -118,12 +118,8 @@ QString RunController::startRun(const QString& experiment, const nlohmann::json&
     set_error(error, tr("No store is open."));
     return {};
   }
-  std::string name_problem;
-  const std::string run_name = td::normalise_run_name(name.toStdString(), &name_problem);
-  if (!name_problem.empty()) {
-    set_error(error, tr("The run name is refused: %1").arg(QString::fromStdString(name_problem)));
-    return {};
-  }
+  QString run_name;
+  if (!acceptRunName(name, &run_name, error)) return {};
   if (const QString problem = datasetProblem(config); !problem.isEmpty()) {
     set_error(error, problem);
     return {};
@@ -139,7 +135,7 @@ QString RunController::startRun(const QString& experiment, const nlohmann::json&
   if (!write_file(QDir(dir).filePath(QStringLiteral("config.json")), QByteArray::fromStdString(config.dump(2) + "\n"),
                   error))
     return {};
-  if (!launch(run_id, experiment, dir, /*resume=*/false, error, QString::fromStdString(run_name))) return {};
+  if (!launch(run_id, experiment, dir, /*resume=*/false, error, run_name)) return {};
   emit runStarted(run_id);
   return run_id;
 }

@@ -136,6 +136,10 @@ class RunTarget : public QObject {
   void error(const QString& message);
 
  protected:
+  /// `name` as the store keeps it (td::normalise_run_name: trimmed, at most 120 bytes, no
+  /// control characters) in *normalised; false with *error ("The run name is refused: ...").
+  static bool acceptRunName(const QString& name, QString* normalised, QString* error);
+
   int kill_timeout_ms_ = 30000;
 };
 

@@ -1,5 +1,6 @@
 #include "gui/runs/run_targets.h"
 
+#include "engine/common/run_id.h"
 #include "gui/core/store_client.h"
 #include "store/store.h"
 
@@ -8,6 +9,17 @@ namespace td::gui {
 QString RunPlacement::kind() const {
   if (!cluster) return QStringLiteral("local");
   return cluster->kind.empty() ? QStringLiteral("ssh") : QString::fromStdString(cluster->kind);
+}
+
+bool RunTarget::acceptRunName(const QString& name, QString* normalised, QString* error) {
+  std::string problem;
+  const std::string n = td::normalise_run_name(name.toStdString(), &problem);
+  if (!problem.empty()) {
+    if (error) *error = tr("The run name is refused: %1").arg(QString::fromStdString(problem));
+    return false;
+  }
+  if (normalised) *normalised = QString::fromStdString(n);
+  return true;
 }
 
 RunTargets::RunTargets(QObject* parent) : RunTarget(parent) {}

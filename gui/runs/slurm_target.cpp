@@ -54,14 +54,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-bool wait_unless_cancelled(const RemoteTask::Shared& shared, int ms) {
-  for (int waited = 0; waited < ms; waited += 50) {
-    if (shared.cancelled()) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, ms - waited)));
-  }
-  return !shared.cancelled();
-}
-
 // What a task reports to the GUI thread.
 struct Report {
   enum class Kind { Progress, Submitted, Job, Ingested, Log, Ended, StartFailed, Failed };
@@ -202,7 +194,7 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
   auto next = Clock::now();
   while (!shared.cancelled()) {
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
-    if (wait > 0 && !wait_unless_cancelled(shared, int(wait))) return;
+    if (wait > 0 && !shared.sleep(int(wait))) return;
     next = Clock::now() + std::chrono::milliseconds(spec.poll_ms);
     try {
       const td::remote::FollowState st = follower->poll();
@@ -351,9 +343,8 @@ QString SlurmTarget::start(const RunPlacement& placement, const QString& experim
   const td::remote::ClusterSpec& c = *placement.cluster;
   if (const auto problems = td::remote::validate(c); !problems.empty())
     return fail(tr("The cluster %1 cannot be used: %2").arg(q(c.name), q(problems.front())));
-  std::string problem;
-  const std::string run_name = td::normalise_run_name(name.toStdString(), &problem);
-  if (!problem.empty()) return fail(tr("The run name is refused: %1").arg(q(problem)));
+  QString run_name;
+  if (!acceptRunName(name, &run_name, error)) return {};
   if (const QString p = RunController::datasetProblem(config); !p.isEmpty()) return fail(p);
   const QString engine = engineExecutable();
   if (engine.isEmpty())
@@ -369,7 +360,7 @@ QString SlurmTarget::start(const RunPlacement& placement, const QString& experim
   spec.config_json = config.dump(2) + "\n";
   const QString id = spec.run_id;
   launch(std::move(spec));
-  runs_[id].name = q(run_name);
+  runs_[id].name = run_name;
   return id;
 }
 
