@@ -1,5 +1,7 @@
 #include "engine/dist/gloo_communicator.h"
 
+#include <netdb.h>
+
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -22,6 +24,17 @@ using clk = std::chrono::steady_clock;
 
 bool is_loopback(const std::string& a) { return a == "localhost" || a.rfind("127.", 0) == 0 || a == "::1"; }
 
+// Whether `host` resolves here (Debian's Gloo crashes in CreateDevice when it does not: seen
+// with a Slurm node whose name only slurmctld knows).
+bool resolves(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (res) freeaddrinfo(res);
+  return rc == 0;
+}
+
 class GlooCommunicator : public Communicator {
  public:
   GlooCommunicator(const DistEnv& env, const CommOptions& opt)
@@ -35,6 +48,11 @@ class GlooCommunicator : public Communicator {
     std::string ifname = !opt.gloo_ifname.empty() ? opt.gloo_ifname : env.gloo_ifname;
     if (!ifname.empty()) attr.iface = ifname;
     else attr.hostname = is_loopback(env.master_addr) ? "127.0.0.1" : host;
+    if (ifname.empty() && !resolves(attr.hostname))
+      fail("rank " + std::to_string(rank_) + ": this host's name '" + attr.hostname +
+           "' does not resolve to an address, so Gloo cannot tell the other ranks where to connect; set "
+           "TRAINDECK_GLOO_IFNAME (or train.dist_ifname) to the interface the ranks reach each other on, or "
+           "make the name resolve (/etc/hosts, DNS)");
     try {
       device_ = gloo::transport::tcp::CreateDevice(attr);
       auto ctx = std::make_shared<gloo::rendezvous::Context>(rank_, world_);

@@ -15,6 +15,7 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QStandardPaths>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -227,7 +228,8 @@ class TestDist : public QObject {
       QVERIFY(u == std::set<uint64_t>(single[step].begin(), single[step].end()));
     }
     // Per-rank figures: all-reduce traffic is 2(n-1)/n of the buffer each way (ring), plus the
-    // stop flag (4 bytes, all-reduce) and the loss (8n bytes, all-gather) of the step.
+    // stop flags (8 bytes, all-reduce: a stop and the time-limit warning) and the loss (8n bytes,
+    // all-gather) of the step.
     auto steps = events_of_type(read_events(out + "/events.jsonl"), "step");
     const double N = events_of_type(read_events(out + "/events.jsonl"), "run_start")[0]["n_params"].get<double>();
     const auto& ranks_ev = steps.back()["ranks"];
@@ -237,7 +239,7 @@ class TestDist : public QObject {
       QVERIFY(!ranks_ev[k]["host"].get<std::string>().empty());
       QVERIFY(ranks_ev[k]["busbw_gb_s"].get<double>() > 0);
       if (zero == 0) {
-        auto expect = (uint64_t)(2.0 * (n - 1) / n * 4 * N) + (uint64_t)(2.0 * (n - 1) / n * 4) + (uint64_t)((n - 1.0) / n * 8 * n);
+        auto expect = (uint64_t)(2.0 * (n - 1) / n * 4 * N) + (uint64_t)(2.0 * (n - 1) / n * 8) + (uint64_t)((n - 1.0) / n * 8 * n);
         QCOMPARE(ranks_ev[k]["comm_bytes_sent"].get<uint64_t>(), expect);
       }
     }
@@ -278,6 +280,31 @@ class TestDist : public QObject {
   void killed_rank_is_named() { failure_case(1, SIGKILL, "rank 1 (host "); }
   void frozen_rank_is_named() { failure_case(1, SIGSTOP, "is not responding: no heartbeat"); }
   void killed_rank0_is_named() { failure_case(0, SIGKILL, "rank 0 (host "); }
+
+  void an_unresolvable_host_name_is_an_error_not_a_crash() {
+    // Ranks on a host whose name does not resolve (a Slurm node known only to slurmctld), with
+    // no interface given: Debian's Gloo crashed in CreateDevice (SIGSEGV); now each rank says
+    // what to set. Needs root and util-linux's unshare for a host name of its own.
+    if (::geteuid() != 0 || QStandardPaths::findExecutable("unshare").isEmpty() || QStandardPaths::findExecutable("ip").isEmpty())
+      QSKIP("needs root, unshare (util-linux) and ip (iproute2) for a UTS namespace with an unresolvable host name");
+    QProcess ip;
+    ip.start("sh", {"-c", "ip -o -4 addr show | awk '$2 != \"lo\" {sub(/\\/.*/, \"\", $4); print $4; exit}'"});
+    QVERIFY(ip.waitForFinished(10000));
+    const QString addr = QString::fromUtf8(ip.readAllStandardOutput()).trimmed();
+    if (addr.isEmpty()) QSKIP("no non-loopback IPv4 address here");
+    const QString name = "td-no-such-host-" + QString::number(::getpid());
+    QProcess p;
+    p.start("unshare", QStringList{"--uts", "sh", "-c", "printf '%s' \"$1\" > /proc/sys/kernel/hostname && shift && exec \"$@\"",
+                                   "sh", name, TD_ENGINE_EXE, "launch", "--nproc", "2", "--master-addr", addr, "--"} +
+                           common(dir_.filePath("unresolvable")));
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 1);  // not 128 + SIGSEGV
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains("this host's name '" + name + "' does not resolve to an address") &&
+                 err.contains("set TRAINDECK_GLOO_IFNAME"),
+             qPrintable(err));
+  }
 
   void stop_sent_to_one_rank_stops_all() {
     QString out = dir_.filePath("stop");
