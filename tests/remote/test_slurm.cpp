@@ -7,6 +7,7 @@
 // Skips with the reason where the packages, root or namespaces are missing.
 #include <QtTest>
 
+#include <QElapsedTimer>
 #include <QProcess>
 
 #include <nlohmann/json.hpp>
@@ -281,31 +282,42 @@ class TestSlurm : public QObject {
     QCOMPARE(read_job_ids(s, run.paths.run_dir), (std::vector<std::string>{run.job_id, again.job_id}));
   }
 
+  // The bundle's engine as the jobs run it: the environment of the login node's SSH session
+  // (an OPENBLAS_CORETYPE of the test's own environment would choose another GEMM kernel, whose
+  // rounding differs: seen, the losses parted at step 6).
+  void start_local_ranks(QProcess& p, const json& cfg, const fs::path& out) {
+    const fs::path cfg_path = out.string() + ".json";
+    std::ofstream(cfg_path) << cfg.dump();
+    QProcessEnvironment clean;
+    for (const char* v : {"PATH", "HOME", "LANG"})
+      if (qEnvironmentVariableIsSet(v)) clean.insert(v, qEnvironmentVariable(v));
+    p.setProcessEnvironment(clean);
+    p.start(QString::fromStdString((bundle_ / "bin" / "traindeck-engine").string()),
+            {"launch", "--nproc", "2", "--quiet", "--", "train", "--config", QString::fromStdString(cfg_path.string()), "--out",
+             QString::fromStdString(out.string()), "--quiet", "--no-events-stdout"});
+  }
+
   void time_limit_with_requeue_runs_to_the_end_across_jobs() {
     // A one-minute limit, SIGUSR1 20 s before it: each job checkpoints and ends "time limit",
-    // its batch script submits the next one; the last reaches train.steps. The run takes more
-    // than one job at ~11 ms a step here (the signal comes 10-40 s into a job: slurmctld checks
-    // the limits every 30 s or so, so it can come early, never late).
-    const int steps = 7000;
+    // its batch script submits the next one; the last reaches train.steps. The signal comes
+    // 10-40 s into a job (slurmctld checks the limits every 30 s or so: early, never late), so a
+    // run of about 90 s takes two jobs or more: the steps for that are measured on 300 here.
+    QProcess calib;
+    QElapsedTimer clock;
+    clock.start();
+    start_local_ranks(calib, config(300), local_ / "calibration");
+    QVERIFY(calib.waitForFinished(300000) && calib.exitCode() == 0);
+    const double step_s = clock.elapsed() / 1000.0 / 300;
+    const int steps = std::clamp(int(90 / step_s) / 100 * 100, 3000, 40000);
+    qInfo("requeue: %.1f ms a step, %d steps", step_s * 1e3, steps);
     SlurmSpec spec = spec_;
     spec.time_limit = "1";
     spec.signal_lead_s = 20;
     spec.requeue = true;
-    // The same run uninterrupted, meanwhile on this machine (2 ranks, same global batch), by the
-    // same program (the bundle's engine and libraries) in an environment like the jobs' (from
-    // the login node's SSH session): an OPENBLAS_CORETYPE of the test's own environment would
-    // choose another GEMM kernel, whose rounding differs (seen: the losses parted at step 6).
+    // The same run uninterrupted, meanwhile on this machine (2 ranks, same global batch).
     const fs::path ref_dir = local_ / "reference";
-    const fs::path ref_cfg = local_ / "reference.json";
-    std::ofstream(ref_cfg) << config(steps).dump();
     QProcess ref;
-    QProcessEnvironment clean;
-    for (const char* v : {"PATH", "HOME", "LANG"})
-      if (qEnvironmentVariableIsSet(v)) clean.insert(v, qEnvironmentVariable(v));
-    ref.setProcessEnvironment(clean);
-    ref.start(QString::fromStdString((bundle_ / "bin" / "traindeck-engine").string()), {"launch", "--nproc", "2", "--quiet", "--", "train", "--config",
-                              QString::fromStdString(ref_cfg.string()), "--out", QString::fromStdString(ref_dir.string()),
-                              "--quiet", "--no-events-stdout"});
+    start_local_ranks(ref, config(steps), ref_dir);
     QVERIFY(ref.waitForStarted());
     Session s = login();
     SlurmRun run;
