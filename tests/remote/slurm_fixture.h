@@ -85,6 +85,7 @@ class SlurmCluster {
     }
     dir = tmpl;
     chmod(dir.c_str(), 0755);
+    std::ofstream(dir / "owner") << getpid() << "\n";  // for sweep_stale() of a later test process
     const std::string tag = "tds" + std::to_string(getpid());
     cluster_name = tag;
     bridge_ = tag + "br";
@@ -353,15 +354,15 @@ class SlurmCluster {
       for (long pid; pin >> pid;) ::kill(pid_t(pid), SIGKILL);
       run_cmd({"ip", "netns", "del", name});
     }
-    // Daemons and folders of such tests: /tmp/td-slurm-*/ whose slurm.conf names a cluster
-    // tds<dead pid>; a pid from a PidFile is killed only while its command line names that folder.
+    // Daemons and folders of such tests: /tmp/td-slurm-*/ whose owner file names a dead test
+    // process; a pid from a PidFile is killed only while its command line names that folder.
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
       const std::string name = e.path().filename().string();
       if (name.rfind("td-slurm-", 0) != 0 || !e.is_directory(ec)) continue;
-      const std::string conf = read_text(e.path() / "slurm.conf");
-      const auto at = conf.find("ClusterName=tds");
-      if (at == std::string::npos || !dead(conf.substr(at + 15, conf.find('\n', at) - at - 15))) continue;
+      std::string owner = read_text(e.path() / "owner");
+      while (!owner.empty() && owner.back() == '\n') owner.pop_back();
+      if (!dead(owner)) continue;
       for (const auto& f : std::filesystem::directory_iterator(e.path(), ec)) {
         const std::string fn = f.path().filename().string();
         if (fn.size() < 5 || fn.compare(fn.size() - 4, 4, ".pid") != 0) continue;
