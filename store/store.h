@@ -139,6 +139,10 @@ class Store {
   /// kThroughputSteps + 1 rows), never a scan of the run. Throws td::Error when the run is
   /// unknown.
   RunProgress run_progress(const std::string& run_id);
+  /// find_run, whether a checkpoint is recorded, remote_run, run_progress and (for a run of a
+  /// target other than "ssh") run_jobs of `run_id` in one call: the Run page's status line.
+  /// An unknown run gives an empty RunOverview (info nullopt), never an error.
+  RunOverview run_overview(const std::string& run_id);
 
   /// Number of metric rows of a run (all names, ranks).
   int64_t count_metrics(const std::string& run_id);

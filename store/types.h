@@ -218,4 +218,13 @@ struct RunJob {
   std::string reason;     // the pending reason or the end's exit code, for people
 };
 
+/// What the Run page's status line shows of a run (Store::run_overview): one store round trip.
+struct RunOverview {
+  std::optional<RunInfo> info;     // nullopt: no such run (yet)
+  bool has_checkpoint = false;     // a checkpoint event was ingested (Resume needs one)
+  std::optional<RemoteRun> remote; // where a remote run lives; nullopt for a local run
+  RunProgress progress;            // Store::run_progress
+  std::vector<RunJob> jobs;        // a scheduler's jobs (Slurm runs), oldest first; empty otherwise
+};
+
 }  // namespace td::store

@@ -3656,6 +3656,11 @@ Standard: %3</translation>
         <translation>Stopp angefordert (Signal)</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>time limit</source>
+        <translation>Zeitlimit</translation>
+    </message>
+    <message>
         <location line="+2"/>
         <source>3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data.</source>
         <translation>3 Schritte in Folge hatten einen nicht endlichen Verlust oder eine nicht endliche Gradientennorm; verringern Sie train.lr oder prüfen Sie die Daten.</translation>
@@ -3684,6 +3689,11 @@ Standard: %3</translation>
         <location line="+2"/>
         <source>the engine process %1 ended without a run_end event</source>
         <translation>der Engine-Prozess %1 endete ohne run_end-Ereignis</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>job %1: %2</source>
+        <translation>Job %1: %2</translation>
     </message>
     <message>
         <location line="+3"/>
@@ -3748,12 +3758,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+282"/>
+        <location line="+268"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-281"/>
+        <location line="-267"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -3859,7 +3869,7 @@ Standard: %3</translation>
         <translation>nicht verfolgt</translation>
     </message>
     <message>
-        <location line="+97"/>
+        <location line="+83"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>

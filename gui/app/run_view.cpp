@@ -401,23 +401,9 @@ void RunView::updateStatus() {
     return;
   }
   const QString id = run_;
-  struct Status {
-    std::optional<td::store::RunInfo> info;
-    bool has_checkpoint = false;
-    std::optional<td::store::RemoteRun> remote;
-    td::store::RunProgress progress;
-    std::vector<td::store::RunJob> jobs;  // a scheduler's jobs (Slurm), oldest first
-  };
+  using Status = td::store::RunOverview;
   store_->run<Status>(
-      this,
-      [id = id.toStdString()](td::store::Store& s) {
-        Status st{s.find_run(id), false, std::nullopt, {}, {}};
-        if (st.info) st.has_checkpoint = !s.checkpoints(id).empty();
-        if (st.info) st.remote = s.remote_run(id);
-        if (st.info) st.progress = s.run_progress(id);
-        if (st.remote && st.remote->target != "ssh") st.jobs = s.run_jobs(id);
-        return st;
-      },
+      this, [id = id.toStdString()](td::store::Store& s) { return s.run_overview(id); },
       [this, id](Status st) {
         if (id != run_) return;
         const auto& info = st.info;

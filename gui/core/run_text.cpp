@@ -28,6 +28,7 @@ const Sentence kSentences[] = {
     // engine/train/trainer.cpp, end_run(...)
     {R"(reached train\.steps)", QT_TRANSLATE_NOOP("td::gui::RunText", "reached train.steps"), 0},
     {R"(stop requested \(signal\))", QT_TRANSLATE_NOOP("td::gui::RunText", "stop requested (signal)"), 0},
+    {R"(time limit)", QT_TRANSLATE_NOOP("td::gui::RunText", "time limit"), 0},
     {R"(3 steps in a row had a non-finite loss or gradient norm; lower train\.lr or check the data\.(.*))",
      QT_TRANSLATE_NOOP("td::gui::RunText",
                        "3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data."),
@@ -50,6 +51,8 @@ const Sentence kSentences[] = {
      QT_TRANSLATE_NOOP("td::gui::RunText", "the engine process %1 ended without a run_end event: %2"), 0},
     {R"(the engine process (\d+) ended without a run_end event)",
      QT_TRANSLATE_NOOP("td::gui::RunText", "the engine process %1 ended without a run_end event"), 0},
+    // gui/runs/slurm_target.cpp: a Slurm job that ended without the engine's run_end
+    {R"(job (\d+): (.*))", QT_TRANSLATE_NOOP("td::gui::RunText", "job %1: %2"), 0},
     // remote/remote_run.cpp
     {R"(the engine process \(pid (\d+)\) on the node ended without a run_end event; last lines of (\S+):\n(.*))",
      QT_TRANSLATE_NOOP("td::gui::RunText",

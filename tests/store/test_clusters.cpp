@@ -193,6 +193,17 @@ class TestClusters : public QObject {
     QCOMPARE(jobs[1].job_id, std::string("4250"));
     QCOMPARE(jobs[1].reason, std::string("waiting behind higher-priority jobs"));
     QVERIFY(st.run_jobs("ss").empty());
+
+    // The Run page's overview: the jobs of a Slurm run, none for an SSH or local run.
+    const auto o = st.run_overview("sl");
+    QVERIFY(o.info && o.remote);
+    QCOMPARE(o.remote->target, std::string("slurm"));
+    QCOMPARE(int(o.jobs.size()), 2);
+    QCOMPARE(o.jobs[1].job_id, std::string("4250"));
+    QVERIFY(!o.has_checkpoint);
+    QVERIFY(st.run_overview("ss").jobs.empty());
+    QVERIFY(!st.run_overview("loc").remote);
+    QVERIFY(!st.run_overview("nope").info);
   }
 };
 

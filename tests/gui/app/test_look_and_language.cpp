@@ -233,6 +233,8 @@ class TestLookAndLanguage : public QObject {
     // engine/train/trainer.cpp
     QCOMPARE(endReasonText("reached train.steps"), QStringLiteral("train.steps erreicht"));
     QCOMPARE(endReasonText("stop requested (signal)"), QStringLiteral("Stopp angefordert (Signal)"));
+    QCOMPARE(endReasonText("time limit"), QStringLiteral("Zeitlimit"));
+    QCOMPARE(endReasonText("job 42: a node failed (NODE_FAIL)"), QStringLiteral("Job 42: a node failed (NODE_FAIL)"));
     // The non-finite sentence and its checkpoint note, each translated; step and path kept.
     QCOMPARE(endReasonText(kNonFinite),
              QStringLiteral("3 Schritte in Folge hatten einen nicht endlichen Verlust oder eine nicht endliche "

@@ -161,6 +161,70 @@ class TestSlurmTarget : public QObject {
     QCOMPARE(int(jobs.size()), 2);
     QCOMPARE(jobs[1].state, std::string("COMPLETED"));
   }
+
+  void timeLimitWithRequeueIsFollowedIntoTheNextJob() {
+    // The warning Slurm sends before a time limit (--signal=USR1@lead) is sent here by hand,
+    // once the run is past step 20, so the test does not depend on how fast this machine
+    // trains: the engine checkpoints and ends "stopped: time limit", the batch script submits
+    // the next job, and the target follows the run into it until train.steps.
+    Targets t(fx_.db, fx_);
+    QSignalSpy ended(&t.router, &RunTarget::runEnded), ingested(&t.router, &RunTarget::runIngested);
+    RunPlacement p = placement(2);
+    p.cluster->slurm.requeue = true;
+    QString error;
+    const int steps = 3000;
+    const QString id = t.router.start(p, "slurm-exp", tdguitest::tiny_config(fx_.data, steps, 100000), {}, &error);
+    QVERIFY2(!id.isEmpty(), qPrintable(error));
+    QVERIFY2(tdguitest::wait_step(ingested, id, 20) >= 20, "waited for step 20 in the store");
+    const QStringList first = t.slurm->jobsOf(id);
+    QCOMPARE(first.size(), 1);
+    std::string out;
+    QVERIFY2(slurm_.client({"scancel", "--signal=USR1", first.front().toStdString()}, &out) == 0, out.c_str());
+    const QString status = wait_ended(ended, id);
+    td::store::Store s(fx_.db.toStdString());
+    const auto info = s.find_run(id.toStdString());
+    QVERIFY2(status == "completed", qPrintable(status + ": " + QString::fromStdString(info ? info->end_reason : "")));
+    const auto jobs = s.run_jobs(id.toStdString());
+    QVERIFY2(jobs.size() >= 2, "the run took one job only");
+    QCOMPARE(jobs.front().job_id, first.front().toStdString());
+    QCOMPARE(jobs.back().state, std::string("COMPLETED"));
+    QVERIFY(t.slurm->jobsOf(id).isEmpty());  // no longer followed
+    // Every step once, from both jobs.
+    const auto rows = tdguitest::loss_rows(fx_.db, id);
+    QCOMPARE(int(rows.count), steps);
+    QCOMPARE(int(rows.first), 1);
+    QCOMPARE(int(rows.last), steps);
+  }
+
+  void deadNodeFailsTheRunWithSlurmsWordsAndItResumes() {
+    Targets t(fx_.db, fx_);
+    QSignalSpy ended(&t.router, &RunTarget::runEnded), ingested(&t.router, &RunTarget::runIngested);
+    QString error;
+    const QString id = t.router.start(placement(2), "slurm-exp", tdguitest::tiny_config(fx_.data, 100000, 10), {}, &error);
+    QVERIFY2(!id.isEmpty(), qPrintable(error));
+    QVERIFY2(tdguitest::wait_step(ingested, id, 25) >= 25, "waited for step 25 (two checkpoints) in the store");
+    // The first node dies (slurmd, slurmstepd, the batch script and rank 0): no run_end is
+    // written; Slurm ends the job NODE_FAIL and the target says so.
+    QVERIFY(slurm_.kill_node(0) >= 3);
+    QCOMPARE(wait_ended(ended, id), QStringLiteral("failed"));
+    td::store::Store s(fx_.db.toStdString());
+    const auto info = s.find_run(id.toStdString());
+    QVERIFY(info);
+    QVERIFY2(info->end_reason.find("NODE_FAIL") != std::string::npos, info->end_reason.c_str());
+    QCOMPARE(s.run_jobs(id.toStdString()).back().state, std::string("NODE_FAIL"));
+    QVERIFY(!s.checkpoints(id.toStdString()).empty());
+    // The node comes back; Resume continues from the newest checkpoint in a new job.
+    QVERIFY(slurm_.start_slurmd(0));
+    QVERIFY2(slurm_.wait_idle(2), slurm_.sinfo().c_str());
+    ended.clear();
+    QVERIFY2(t.router.resume(id, &error), qPrintable(error));
+    QVERIFY2(QTest::qWaitFor([&] { return t.router.state(id).phase == RunTargetState::Phase::Running; },
+                             tdguitest::kSlowMs),
+             "waited for the resumed job to run");
+    QVERIFY2(t.router.stop(id, &error), qPrintable(error));
+    QCOMPARE(wait_ended(ended, id), QStringLiteral("stopped"));
+    QVERIFY(s.run_jobs(id.toStdString()).size() >= 2);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestSlurmTarget)
