@@ -145,4 +145,15 @@ std::vector<RunJob> Store::run_jobs(const std::string& run_id) {
   return out;
 }
 
+RunOverview Store::run_overview(const std::string& run_id) {
+  RunOverview o;
+  o.info = find_run(run_id);
+  if (!o.info) return o;
+  o.has_checkpoint = !checkpoints(run_id).empty();
+  o.remote = remote_run(run_id);
+  o.progress = run_progress(run_id);
+  if (o.remote && o.remote->target != "ssh") o.jobs = run_jobs(run_id);
+  return o;
+}
+
 }  // namespace td::store

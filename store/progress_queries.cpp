@@ -76,17 +76,6 @@ Store::RunThroughput Store::run_throughput(const std::string& run_id) {
   return r;
 }
 
-RunOverview Store::run_overview(const std::string& run_id) {
-  RunOverview o;
-  o.info = find_run(run_id);
-  if (!o.info) return o;
-  o.has_checkpoint = !checkpoints(run_id).empty();
-  o.remote = remote_run(run_id);
-  o.progress = run_progress(run_id);
-  if (o.remote && o.remote->target != "ssh") o.jobs = run_jobs(run_id);
-  return o;
-}
-
 RunProgress Store::run_progress(const std::string& run_id) {
   const int64_t key = require_run(run_id);
   RunProgress p;
