@@ -1,12 +1,16 @@
 // Remote-run steps for the GUI (remote_ops.h).
 #include "gui/runs/remote_ops.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
 
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 #include "remote/bundle.h"
 
 namespace td::gui::remote_ops {
@@ -87,6 +91,48 @@ std::string fetch_log(Session& s, const std::string& remote_run_dir, uint64_t of
                     "): " + trim(r.err));
   if (r.out.size() > max_bytes) r.out.resize(max_bytes);
   return r.out;
+}
+
+void write_run_file(const std::filesystem::path& path, const std::string& text) {
+  if (const std::error_code ec = td::create_private_dirs(path.parent_path().string()))
+    throw td::Error("cannot create the run folder " + path.parent_path().string() + " (" + ec.message() +
+                    "): check that the runs folder is writable");
+  const std::string tmp = path.string() + ".tmp";
+  ::unlink(tmp.c_str());  // a stale one, or a link planted there: the name itself goes
+  const int fd = td::open_private_file(tmp, O_WRONLY | O_CREAT | O_EXCL, "run file");
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      throw td::Error("cannot write " + tmp + ": check that the runs folder is writable and not full");
+    }
+    done += size_t(n);
+  }
+  ::close(fd);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw td::Error("cannot write " + path.string() + " (" + ec.message() + ")");
+}
+
+std::string read_run_file(const std::filesystem::path& path, const std::string& what) {
+  int fd = -1;
+  try {
+    fd = td::open_private_file(path.string(), O_RDONLY, "run file");
+  } catch (const td::Error& e) {
+    throw td::Error("cannot read " + path.string() + ": " + what + " (" + e.what() + ")");
+  }
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, size_t(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 }  // namespace td::gui::remote_ops

@@ -25,6 +25,15 @@ namespace td::gui::remote_ops {
 std::filesystem::path cached_bundle(const std::filesystem::path& engine_binary, const std::filesystem::path& cache_dir,
                                     bool* built = nullptr);
 
+/// Writes `text` to `path` in a local run folder (created owner-only, 0700, with its parents):
+/// through "<path>.tmp", created new with O_NOFOLLOW (td::open_private_file: a link planted at
+/// either name is never followed), then renamed over `path`.
+/// Errors: td::Error naming the file and what to check.
+void write_run_file(const std::filesystem::path& path, const std::string& text);
+/// The whole of local file `path` (a link is refused: td::open_private_file). Errors: td::Error
+/// "cannot read <path>: <what>", with `what` saying what is missing.
+std::string read_run_file(const std::filesystem::path& path, const std::string& what = "the file is missing");
+
 /// Bytes of <remote_run_dir>/engine.log from byte `offset` on, at most `max_bytes`; "" when the
 /// log is missing or has nothing new. *shorter is set when the node's log is shorter than
 /// `offset` (the run folder was replaced: the caller starts again at 0).

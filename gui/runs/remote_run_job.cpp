@@ -49,23 +49,6 @@ void make_run_folder(const fs::path& dir) {
     throw td::Error("cannot create the run folder " + dir.string() + " (" + ec.message() + "): check that the runs folder is writable");
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  make_run_folder(path.parent_path());
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f.flush()) throw td::Error("cannot write " + tmp.string() + ": check that the runs folder is writable");
-  }
-  fs::rename(tmp, path);
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw td::Error("cannot read " + path.string());
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
 // One deploy at a time per node work directory in this process. Two runs started together on a
 // node (a sweep) upload the same bundle and dataset files: both wrote the same "<file>.part" at
 // once and one deploy failed (or the other renamed a half-written file). The second deploy waits
@@ -157,9 +140,9 @@ Launched deploy_and_launch(const RemoteRunSpec& spec, const RemoteConnector& con
   const bool resume = spec.mode == RemoteRunSpec::Mode::Resume;
   std::string config_json = spec.config_json;
   if (resume) {
-    config_json = read_text(local_dir / "config.json");
+    config_json = remote_ops::read_run_file(local_dir / "config.json", "the run's config is missing here");
   } else {
-    write_text(local_dir / "config.json", config_json);
+    remote_ops::write_run_file(local_dir / "config.json", config_json);
   }
   const nlohmann::json config = nlohmann::json::parse(config_json);
   if (const QString problem = RunController::datasetProblem(config); !problem.isEmpty())

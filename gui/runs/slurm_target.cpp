@@ -66,26 +66,6 @@ struct Report {
 // remote_runs.layout of a Slurm run: {"slurm": <its settings at submission>}.
 std::string layout_of(const td::remote::SlurmSpec& s) { return nlohmann::json{{"slurm", td::remote::to_json(s)}}.dump(); }
 
-void write_private(const fs::path& path, const std::string& text) {
-  if (const std::error_code ec = td::create_private_dirs(path.parent_path().string()))
-    throw td::Error("cannot create the run folder " + path.parent_path().string() + " (" + ec.message() +
-                    "): check that the runs folder is writable");
-  const fs::path tmp = path.string() + ".tmp";
-  fs::remove(tmp);
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f.flush()) throw td::Error("cannot write " + tmp.string() + ": check that the runs folder is writable");
-  }
-  fs::rename(tmp, path);
-}
-
-std::string read_all(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw td::Error("cannot read " + path.string() + ": the run's config is missing here");
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
 // Deploys and submits (Start, Resume); returns the run folder on the cluster and the job id.
 std::pair<std::string, std::string> submit_run(const SlurmRunSpec& spec, const RemoteConnector& connect,
                                                RemoteRunControl& control, const std::function<void(Report)>& report) {
@@ -94,10 +74,10 @@ std::pair<std::string, std::string> submit_run(const SlurmRunSpec& spec, const R
   const fs::path bundle = remote_ops::cached_bundle(spec.engine.toStdString(), spec.bundle_cache.toStdString());
   const fs::path local_dir = spec.local_dir.toStdString();
   const std::string config_json =
-      spec.mode == SlurmRunSpec::Mode::Resume ? read_all(local_dir / "config.json") : spec.config_json;
+      spec.mode == SlurmRunSpec::Mode::Resume ? remote_ops::read_run_file(local_dir / "config.json", "the run's config is missing here") : spec.config_json;
   const nlohmann::json config = nlohmann::json::parse(config_json);
   const std::string dataset = config.at("data").at("path").get<std::string>();
-  if (spec.mode == SlurmRunSpec::Mode::Start) write_private(local_dir / "config.json", config_json);
+  if (spec.mode == SlurmRunSpec::Mode::Start) remote_ops::write_run_file(local_dir / "config.json", config_json);
   phase(tr("connecting to %1").arg(q(spec.login.display_name())));
   td::remote::Session s = connect(spec.login);
   td::remote::SlurmStartOptions o;
@@ -110,7 +90,7 @@ std::pair<std::string, std::string> submit_run(const SlurmRunSpec& spec, const R
   const td::remote::SlurmRun run =
       td::remote::start_slurm_run(s, spec.slurm, bundle, dataset, config_json, spec.run_id.toStdString(), o);
   // The script as submitted stays in the run folder here too (and there: traindeck.sbatch).
-  write_private(local_dir / "traindeck.sbatch", run.script);
+  remote_ops::write_run_file(local_dir / "traindeck.sbatch", run.script);
 
   td::store::Store store(spec.store_path.toStdString());
   const double t = now_s();
