@@ -56,7 +56,7 @@ struct TypeFields {
 const TypeFields kTypeFields[] = {
     {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "device_name", "precision", "compute_capability",
                    "gpu_memory_total", "cpu", "blas_kernel", "threads", "world_size", "engine_version", "peak_flops",
-                   "resumed_from_step", "out_dir", "pid", "hosts", "name"}},
+                   "resumed_from_step", "out_dir", "pid", "hosts", "name", "engine_build", "dataset"}},
     {"step", {"step", "tokens_seen", "loss", "lr", "grad_norm", "step_ms", "tokens_per_s", "mfu", "rss_bytes", "gpu_mem_bytes",
               "gpu_mem_peak_bytes", "ranks"}},
     {"eval", {"step", "val_loss"}},
@@ -491,6 +491,31 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     // The host of every rank of a distributed run (schema version 5), for the charts' series names.
     if (const json* hs = field(j, "hosts"); hs && hs->is_array())
       Stmt(store_.handle(), "UPDATE runs SET hosts = ?2 WHERE id = ?1").bind(1, run).bind(2, hs->dump()).exec();
+    // The run's card (schema version 9): device name, engine build, the dataset it read. A
+    // field missing or of the wrong type keeps what the store has.
+    {
+      const json* ds = field(j, "dataset");
+      if (ds && !ds->is_object()) ds = nullptr;
+      auto ds_string = [&](const char* k) -> std::optional<std::string> {
+        if (!ds) return std::nullopt;
+        const auto it = ds->find(k);
+        return it != ds->end() && it->is_string() ? std::optional<std::string>(it->get<std::string>()) : std::nullopt;
+      };
+      auto ds_count = [&](const char* k) -> std::optional<int64_t> {
+        if (!ds) return std::nullopt;
+        const auto it = ds->find(k);
+        return it != ds->end() && it->is_number_unsigned() && it->get<uint64_t>() <= uint64_t(INT64_MAX)
+                   ? std::optional<int64_t>(int64_t(it->get<uint64_t>())) : std::nullopt;
+      };
+      Stmt(store_.handle(),
+           "UPDATE runs SET device_name = coalesce(?2, device_name), engine_build = coalesce(?3, engine_build),"
+           " dataset_path = coalesce(?4, dataset_path), dataset_sha256 = coalesce(?5, dataset_sha256),"
+           " dataset_train_tokens = coalesce(?6, dataset_train_tokens), dataset_val_tokens = coalesce(?7, dataset_val_tokens)"
+           " WHERE id = ?1")
+          .bind(1, run).bind(2, opt_string("device_name")).bind(3, opt_string("engine_build"))
+          .bind(4, ds_string("path")).bind(5, ds_string("manifest_sha256")).bind(6, ds_count("train_tokens"))
+          .bind(7, ds_count("val_tokens")).exec();
+    }
     // The run's name (train --run-name; schema version 7), unless the store has one already (a
     // rename in the GUI wins over a resumed attempt's start). One the engine would refuse
     // (control characters, too long) is left out.

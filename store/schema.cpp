@@ -229,6 +229,19 @@ constexpr const char* kV8 =
     "  PRIMARY KEY (run, job_id)"
     ");\n";
 
+// Version 9: a run's card (Store::run_card, docs/store.md "Run card"): what a run needs to be
+// reproduced beyond its config. From the run_start event: device_name (the GPU's name or the CPU
+// model), engine_build (compiler, build type, architecture) and the dataset it read (dataset_path,
+// dataset_sha256: the SHA-256 of its manifest.json, dataset_train_tokens, dataset_val_tokens).
+// Existing rows get NULL: runs recorded before say nothing of these.
+constexpr const char* kV9 =
+    "ALTER TABLE runs ADD COLUMN device_name TEXT;\n"
+    "ALTER TABLE runs ADD COLUMN engine_build TEXT;\n"
+    "ALTER TABLE runs ADD COLUMN dataset_path TEXT;\n"
+    "ALTER TABLE runs ADD COLUMN dataset_sha256 TEXT;\n"
+    "ALTER TABLE runs ADD COLUMN dataset_train_tokens INTEGER;\n"
+    "ALTER TABLE runs ADD COLUMN dataset_val_tokens INTEGER;\n";
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
@@ -238,6 +251,7 @@ constexpr Migration kMigrations[] = {
     {6, kV6, fill_v6},
     {7, kV7},
     {8, kV8},
+    {9, kV9},
 };
 
 }  // namespace

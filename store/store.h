@@ -144,6 +144,15 @@ class Store {
   /// An unknown run gives an empty RunOverview (info nullopt), never an error.
   RunOverview run_overview(const std::string& run_id);
 
+  /// The run's card (types.h RunCard: config, seed, dataset with its manifest hash and tokens,
+  /// engine version and build, host and device, world size, where it ran): what "Run again"
+  /// starts from (store/run_card.cpp). One query plus remote_run. Throws td::Error when the run
+  /// is unknown.
+  RunCard run_card(const std::string& run_id);
+  /// The card as a JSON object (`traindeck-engine runs card RUN`): the RunCard fields by name,
+  /// `config` as an object, unknown values null, `remote` {cluster, node, target} or null.
+  static std::string run_card_json(const RunCard& card);
+
   /// Number of metric rows of a run (all names, ranks).
   int64_t count_metrics(const std::string& run_id);
   std::vector<Sample> samples(const std::string& run_id);

@@ -227,4 +227,32 @@ struct RunOverview {
   std::vector<RunJob> jobs;        // a scheduler's jobs (Slurm runs), oldest first; empty otherwise
 };
 
+/// What a run needs to be reproduced (Store::run_card; schema version 9): its config and the
+/// facts of its start (the newest attempt's run_start event, docs/events.md). Text fields are ""
+/// and numbers nullopt where the store does not know them (runs recorded by an older engine).
+struct RunCard {
+  std::string run_id;
+  std::string name;          // for people ("" unnamed)
+  std::string experiment;
+  std::string status;        // unknown | running | completed | stopped | failed
+  std::string config_json;   // the validated config as the engine wrote it; "" before run_start
+  std::optional<uint64_t> seed;  // train.seed of the config (weights, data order, sampling)
+  /// The dataset it read: run_start's dataset.path, else the config's data.path. For a remote
+  /// run a folder on the node (<work>/datasets/<name>-<12 hex of manifest_sha256>).
+  std::string dataset_path;
+  std::string dataset_sha256;  // SHA-256 of its manifest.json (64 lowercase hex); "" unknown
+  std::optional<int64_t> dataset_train_tokens, dataset_val_tokens;  // splits.train/val.tokens
+  std::string engine_version;  // TD_VERSION of the engine that trained ("0.1.0")
+  std::string engine_build;    // "gcc 12.2.0, Release, x86_64" (engine/metrics/sysinfo.h)
+  std::string host;            // rank 0's host
+  std::string device;          // train.device resolved: cpu, cuda, cuda:N
+  std::string device_name;     // the GPU's name or the CPU model
+  std::optional<int64_t> world_size;
+  std::vector<std::string> hosts;  // every rank's host, by rank (data-parallel runs); else empty
+  /// Where it ran (Store::run_target): "local", "ssh" or "slurm"; `remote` says which cluster
+  /// and node for the two others.
+  std::string target = "local";
+  std::optional<RemoteRun> remote;
+};
+
 }  // namespace td::store

@@ -330,6 +330,8 @@ std::string checkpoint_problem(const std::string& dir) {
   return "";
 }
 
+std::string file_sha256(const std::string& path) { return scan_file(path, false).sha256; }
+
 std::string checkpoint_note(const std::string& dir) {
   struct stat st;
   if (::lstat((dir + "/" + kChecksumsFile).c_str(), &st) == 0) return "";

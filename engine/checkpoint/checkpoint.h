@@ -60,6 +60,12 @@ std::string checkpoint_problem(const std::string& ckpt_dir);
 /// and only its structure and finite values were checked.
 std::string checkpoint_note(const std::string& ckpt_dir);
 
+/// The SHA-256 of a regular file's bytes (64 lowercase hex digits, as sha256sum prints it),
+/// read once with O_NOFOLLOW. Used for checkpoint files and for a dataset's manifest.json
+/// (run_start's dataset.manifest_sha256, docs/events.md). Throws td::Error naming the file when
+/// it is a symlink, not a regular file, or cannot be read.
+std::string file_sha256(const std::string& path);
+
 /// root/step_NNNNNNNN: the directory of the checkpoint of `step` (whether it exists or not).
 std::string checkpoint_path(const std::string& root, int step);
 

@@ -306,6 +306,12 @@ void add_runs_command(CLI::App& app, std::ostream& out) {
   show->add_option("RUN", a->run_id, "Run id (see `runs list`)")->required();
   show->callback([a, os] { print_run_details(*open_existing(a->db), a->run_id, *os); });
 
+  CLI::App* card = runs->add_subcommand("card", "A run's card as JSON: config, seed, dataset (manifest SHA-256, tokens), "
+                                                "engine version and build, host, device, world size (docs/store.md \"Run card\")");
+  card->add_option("--db", a->db, db_help);
+  card->add_option("RUN", a->run_id, "Run id (see `runs list`)")->required();
+  card->callback([a, os] { *os << store::Store::run_card_json(open_existing(a->db)->run_card(a->run_id)) << "\n"; });
+
   CLI::App* exp = runs->add_subcommand("export", "Export a run's metrics");
   exp->add_option("--db", a->db, db_help);
   exp->add_option("RUN", a->run_id, "Run id (see `runs list`)")->required();

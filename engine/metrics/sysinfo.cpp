@@ -52,4 +52,29 @@ int cpu_cores() {
   return n == 0 ? 1 : (int)n;
 }
 
+std::string engine_build() {
+#if defined(__clang__)
+  std::string compiler = "clang " + std::to_string(__clang_major__) + "." + std::to_string(__clang_minor__) + "." +
+                         std::to_string(__clang_patchlevel__);
+#elif defined(__GNUC__)
+  std::string compiler = "gcc " + std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+                         std::to_string(__GNUC_PATCHLEVEL__);
+#else
+  std::string compiler = "unknown compiler";
+#endif
+#ifdef TD_BUILD_TYPE
+  const std::string type = TD_BUILD_TYPE[0] ? TD_BUILD_TYPE : "no build type";
+#else
+  const std::string type = "no build type";
+#endif
+#if defined(__x86_64__)
+  const char* arch = "x86_64";
+#elif defined(__aarch64__)
+  const char* arch = "aarch64";
+#else
+  const char* arch = "unknown architecture";
+#endif
+  return compiler + ", " + type + ", " + arch;
+}
+
 }  // namespace td

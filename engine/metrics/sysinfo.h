@@ -16,5 +16,9 @@ std::string host_name();
 std::string cpu_model();
 /// Logical cores available to this process.
 int cpu_cores();
+/// How this engine was built, for people and for a run's card: "<compiler> <version>,
+/// <CMake build type>, <architecture>", e.g. "gcc 12.2.0, Release, x86_64" (run_start's
+/// engine_build; the version itself is TD_VERSION, run_start's engine_version).
+std::string engine_build();
 
 }  // namespace td

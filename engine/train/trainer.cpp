@@ -22,6 +22,7 @@
 #include "engine/common/fileio.h"
 #include "engine/common/rng.h"
 #include "engine/data/loader.h"
+#include "engine/data/manifest.h"
 #include "engine/dist/communicator.h"
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
@@ -202,6 +203,23 @@ std::string newest_verified_note(const std::string& root) {
 }
 
 }  // namespace
+// run_start's `dataset` (docs/events.md): which data the run read, so that a run can be
+// reproduced and a changed dataset noticed. Tokens from the manifest's splits.<name>.tokens,
+// else the sum of its shards' listed tokens.
+json dataset_facts(const std::string& dir) {
+  const DatasetManifest m = read_dataset_manifest(dir);
+  auto tokens = [&](const char* split) -> uint64_t {
+    const json* s = m.doc.contains("splits") && m.doc["splits"].is_object() && m.doc["splits"].contains(split)
+                        ? &m.doc["splits"][split] : nullptr;
+    if (s && s->is_object() && s->contains("tokens") && (*s)["tokens"].is_number_unsigned()) return (*s)["tokens"].get<uint64_t>();
+    uint64_t n = 0;
+    for (const auto& sh : m.split(split)) n += sh.tokens;
+    return n;
+  };
+  return {{"path", dir}, {"manifest_sha256", file_sha256((fs::path(dir) / "manifest.json").string())},
+          {"train_tokens", tokens("train")}, {"val_tokens", tokens("val")}};
+}
+
 
 void install_stop_handlers() {
   struct sigaction sa = {};
@@ -478,11 +496,12 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   json start = {{"config", st.config}, {"n_params", model.num_params()}, {"flops_per_token", fpt},
                 {"host", host_name()}, {"device", device}, {"device_name", on_gpu ? dev.name : cpu_model()},
                 {"precision", resolved_precision(tc)}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
-                {"world_size", world}, {"engine_version", TD_VERSION}, {"peak_flops", nullable(peak)},
+                {"world_size", world}, {"engine_version", TD_VERSION}, {"engine_build", engine_build()}, {"peak_flops", nullable(peak)},
                 {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
                 {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}};
   if (world > 1) start["hosts"] = comm->hosts();
   if (!opt.run_name.empty()) start["name"] = opt.run_name;
+  start["dataset"] = dataset_facts(cfg.data.path);
   if (prom) start["metrics_url"] = prom->url();
   if (on_gpu) {
     start["compute_capability"] = std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
