@@ -14,10 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string join(const std::string& dir, const std::string& rel) {
   return dir.empty() || dir.back() == '/' ? dir + rel : dir + "/" + rel;
 }
@@ -36,7 +32,7 @@ RemoteFollower::RemoteFollower(Connect connect, td::store::Store& store, std::st
       mirror_(std::move(local_mirror)),
       pid_(pid),
       opts_(opts),
-      ingester_(store, mirror_, std::move(experiment)) {}
+      tail_(store, run_id_, mirror_, std::move(experiment)) {}
 
 RemoteFollower::~RemoteFollower() = default;
 
@@ -122,33 +118,44 @@ bool RemoteFollower::remote_alive() {
 FollowState RemoteFollower::poll() {
   FollowState st;
   st.fetched_bytes = fetch();
-  st.ingest = ingester_.poll_all();
-  auto run = store_.find_run(run_id_);
-  if (opts_.check_process && !(run && run->end_time)) {
+  st.ingest = tail_.ingest();
+  if (opts_.check_process && !tail_.ended()) {
     const bool up = with_session([&](Session& s) { return alive(s); });
     if (!up) {
       // Gone: take what it wrote last, then end the run if its run_end is not among it.
       st.fetched_bytes += fetch();
-      st.ingest += ingester_.poll_all();
-      run = store_.find_run(run_id_);
-      if (!(run && run->end_time)) {
+      st.ingest += tail_.ingest();
+      if (!tail_.ended()) {
         const std::string tail = with_session([&](Session& s) { return log_tail(s); });
-        st.marked_failed = store_.mark_run_ended(
-            run_id_, "failed",
+        const auto end = tail_.finish(
+            "failed",
             "the engine process (pid " + std::to_string(pid_) + ") on the node ended without a run_end event; "
-            "last lines of " + join(remote_dir_, "engine.log") + ":\n" + tail,
-            now_s());
-        run = store_.find_run(run_id_);
+            "last lines of " + join(remote_dir_, "engine.log") + ":\n" + tail);
+        st.marked_failed = end.marked;
       }
     }
   }
-  if (run) {
+  fill(st);
+  return st;
+}
+
+FollowState RemoteFollower::finish(const std::string& status, const std::string& reason) {
+  FollowState st;
+  st.fetched_bytes = fetch();
+  const auto end = tail_.finish(status, reason);
+  st.ingest = end.ingest;
+  st.marked_failed = end.marked;
+  fill(st);
+  return st;
+}
+
+void RemoteFollower::fill(FollowState& st) {
+  if (auto run = tail_.run()) {
     st.status = run->status;
     st.finished = run->end_time.has_value();
     if (st.finished) st.end_reason = run->end_reason;
   }
   st.mirror_bytes = fs::exists(mirror_) ? fs::file_size(mirror_) : 0;
-  return st;
 }
 
 bool RemoteFollower::stop(int kill_timeout_ms) {

@@ -1,6 +1,7 @@
 // Following an engine run on a node (plain C++, no Qt; a GUI worker thread drives it):
-// mirrors <run dir>/events.jsonl on the node into a local file byte for byte, ingests the mirror
-// into the store with td::store::Ingester (so byte offsets and resumption are the local ones),
+// mirrors <run dir>/events.jsonl on the node into a local file byte for byte and hands the mirror
+// to td::store::RunTail, the one component that ingests every followed run (so byte offsets and
+// resumption are the local ones),
 // reconnects with bounded backoff after a dropped connection, notices a dead engine and stops one.
 //
 // Exactly once: bytes are appended to the mirror only after a fetch command completed, and a
@@ -19,6 +20,7 @@
 #include "remote/container.h"
 #include "remote/session.h"
 #include "store/ingest.h"
+#include "store/run_tail.h"
 #include "store/store.h"
 
 namespace td::remote {
@@ -47,7 +49,7 @@ struct FollowState {
   uint64_t mirror_bytes = 0;   ///< size of the local mirror after this poll
   uint64_t fetched_bytes = 0;  ///< bytes appended to the mirror by this poll
   bool marked_failed = false;  ///< this poll found the process gone without run_end and marked it failed
-  td::store::IngestStats ingest;  ///< what the Ingester did in this poll
+  td::store::IngestStats ingest;  ///< what the ingest did in this poll
 };
 
 class RemoteFollower {
@@ -77,6 +79,11 @@ class RemoteFollower {
   /// than the mirror (the run folder there was replaced). Blocks for the network round trips (call it on a worker thread, e.g. every 0.5 s).
   FollowState poll();
 
+  /// The run's source is gone by the caller's knowledge (e.g. its scheduler job ended): fetches
+  /// and ingests the rest, then ends the run with `status` and `reason` unless its run_end is
+  /// among what was ingested (RunTail::finish). Errors: as poll().
+  FollowState finish(const std::string& status, const std::string& reason);
+
   /// True when the engine process runs on the node (kill -0 and its /proc cmdline holds the run id).
   bool remote_alive();
 
@@ -99,6 +106,7 @@ class RemoteFollower {
   uint64_t fetch();
   bool alive(Session& s);
   std::string log_tail(Session& s);
+  void fill(FollowState& st);  // status, end and mirror size from the store and the mirror
 
   Connect connect_;
   td::store::Store& store_;
@@ -106,7 +114,7 @@ class RemoteFollower {
   int64_t pid_;
   FollowOptions opts_;
   std::unique_ptr<Session> session_;
-  td::store::Ingester ingester_;
+  td::store::RunTail tail_;
   int reconnects_ = 0;
   bool connected_once_ = false;
 };

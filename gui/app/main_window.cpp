@@ -48,7 +48,9 @@
 #include "gui/look/icons.h"
 #include "gui/look/theme.h"
 #include "gui/plan/planner.h"
+#include "gui/cluster/slurm_submit_dialog.h"
 #include "gui/runs/experiments_model.h"
+#include "gui/runs/rank_logs.h"
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
 #include "gui/runs/run_targets.h"
@@ -158,10 +160,7 @@ void MainWindow::buildPanels() {
   start_row->addWidget(train_on_);
   start_row->addWidget(start);
   design_layout->addLayout(start_row);
-  connect(start, &QPushButton::clicked, this, [this] {
-    QString error;
-    if (startRun(&error).isEmpty()) showError(error);
-  });
+  connect(start, &QPushButton::clicked, this, &MainWindow::startRunAsked);
   connect(designer_, &ModelDesigner::validityChanged, this, &MainWindow::updateStartEnabled);
   connect(designer_, &ModelDesigner::configChanged, this, &MainWindow::suggestRunName);
   // The experiment's newest run changes as runs start and their configs arrive (reloads).
@@ -177,6 +176,7 @@ void MainWindow::buildPanels() {
   compare_->setChartsWidget(compare_dashboard_);
   run_view_->setRemoteRunController(remote_runs_);
   run_view_->setRunTargets(targets_);
+  run_view_->setRankLogs(new RankLogs(nullptr, access_->connector(), this));
   clusters_ = new ClusterDesigner(store_.get(), access_, pages_);
   connect(clusters_->clusterList(), &ClusterList::changed, this, &MainWindow::rebuildTargets);
   rebuildTargets();
@@ -288,10 +288,7 @@ void MainWindow::buildMenus() {
   a->setShortcut(QKeySequence::Quit);
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
-  a = run->addAction(icon(QStringLiteral("start")), tr("&Start run"), this, [this] {
-    QString error;
-    if (startRun(&error).isEmpty()) showError(error);
-  });
+  a = run->addAction(icon(QStringLiteral("start")), tr("&Start run"), this, &MainWindow::startRunAsked);
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+R")));
   a = run->addAction(icon(QStringLiteral("stop")), tr("S&top run"), this, &MainWindow::stopCurrentRun);
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+.")));
@@ -464,6 +461,17 @@ void MainWindow::suggestRunName() {
 void MainWindow::updateStartEnabled() {
   if (auto* start = findChild<QPushButton*>(QStringLiteral("start_run")))
     start->setEnabled(isReady() && designer_->isValid());
+}
+
+void MainWindow::startRunAsked() {
+  // A Slurm run shows its batch script first; Cancel submits nothing.
+  const QStringList target = train_on_->currentData().toStringList();
+  if (target.size() == 2 && target[1] == QLatin1String("slurm")) {
+    const auto cluster = clusters_->clusterList()->cluster(target[0]);
+    if (cluster && cluster->is_slurm() && !SlurmSubmitDialog::confirm(*cluster, this)) return;
+  }
+  QString error;
+  if (startRun(&error).isEmpty()) showError(error);
 }
 
 QString MainWindow::startRun(QString* error) {

@@ -61,6 +61,9 @@ class MainWindow : public QMainWindow {
   /// cluster: deployed over SSH, shown once it trains) and shows it on the Run page. Returns the
   /// run id, or "" with *error.
   QString startRun(QString* error = nullptr);
+  /// Start run (button, menu): for a Slurm cluster the batch script is shown first
+  /// (SlurmSubmitDialog) and Cancel starts nothing; then startRun(), its refusal shown.
+  void startRunAsked();
   void stopCurrentRun();
   void resumeCurrentRun();
   /// Shows runs on the Compare page (2+), or one run on the Run page.

@@ -1,5 +1,6 @@
 #include "gui/app/run_view.h"
 
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -32,6 +33,7 @@
 #include "gui/look/icons.h"
 #include "gui/plan/format.h"
 #include "gui/plan/run_plan.h"
+#include "gui/runs/rank_logs.h"
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_targets.h"
 #include "gui/runs/run_controller.h"
@@ -110,7 +112,7 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   bottom_ = new QTabWidget(split);
   samples_ = new QTextBrowser(bottom_);
   samples_->setObjectName(QStringLiteral("run_samples"));
-  log_ = new QPlainTextEdit(bottom_);
+  log_ = new QPlainTextEdit(this);
   log_->setObjectName(QStringLiteral("run_log"));
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(kLogMaxLines);
@@ -118,6 +120,28 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   QFont mono(QStringLiteral("monospace"));
   mono.setStyleHint(QFont::TypeWriter);
   log_->setFont(mono);
+  // The Log tab: for a run of several ranks, which rank's log (rank 0's is live).
+  auto* log_page = new QWidget(bottom_);
+  auto* log_layout = new QVBoxLayout(log_page);
+  log_layout->setContentsMargins(0, 0, 0, 0);
+  log_bar_ = new QWidget(log_page);
+  auto* log_row = new QHBoxLayout(log_bar_);
+  log_row->setContentsMargins(0, 0, 0, 0);
+  log_rank_ = new QComboBox(log_bar_);
+  log_rank_->setObjectName(QStringLiteral("run_log_rank"));
+  log_refresh_ = new QPushButton(log_bar_);
+  log_refresh_->setObjectName(QStringLiteral("run_log_refresh"));
+  log_where_ = new QLabel(log_bar_);
+  log_where_->setObjectName(QStringLiteral("run_log_where"));
+  log_where_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  log_row->addWidget(log_rank_);
+  log_row->addWidget(log_refresh_);
+  log_row->addWidget(log_where_, 1);
+  log_bar_->setVisible(false);
+  log_layout->addWidget(log_bar_);
+  log_layout->addWidget(log_, 1);
+  connect(log_rank_, qOverload<int>(&QComboBox::activated), this, [this] { showRankLog(); });
+  connect(log_refresh_, &QPushButton::clicked, this, [this] { showRankLog(); });
   // Plan vs measured: the planner's figures for this run's config beside its measurements.
   auto* plan_page = new QWidget(bottom_);
   auto* plan_layout = new QVBoxLayout(plan_page);
@@ -134,7 +158,7 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   plan_layout->addWidget(plan_table_, 1);
   plan_layout->addWidget(plan_basis_);
   bottom_->addTab(samples_, icon(QStringLiteral("notes")), QString());
-  bottom_->addTab(log_, icon(QStringLiteral("log")), QString());
+  bottom_->addTab(log_page, icon(QStringLiteral("log")), QString());
   bottom_->addTab(plan_page, icon(QStringLiteral("notes")), QString());
   checkpoints_ = new CheckpointsTab(store, bottom_);
   bottom_->addTab(checkpoints_, icon(QStringLiteral("import")), QString());
@@ -179,6 +203,9 @@ void RunView::retranslate() {
   samples_->setPlaceholderText(tr("Generated samples appear here with their step (train.sample_interval)."));
   bottom_->setTabText(0, tr("Samples"));
   bottom_->setTabText(1, tr("Log"));
+  log_refresh_->setText(tr("Refresh"));
+  log_refresh_->setToolTip(tr("Read the chosen rank's log again"));
+  log_rank_->setToolTip(tr("Whose log: every rank of a run writes its own"));
   bottom_->setTabText(2, tr("Plan vs measured"));
   bottom_->setTabToolTip(2, tr("What the planner says this run's config needs, beside what the run measured"));
   bottom_->setTabText(3, tr("Checkpoints"));
@@ -357,6 +384,7 @@ void RunView::setStoreClient(StoreClient* store) {
   store_ = store;
   dashboard_->setStoreClient(store);
   checkpoints_->setStoreClient(store);
+  if (rank_logs_) rank_logs_->setStoreClient(store);
   setRun(QString());
 }
 
@@ -371,6 +399,7 @@ void RunView::setRun(const QString& run_id) {
   samples_shown_ = -1;
   samples_->clear();
   log_->clear();
+  setWorldSize(1);
   dashboard_->setRuns(run_id.isEmpty() ? QStringList() : QStringList{run_id});
   updateStatus();
   loadSamples();
@@ -384,7 +413,7 @@ void RunView::onIngested(const QString& run_id) {
 }
 
 void RunView::appendLog(const QString& run_id, const QString& text) {
-  if (run_id != run_) return;
+  if (run_id != run_ || log_rank_->currentIndex() > 0) return;  // another rank's log is shown
   QScrollBar* bar = log_->verticalScrollBar();
   const bool at_end = bar->value() >= bar->maximum() - 4;
   log_->moveCursor(QTextCursor::End);
@@ -416,6 +445,7 @@ void RunView::updateStatus() {
           remote_node_ = QString::fromStdString(name.empty() ? host : name);
         }
         updateRemoteBar();
+        if (info) setWorldSize(int(std::clamp<int64_t>(info->world_size.value_or(1), 1, 65536)));
         if (!info) {
           status_->setText(tr("Run %1 (starting…)").arg(id));
           return;
@@ -500,6 +530,50 @@ void RunView::loadSamples() {
         samples_->setHtml(html);
       },
       [](const QString&) {});
+}
+
+void RunView::setRankLogs(RankLogs* logs) {
+  rank_logs_ = logs;
+  if (!logs) return;
+  logs->setStoreClient(store_);
+  connect(logs, &RankLogs::fetched, this, [this](const QString& run_id, int rank, const QString& text, bool truncated, const QString& where) {
+    if (run_id != run_ || rank != log_rank_->currentIndex()) return;
+    log_->setPlainText(normalise(text));
+    log_->verticalScrollBar()->setValue(log_->verticalScrollBar()->maximum());
+    log_where_->setText(truncated ? tr("%1 (its last %2 KiB)").arg(where).arg(RankLogs::kDefaultBytes / 1024) : where);
+  });
+  connect(logs, &RankLogs::failed, this, [this](const QString& run_id, int rank, const QString& message) {
+    if (run_id != run_ || rank != log_rank_->currentIndex()) return;
+    log_->clear();
+    log_where_->setText(message);
+  });
+}
+
+void RunView::setWorldSize(int world) {
+  if (world == world_size_ && log_rank_->count() == world) return;
+  world_size_ = world;
+  const int keep = log_rank_->currentIndex();
+  log_rank_->clear();
+  for (int r = 0; r < world; ++r)
+    log_rank_->addItem(r == 0 ? tr("Rank 0 (engine.log, live)") : tr("Rank %1").arg(r));
+  log_rank_->setCurrentIndex(keep >= 0 && keep < world ? keep : 0);
+  log_bar_->setVisible(world > 1);
+}
+
+void RunView::showRankLog() {
+  const int rank = std::max(0, log_rank_->currentIndex());
+  log_->clear();
+  log_where_->clear();
+  if (rank == 0) {
+    loadLog();
+    return;
+  }
+  if (!rank_logs_) {
+    log_where_->setText(tr("The logs of other ranks cannot be read here."));
+    return;
+  }
+  log_where_->setText(tr("Reading the log of rank %1…").arg(rank));
+  rank_logs_->fetch(run_, rank);
 }
 
 void RunView::loadLog() {

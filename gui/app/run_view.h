@@ -16,6 +16,7 @@
 
 #include "store/types.h"
 
+class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
@@ -31,6 +32,7 @@ class CheckpointsTab;
 class Dashboard;
 class RunController;
 class RemoteRunController;
+class RankLogs;
 class RunTargets;
 class StoreClient;
 
@@ -46,6 +48,14 @@ class RunView : public QWidget {
   Dashboard* dashboard() const { return dashboard_; }
   QTextBrowser* samplesView() const { return samples_; }
   QPlainTextEdit* logView() const { return log_; }
+  /// The Log tab's rank chooser (visible for a run of more than one rank): rank 0 is the live
+  /// engine.log; another rank's log is read where it trained through setRankLogs()'s RankLogs.
+  QComboBox* logRankBox() const { return log_rank_; }
+  QPushButton* logRefreshButton() const { return log_refresh_; }
+  /// Where the shown rank's log was read ("gpu2:/work/runs/<id>/engine.rank3.log"), or why not.
+  QLabel* logWhereLabel() const { return log_where_; }
+  /// Reads the logs of ranks > 0 (gui/runs/rank_logs.h). nullptr: only rank 0's log is shown.
+  void setRankLogs(RankLogs* logs);
   QPushButton* stopButton() const { return stop_; }
   QPushButton* resumeButton() const { return resume_; }
   QLabel* statusLabel() const { return status_; }
@@ -109,6 +119,8 @@ class RunView : public QWidget {
  private:
   void retranslate();
   void loadLog();
+  void showRankLog();  // the chosen rank's log: rank 0 through loadLog(), others fetched
+  void setWorldSize(int world);
   void loadSamples();
   void loadPlan();
   void showProgress(const QString& run_id, qint64 done, qint64 total, const QString& phase);
@@ -137,6 +149,12 @@ class RunView : public QWidget {
   QTabWidget* bottom_;
   QTextBrowser* samples_;
   QPlainTextEdit* log_;
+  QComboBox* log_rank_;
+  QPushButton* log_refresh_;
+  QLabel* log_where_;
+  QWidget* log_bar_;
+  QPointer<RankLogs> rank_logs_;
+  int world_size_ = 1;
   QTableWidget* plan_table_;
   QLabel* plan_basis_;
   CheckpointsTab* checkpoints_;

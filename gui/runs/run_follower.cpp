@@ -1,16 +1,14 @@
 #include "gui/runs/run_follower.h"
 
-#include <QDateTime>
 #include <QFile>
 #include <QMetaObject>
 #include <QTimer>
 
-#include <chrono>
 #include <map>
 #include <vector>
 
 #include "gui/runs/launcher.h"
-#include "store/ingest.h"
+#include "store/run_tail.h"
 #include "store/store.h"
 
 namespace td::gui {
@@ -23,7 +21,7 @@ constexpr double kPollBudgetSeconds = 0.25;  // ingest time per run per poll at 
 struct RunFollower::Impl {
   struct Followed {
     FollowSpec spec;
-    std::unique_ptr<td::store::Ingester> ingester;
+    std::unique_ptr<td::store::RunTail> tail;
     qint64 log_offset = 0;
     QString last_log_line;
   };
@@ -46,8 +44,8 @@ struct RunFollower::Impl {
       if (spec.note_launch)
         db().note_launch(spec.run_id.toStdString(), spec.experiment.toStdString(), spec.events_path.toStdString(),
                          spec.pid, spec.host.toStdString(), spec.launch_time);
-      f.ingester = std::make_unique<td::store::Ingester>(db(), spec.events_path.toStdString(),
-                                                         spec.experiment.toStdString());
+      f.tail = std::make_unique<td::store::RunTail>(db(), spec.run_id.toStdString(), spec.events_path.toStdString(),
+                                                    spec.experiment.toStdString());
     } catch (const std::exception& e) {
       emit q->failed(spec.run_id, QString::fromStdString(e.what()));
       return;
@@ -80,36 +78,29 @@ struct RunFollower::Impl {
   bool poll_one(Followed& f) {
     const std::string run_id = f.spec.run_id.toStdString();
     try {
-      size_t rows = 0;
-      const auto t0 = std::chrono::steady_clock::now();
       const bool alive_before = f.spec.pid <= 0 || process_alive(f.spec.pid, to_std(f.spec.must_contain));
-      td::store::IngestStats st;
-      do {
-        st = f.ingester->poll();
-        rows += st.rows;
-      } while (!st.at_eof &&
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < kPollBudgetSeconds);
+      const td::store::IngestStats st = f.tail->ingest(kPollBudgetSeconds);
       read_log(f);
-      auto info = db().find_run(run_id);
-      if (rows > 0 && info) emit q->ingested(f.spec.run_id, (qint64)rows, info->last_step.value_or(0));
+      auto info = f.tail->run();
+      if (st.rows > 0 && info) emit q->ingested(f.spec.run_id, (qint64)st.rows, info->last_step.value_or(0));
       if (!st.at_eof) return true;  // more to backfill next time
       if (f.spec.pid > 0) {
         if (alive_before) return true;
       } else if (!info || info->status == "running" || info->status == "unknown") {
         return true;  // no pid to watch: wait for its run_end
       }
-      // The process is gone (checked before the last poll, so its final lines are in).
+      // The process is gone (checked before the last ingest, so its final lines are in).
       read_log(f);
-      QString status = info ? QString::fromStdString(info->status) : QStringLiteral("failed");
-      if (info && !info->end_time) {
-        const QString reason =
-            QStringLiteral("the engine process %1 ended without a run_end event%2")
-                .arg(f.spec.pid)
-                .arg(f.last_log_line.isEmpty() ? QString() : QStringLiteral(": ") + f.last_log_line);
-        db().mark_run_ended(run_id, "failed", reason.toStdString(), QDateTime::currentMSecsSinceEpoch() / 1000.0);
-        status = QStringLiteral("failed");
+      if (!info) {
+        emit q->ended(f.spec.run_id, QStringLiteral("failed"));
+        return false;
       }
-      emit q->ended(f.spec.run_id, status);
+      const QString reason =
+          QStringLiteral("the engine process %1 ended without a run_end event%2")
+              .arg(f.spec.pid)
+              .arg(f.last_log_line.isEmpty() ? QString() : QStringLiteral(": ") + f.last_log_line);
+      const td::store::RunTail::End end = f.tail->finish("failed", reason.toStdString());
+      emit q->ended(f.spec.run_id, QString::fromStdString(end.status));
       return false;
     } catch (const std::exception& e) {
       emit q->failed(f.spec.run_id, QString::fromStdString(e.what()));

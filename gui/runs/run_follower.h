@@ -3,8 +3,9 @@
 // Threading rule: construct it on the GUI thread, then it moves itself to a QThread of its own
 // with a Store connection of its own; call its public methods from the GUI thread (they queue
 // work to the follower thread); its signals arrive queued. Every ~100 ms it ingests what each
-// followed run's engine appended to events.jsonl (one transaction per batch, resumable by byte
-// offset: a run re-attached after a GUI restart backfills everything written meanwhile), reads
+// followed run's engine appended to events.jsonl through td::store::RunTail, the component every
+// target's follower ingests with (one transaction per batch, resumable by byte offset: a run
+// re-attached after a GUI restart backfills everything written meanwhile), reads
 // new bytes of the run's log (engine stderr), and checks the engine process. When the process is
 // gone and every line is ingested, it ends the run: a run without a run_end event is marked
 // 'failed' with the log's last line as reason, and ended() is emitted.

@@ -228,14 +228,12 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
       // Everything the engine wrote, then the run's end: its run_end, or what Slurm said.
       for (int i = 0; i < 3; ++i) follower->poll();
       fetch_log(*s);
-      auto info = store->find_run(run_id);
-      if (info && (info->status == "running" || info->status == "unknown")) {
-        const std::string why = js.state == "UNKNOWN" ? "Slurm no longer knows job " + job : td::remote::job_state_text(js);
-        store->mark_run_ended(run_id, term_sent ? "stopped" : "failed",
-                              term_sent ? "stopped (job " + job + " " + why + ")" : "job " + job + ": " + why, now_s());
-        info = store->find_run(run_id);
-      }
-      report({Report::Kind::Ended, 0, 0, info ? q(info->status) : QStringLiteral("unknown"), q(job), {}, Phase::Ended});
+      const std::string why = js.state == "UNKNOWN" ? "Slurm no longer knows job " + job : td::remote::job_state_text(js);
+      const td::remote::FollowState end =
+          follower->finish(term_sent ? "stopped" : "failed",
+                           term_sent ? "stopped (job " + job + " " + why + ")" : "job " + job + ": " + why);
+      report({Report::Kind::Ended, 0, 0, end.status.empty() ? QStringLiteral("unknown") : q(end.status), q(job), {},
+              Phase::Ended});
       return;
     } catch (const std::exception& e) {
       if (shared.cancelled()) return;
