@@ -24,6 +24,7 @@
 #include "engine/common/error.h"
 #include "engine/common/run_id.h"
 #include "engine/metrics/events.h"
+#include "engine/metrics/step_fields.h"
 #include "store/flat_json.h"
 
 namespace td::store {
@@ -42,12 +43,12 @@ constexpr size_t kReadChunk = 1 << 20; // bytes read from the file at a time
 constexpr size_t kMultiRows = 64;
 constexpr size_t kMaxAppends = 16384;
 
-// Numeric fields of a `step` event stored as metrics, one row each (docs/events.md).
-constexpr const char* kStepFields[] = {"loss",         "lr",  "grad_norm", "step_ms",      "tokens_per_s",
-                                       "mfu",          "rss_bytes", "tokens_seen", "gpu_mem_bytes", "gpu_mem_peak_bytes"};
+// The `step` event's fields, and the metric each numeric one is stored as: the one table
+// kEventFields (engine/metrics/step_fields.h), which the trainer writes from.
 
-// Fields of every event, then each type's fields (docs/events.md). A field outside these is
-// kept out of the store and reported once per Ingester (note_unknown_field).
+// Fields of every event, then the other types' fields (docs/events.md). A field outside these
+// and the step table is kept out of the store and reported once per Ingester
+// (note_unknown_field).
 constexpr const char* kCommonFields[] = {"type", "v", "t", "run_id", "attempt", "rank"};
 struct TypeFields {
   const char* type;
@@ -57,8 +58,6 @@ const TypeFields kTypeFields[] = {
     {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "device_name", "precision", "compute_capability",
                    "gpu_memory_total", "cpu", "blas_kernel", "threads", "world_size", "engine_version", "peak_flops",
                    "resumed_from_step", "out_dir", "pid", "hosts", "name", "engine_build", "dataset"}},
-    {"step", {"step", "tokens_seen", "loss", "lr", "grad_norm", "step_ms", "tokens_per_s", "mfu", "rss_bytes", "gpu_mem_bytes",
-              "gpu_mem_peak_bytes", "ranks"}},
     {"eval", {"step", "val_loss"}},
     {"sample", {"step", "prompt", "text"}},
     {"checkpoint", {"step", "path", "bytes"}},
@@ -69,6 +68,7 @@ const TypeFields kTypeFields[] = {
 bool known_field(std::string_view type, std::string_view key) {
   for (const char* c : kCommonFields)
     if (key == c) return true;
+  if (type == "step") return find_event_field(EventKind::Step, FieldScope::Global, key) != nullptr;
   for (const auto& tf : kTypeFields)
     if (type == tf.type) {
       for (const char* f : tf.fields)
@@ -342,11 +342,12 @@ bool Ingester::fast_step(const char* begin, const char* end, Batch& b) {
     last_run_id_.assign(run_id->s);
     last_run_ = run_for(last_run_id_, b);
   }
-  for (size_t k = 0; k < std::size(kStepFields); ++k) {
-    const FlatValue* v = o.get(kStepFields[k]);
+  for (size_t k = 0; k < kStepMetricFields.size(); ++k) {
+    const EventField& f = kEventFields[kStepMetricFields[k].i];
+    const FlatValue* v = o.get(f.key);
     known += v != nullptr;
     if (!v || !v->is_number()) continue;  // null (e.g. mfu with an unknown peak): no row
-    if (step_ids_[k] < 0) step_ids_[k] = metric_id(kStepFields[k]);
+    if (step_ids_[k] < 0) step_ids_[k] = metric_id(f.metric);
     put_metric(b, last_run_, step_ids_[k], rank, s->i, attempt, t->d, v->d);
   }
   track(b, last_run_, s->i);
@@ -398,6 +399,7 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     rank = static_cast<int>(r->get<int64_t>());
   }
   const std::string& ty = type->get_ref<const std::string&>();
+  bool rank_unknown = false;  // a `ranks` entry of a step carries a field the table lacks
   auto need_step = [&]() -> int64_t {
     const json* s = field(j, "step");
     if (!is_int(s)) throw Malformed{"\"" + ty + "\" event without an integer \"step\""};
@@ -423,24 +425,31 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
   if (ty == "step") {
     const int64_t step = need_step();
     const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
-    static_assert(std::size(kStepFields) == std::extent_v<decltype(step_ids_)>);
-    for (size_t k = 0; k < std::size(kStepFields); ++k) {
-      const json* v = field(j, kStepFields[k]);
+    for (size_t k = 0; k < kStepMetricFields.size(); ++k) {
+      const EventField& f = kEventFields[kStepMetricFields[k].i];
+      const json* v = field(j, f.key);
       if (!v || !v->is_number()) continue;  // null (e.g. mfu with an unknown peak): no row
-      if (step_ids_[k] < 0) step_ids_[k] = metric_id(kStepFields[k]);
+      if (step_ids_[k] < 0) step_ids_[k] = metric_id(f.metric);
       put_metric(b, run, step_ids_[k], rank, step, attempt, t, v->get<double>());
     }
-    // A data-parallel step's per-rank figures (docs/events.md): metrics of each rank.
+    // A data-parallel step's per-rank figures (docs/events.md): metrics of each rank, under
+    // the table's names (ranks[].tokens_per_s is rank_tokens_per_s).
     if (const json* rs = field(j, "ranks"); rs && rs->is_array()) {
-      static const std::pair<const char*, const char*> kRankFields[] = {
-          {"tokens_per_s", "rank_tokens_per_s"}, {"comm_bytes_sent", "comm_bytes_sent"}, {"comm_bytes_received", "comm_bytes_received"},
-          {"comm_ms", "comm_ms"}, {"busbw_gb_s", "busbw_gb_s"}, {"rss_bytes", "rank_rss_bytes"}};
       for (const json& e : *rs) {
         const json* r = e.is_object() ? field(e, "rank") : nullptr;
         if (!is_int(r) || r->get<int64_t>() < 0) continue;
-        for (const auto& [key, name] : kRankFields)
-          if (const json* v = field(e, key); v && v->is_number())
-            put_metric(b, run, metric_id(name), static_cast<int>(r->get<int64_t>()), step, attempt, t, v->get<double>());
+        for (size_t k = 0; k < kRankMetricFields.size(); ++k) {
+          const EventField& f = kEventFields[kRankMetricFields[k].i];
+          const json* v = field(e, f.key);
+          if (!v || !v->is_number()) continue;
+          if (rank_ids_[k] < 0) rank_ids_[k] = metric_id(f.metric);
+          put_metric(b, run, rank_ids_[k], static_cast<int>(r->get<int64_t>()), step, attempt, t, v->get<double>());
+        }
+        for (auto it = e.begin(); it != e.end(); ++it)
+          if (!find_event_field(EventKind::Step, FieldScope::Rank, it.key())) {
+            note_unknown_field(b, "step", "ranks[]." + it.key());
+            rank_unknown = true;
+          }
       }
     }
     track(run, step);
@@ -449,7 +458,9 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     const json* v = field(j, "val_loss");
     if (!v || !v->is_number()) throw Malformed{"\"eval\" event without a \"val_loss\" number"};
     const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
-    put_metric(b, run, metric_id("val_loss"), rank, step, attempt, t, v->get<double>());
+    static_assert(find_event_field(EventKind::Eval, FieldScope::Global, "val_loss") != nullptr);
+    put_metric(b, run, metric_id(find_event_field(EventKind::Eval, FieldScope::Global, "val_loss")->metric), rank, step, attempt, t,
+               v->get<double>());
     track(run, std::nullopt);
   } else if (ty == "sample") {
     const int64_t step = need_step();
@@ -544,7 +555,7 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     return;
   }
   // Fields this build does not know are ignored (events.md), the rest of the line kept.
-  bool any = false;
+  bool any = rank_unknown;
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known_field(ty, it.key())) {
       note_unknown_field(b, ty, it.key());
@@ -575,7 +586,8 @@ IngestStats Ingester::poll(size_t max_lines) {
   prepare();
   runs_.clear();  // another connection may have deleted runs since the last batch
   names_.clear();
-  std::fill(std::begin(step_ids_), std::end(step_ids_), -1);
+  step_ids_.fill(-1);
+  rank_ids_.fill(-1);
   last_run_id_.clear();
   sqlite3* db = store_.handle();
   Batch b;

@@ -6,6 +6,7 @@
 // for a later poll. Semantics: docs/store.md.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/metrics/step_fields.h"
 #include "store/lod.h"
 #include "store/sqlite.h"
 #include "store/store.h"
@@ -113,7 +115,10 @@ class Ingester {
   std::unordered_map<std::string, int64_t> names_;   // metric name -> metric_names.id, one batch
   std::string last_run_id_;  // run of the last fast-path step event ("" = none this batch)
   int64_t last_run_ = -1;
-  int64_t step_ids_[10] = {};  // metric_names.id of the step event's fields (kStepFields), or -1
+  // metric_names.id of the step event's metric fields (kStepMetricFields) and of each rank's
+  // (kRankMetricFields, engine/metrics/step_fields.h), or -1 while not looked up this batch.
+  std::array<int64_t, kStepMetricFields.size()> step_ids_{};
+  std::array<int64_t, kRankMetricFields.size()> rank_ids_{};
   lod::BatchLod lod_;         // level-of-detail changes of the current batch
   std::set<std::string> warned_;  // unknown types and "type.field"s reported (committed batches)
   std::vector<Row> appends_;  // appended metric rows not yet written (this batch only)

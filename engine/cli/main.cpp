@@ -31,6 +31,7 @@
 #include "engine/dist/launch.h"
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
+#include "engine/metrics/step_fields.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/ops/backend.h"
 #include "engine/model/gpt.h"
@@ -329,6 +330,11 @@ int main(int argc, char** argv) {
   auto* conf = app.add_subcommand("config", "Print the config reference");
   conf->add_flag("--markdown", markdown, "As the Markdown of docs/config.md");
 
+  // the step event's field reference (engine/metrics/step_fields.h)
+  bool events_markdown = false;
+  auto* evs = app.add_subcommand("events", "Print the step event's fields (name, type, unit, scope, stored metric, chart) as JSON");
+  evs->add_flag("--markdown", events_markdown, "As the \"Step fields\" section of docs/events.md");
+
   // export
   td::ExportOptions xopt;
   auto* exp = app.add_subcommand("export", "Export a checkpoint: Hugging Face GPT-2 (hf) or the engine's safetensors with a JSON sidecar");
@@ -511,6 +517,13 @@ int main(int argc, char** argv) {
         }
       }
       std::printf("%s\n", nlohmann::json{{"devices", list}, {"cuda_error", cuda_error}}.dump().c_str());
+      return 0;
+    }
+    if (*evs) {
+      if (events_markdown)
+        std::fputs(td::step_fields_markdown().c_str(), stdout);
+      else
+        std::printf("%s\n", td::step_fields_json().dump(2).c_str());
       return 0;
     }
     if (*conf) {

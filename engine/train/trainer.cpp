@@ -26,6 +26,7 @@
 #include "engine/dist/communicator.h"
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
+#include "engine/metrics/step_fields.h"
 #include "engine/metrics/events.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/model/gpt.h"
@@ -683,33 +684,47 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     double tps = tokens_per_step / step_s;
     std::optional<double> mfu;
     if (peak) mfu = fpt * tps / (*peak * world);
-    json fields = {{"step", st.step}, {"tokens_seen", st.tokens_seen}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm},
-                   {"step_ms", step_s * 1e3}, {"tokens_per_s", tps}, {"mfu", nullable(mfu)}, {"rss_bytes", current_rss_bytes()}};
+    // The step event, by the one field table (engine/metrics/step_fields.h, docs/events.md).
+    StepFigures fig;
+    fig.set(step_field("step"), st.step);
+    fig.set(step_field("tokens_seen"), (double)st.tokens_seen);
+    fig.set(step_field("loss"), loss);
+    fig.set(step_field("lr"), lr);
+    fig.set(step_field("grad_norm"), norm);
+    fig.set(step_field("step_ms"), step_s * 1e3);
+    fig.set(step_field("tokens_per_s"), tps);
+    fig.set(step_field("mfu"), mfu);
+    fig.set(step_field("rss_bytes"), (double)current_rss_bytes());
     if (on_gpu) {
       const DeviceInfo now = backend->device_info();
-      fields["gpu_mem_bytes"] = now.memory_allocated;
-      fields["gpu_mem_peak_bytes"] = now.memory_peak;
+      fig.set(step_field("gpu_mem_bytes"), (double)now.memory_allocated);
+      fig.set(step_field("gpu_mem_peak_bytes"), (double)now.memory_peak);
     }
+    std::vector<StepFigures> rank_figs;
     if (world > 1) {
-      // Per-rank figures of this step (collectives since its start), gathered to every rank.
+      // Per-rank figures of this step (collectives since its start), gathered to every rank:
+      // each rank's kRankMetricFields as doubles, which travel bit for bit as two floats each.
       const dist::CommStats& c1 = comm->stats();
       const double comm_s = c1.seconds - c0.seconds;
-      const double mine[6] = {(double)tokens_per_step / world / step_s, (double)(c1.bytes_sent - c0.bytes_sent),
-                              (double)(c1.bytes_received - c0.bytes_received), comm_s,
-                              comm_s > 0 ? (c1.bus_bytes - c0.bus_bytes) / comm_s : 0.0, (double)current_rss_bytes()};
-      std::vector<float> all(12 * (size_t)world);
-      std::memcpy(&all[12 * (size_t)rank], mine, sizeof mine);
+      StepFigures mine;
+      mine.set(rank_field("tokens_per_s"), (double)tokens_per_step / world / step_s);
+      mine.set(rank_field("comm_bytes_sent"), (double)(c1.bytes_sent - c0.bytes_sent));
+      mine.set(rank_field("comm_bytes_received"), (double)(c1.bytes_received - c0.bytes_received));
+      mine.set(rank_field("comm_ms"), comm_s * 1e3);
+      mine.set(rank_field("busbw_gb_s"), comm_s > 0 ? (c1.bus_bytes - c0.bus_bytes) / comm_s * 1e-9 : 0.0);
+      mine.set(rank_field("rss_bytes"), (double)current_rss_bytes());
+      const auto packed = mine.pack_rank();
+      constexpr size_t kFloats = sizeof packed / sizeof(float);
+      std::vector<float> all(kFloats * (size_t)world);
+      std::memcpy(&all[kFloats * (size_t)rank], packed.data(), sizeof packed);
       comm->all_gather(all.data(), all.size());
-      json ranks = json::array();
       for (int r = 0; r < world; r++) {
-        double v[6];
-        std::memcpy(v, &all[12 * (size_t)r], sizeof v);
-        ranks.push_back({{"rank", r}, {"host", comm->hosts()[(size_t)r]}, {"tokens_per_s", v[0]}, {"comm_bytes_sent", (uint64_t)v[1]},
-                         {"comm_bytes_received", (uint64_t)v[2]}, {"comm_ms", v[3] * 1e3}, {"busbw_gb_s", v[4] * 1e-9},
-                         {"rss_bytes", (uint64_t)v[5]}});
+        std::array<double, kRankMetricFields.size()> v;
+        std::memcpy(v.data(), &all[kFloats * (size_t)r], sizeof v);
+        rank_figs.push_back(StepFigures::unpack_rank(v.data()));
       }
-      fields["ranks"] = std::move(ranks);
     }
+    json fields = step_event_json(fig, rank_figs, world > 1 ? comm->hosts() : std::vector<std::string>{});
     emit("step", std::move(fields));
     const double since_start = std::chrono::duration<double>(clk::now() - train_t0).count();
     rate.add(st.step, since_start);

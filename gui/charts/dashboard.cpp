@@ -1,6 +1,7 @@
 #include "gui/charts/dashboard.h"
 
 #include <QCheckBox>
+#include <QCoreApplication>
 #include <QComboBox>
 #include <QEvent>
 #include <QFile>
@@ -19,6 +20,8 @@
 
 #include <algorithm>
 #include <cmath>
+
+#include "engine/metrics/step_fields.h"
 
 namespace td::gui {
 
@@ -121,44 +124,60 @@ Dashboard::~Dashboard() {
 struct Dashboard::ChartSpec {
   QString name, title, left, right;  // chart() name, title, y axes' titles
   QString secondary;                 // the right axis as a second scale of the line: its title
-  QList<MetricSpec> metrics;
+  QList<MetricSpec> metrics;         // the table's fields of this chart (chartSpecs())
   QString empty;                     // why the chart is empty
   ValueFormat left_format = ValueFormat::Plain;
   int row = 0, col = 0;
 };
 
+namespace {
+
+// The field chart `chart` draws as a second scale of its right axis (ChartAxis::RightScale:
+// MFU of the throughput chart), or "".
+QString rightScaleMetric(const QString& chart) {
+  for (const EventField& f : kEventFields)
+    if (f.chart.chart && chart == QLatin1String(f.chart.chart) && f.chart.axis == ChartAxis::RightScale)
+      return QString::fromLatin1(f.metric);
+  return QString();
+}
+
+}  // namespace
+
+QList<MetricSpec> Dashboard::chartMetrics(const QString& chart) {
+  QList<MetricSpec> out;
+  for (const EventField& f : kEventFields) {
+    if (!f.chart.chart || chart != QLatin1String(f.chart.chart) || f.chart.axis == ChartAxis::RightScale) continue;
+    out.append({QString::fromLatin1(f.metric), QCoreApplication::translate("td::gui::Dashboard", f.chart.label),
+                f.chart.style == ChartStyle::Markers ? SeriesStyle::Markers : SeriesStyle::Line,
+                f.chart.axis == ChartAxis::Right ? YSide::Right : YSide::Left, f.chart.all_ranks, f.chart.smooth});
+  }
+  return out;
+}
+
 QList<Dashboard::ChartSpec> Dashboard::chartSpecs() {
+  // The charts (name, texts, place); the lines each one draws are the fields of the step table
+  // (engine/metrics/step_fields.h) that name it.
   QList<ChartSpec> out;
-  out.append({QStringLiteral("loss"), tr("Loss"), tr("loss (nats/token)"), QString(), QString(),
-              {{QStringLiteral("loss"), tr("train loss"), SeriesStyle::Line, YSide::Left, false, true},
-               {QStringLiteral("val_loss"), tr("val loss"), SeriesStyle::Markers, YSide::Left, false}},
+  out.append({QStringLiteral("loss"), tr("Loss"), tr("loss (nats/token)"), QString(), QString(), {},
               tr("No loss yet: the run has not completed its first step."), ValueFormat::Plain, 0, 0});
   // A data-parallel run adds each rank's own tokens/s (docs/events.md "Per-rank figures"). MFU
   // is tokens/s times a constant of the run, so it is the right axis of the same line rather
   // than a second line lying exactly on top of it.
-  out.append({QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), QString(), tr("MFU (0..1)"),
-              {{QStringLiteral("tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, false, true},
-               {QStringLiteral("rank_tokens_per_s"), tr("tokens/s"), SeriesStyle::Line, YSide::Left, true, true}},
+  out.append({QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), QString(), tr("MFU (0..1)"), {},
               tr("No throughput yet: the run has not completed its first step."), ValueFormat::Plain, 0, 1});
-  out.append({QStringLiteral("memory"), tr("Memory"), tr("bytes"), QString(), QString(),
-              {{QStringLiteral("rss_bytes"), tr("process RSS"), SeriesStyle::Line, YSide::Left, true},
-               {QStringLiteral("gpu_mem_bytes"), tr("GPU memory"), SeriesStyle::Line, YSide::Left, true}},
+  out.append({QStringLiteral("memory"), tr("Memory"), tr("bytes"), QString(), QString(), {},
               tr("No memory figures yet: the run reports process RSS at every step (and GPU memory on the "
                  "CUDA backend)."),
               ValueFormat::Bytes, 1, 0});
   // Per rank (and so per node): payload bytes its collectives sent in each step, and the bus
   // bandwidth they achieved (nccl-tests' busbw, GB/s = 10^9 bytes/s; docs/events.md).
-  out.append({QStringLiteral("network"), tr("Network"), tr("bytes per step"), tr("bus bandwidth (GB/s)"), QString(),
-              {{QStringLiteral("comm_bytes_sent"), tr("collective bytes sent"), SeriesStyle::Line, YSide::Left, true},
-               {QStringLiteral("busbw_gb_s"), tr("bus bandwidth"), SeriesStyle::Line, YSide::Right, true, true}},
+  out.append({QStringLiteral("network"), tr("Network"), tr("bytes per step"), tr("bus bandwidth (GB/s)"), QString(), {},
               tr("No network traffic: single-process runs do not communicate; distributed runs report "
                  "collective bytes here."),
               ValueFormat::Bytes, 1, 1});
-  out.append({QStringLiteral("optimizer"), tr("Optimizer"), tr("learning rate"), tr("gradient norm"), QString(),
-              {{QStringLiteral("lr"), tr("lr"), SeriesStyle::Line, YSide::Left, false},
-               {QStringLiteral("grad_norm"), tr("grad norm (before clipping)"), SeriesStyle::Line, YSide::Right, false,
-                true}},
+  out.append({QStringLiteral("optimizer"), tr("Optimizer"), tr("learning rate"), tr("gradient norm"), QString(), {},
               tr("No optimizer figures yet: the run has not completed its first step."), ValueFormat::Plain, 2, 0});
+  for (ChartSpec& spec : out) spec.metrics = chartMetrics(spec.name);
   return out;
 }
 
@@ -186,8 +205,9 @@ void Dashboard::applyTexts() {
     c->setAxisLabels(spec.left, spec.right);
     c->setMetrics(spec.metrics);
     c->setEmptyText(spec.empty);
-    if (!spec.secondary.isEmpty())
-      c->setSecondaryScale(QStringLiteral("mfu"), QStringLiteral("tokens_per_s"), spec.secondary);
+    // The right axis as a second scale of the chart's first line (MFU of tokens/s).
+    if (const QString scale = rightScaleMetric(spec.name); !spec.secondary.isEmpty() && !scale.isEmpty() && !spec.metrics.isEmpty())
+      c->setSecondaryScale(scale, spec.metrics.first().metric, spec.secondary);
   }
 }
 

@@ -1,6 +1,7 @@
 // Dashboard: the live charts of one run, or several runs overlaid for comparison.
 //
-// Charts (ChartView, names for chart()): "loss" (train loss line, val_loss markers),
+// Charts (ChartView, names for chart()); the lines of each are the step event's fields that
+// name it in the one field table (engine/metrics/step_fields.h): "loss" (train loss line, val_loss markers),
 // "throughput" (tokens_per_s and each rank's rank_tokens_per_s left, mfu right), "memory"
 // (rss_bytes, gpu_mem_bytes per rank), "network" (comm_bytes_sent left, busbw_gb_s right, per
 // rank; a rank's series names its host), "optimizer" (lr left, grad_norm right). Controls: x axis by step | tokens | wall time, smoothing (EMA weight 0..0.99),
@@ -55,6 +56,10 @@ class Dashboard : public QWidget {
   /// "loss", "throughput", "memory", "network", "optimizer"; nullptr for other names.
   ChartView* chart(const QString& name) const;
   QStringList chartNames() const { return names_; }
+  /// The lines chart `chart` draws: the fields of the step table (kEventFields,
+  /// engine/metrics/step_fields.h) that name it, in table order, labels translated; a field
+  /// drawn as a second scale of the right axis (MFU) is not among them.
+  static QList<MetricSpec> chartMetrics(const QString& chart);
   MetricsModel* model() const { return model_; }
 
   void setXAxis(XAxis axis);  // also the combo box

@@ -13,6 +13,7 @@
 #include "chart_fixture.h"
 #include "gui/charts/chart_view.h"
 #include "gui/charts/dashboard.h"
+#include "engine/metrics/step_fields.h"
 
 #include <qcustomplot.h>
 
@@ -271,6 +272,31 @@ class TestDashboard : public QObject {
     QTRY_VERIFY(dash.errorText().contains("gone"));
     QCOMPARE(loss->seriesCount(), 0);
     QVERIFY(loss->emptyTextVisible());
+  }
+
+  // The charts' lines come from the step event's field table (engine/metrics/step_fields.h):
+  // every charted field names a chart the page has, and the page draws what it drew before the
+  // table (metric, side, style, per rank, smoothed), in the same order.
+  void chartLinesComeFromTheFieldTable() {
+    Dashboard dash(nullptr);
+    for (const td::EventField& f : td::kEventFields)
+      if (f.chart.chart) QVERIFY2(dash.chart(QString::fromLatin1(f.chart.chart)), f.chart.chart);
+    auto lines = [](const QString& chart) {
+      QStringList out;
+      for (const MetricSpec& m : Dashboard::chartMetrics(chart))
+        out << QStringLiteral("%1 %2 %3 %4 %5 %6")
+                   .arg(m.metric, m.label, m.style == SeriesStyle::Markers ? "markers" : "line", m.side == YSide::Right ? "right" : "left",
+                        m.all_ranks ? "ranks" : "rank0", m.smooth ? "smooth" : "exact");
+      return out;
+    };
+    QCOMPARE(lines("loss"), (QStringList{"loss train loss line left rank0 smooth", "val_loss val loss markers left rank0 exact"}));
+    QCOMPARE(lines("throughput"),
+             (QStringList{"tokens_per_s tokens/s line left rank0 smooth", "rank_tokens_per_s tokens/s line left ranks smooth"}));
+    QCOMPARE(lines("memory"), (QStringList{"rss_bytes process RSS line left ranks exact", "gpu_mem_bytes GPU memory line left ranks exact"}));
+    QCOMPARE(lines("network"), (QStringList{"comm_bytes_sent collective bytes sent line left ranks exact",
+                                            "busbw_gb_s bus bandwidth line right ranks smooth"}));
+    QCOMPARE(lines("optimizer"),
+             (QStringList{"lr lr line left rank0 exact", "grad_norm grad norm (before clipping) line right rank0 smooth"}));
   }
 };
 
