@@ -166,10 +166,32 @@ export TRAINDECK_MASTER_PORT=$((20000 + SLURM_JOB_ID % 12000))
 echo "traindeck: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST, rendezvous $TRAINDECK_MASTER_ADDR:$TRAINDECK_MASTER_PORT${td_resume_arg:+, resuming from step $td_from}"
 )SH";
 
-const char* kBatchTail = R"SH(
+// One task per rank: the bundle's launcher, or (srun_container_line()) a container.
+const char* kSrunBare = R"SH(
 # One task per rank.
 srun --kill-on-bad-exit=1 sh -c "$td_task" td-rank "$td_run_dir" "$td_engine" train --config "$td_config" --out "$td_run_dir" --run-id "$td_run_id" --no-events-stdout $td_resume_arg
-td_rc=$?
+)SH";
+
+// The srun line of a container run: the task wrapper, then container_command()'s argv as quoted
+// words (the rank environment, exported by the wrapper, passed in by name; on GPUs also the
+// CUDA_VISIBLE_DEVICES Slurm set for the task), then --resume when the job resumes.
+std::string srun_container_line(const SlurmSpec& s, const SlurmJobPaths& p, const std::string& run_id) {
+  const ContainerPaths& cp = p.container;
+  if (cp.work_dir.empty() || cp.work_dir[0] != '/' || cp.work_dir.find(':') != std::string::npos ||
+      (s.container.runtime == ContainerRuntime::Docker && cp.user.empty()))
+    throw Error("internal: the container paths of run " + run_id + " are not resolved (deploy() resolves them)");
+  const bool gpus = s.gpus_per_node > 0;
+  std::vector<std::string> env = rank_env_names();
+  if (gpus) env.push_back("CUDA_VISIBLE_DEVICES");
+  const std::vector<std::string> argv =
+      container_command(s.container, cp, run_id, gpus, env,
+                        {"train", "--config", p.config_path, "--out", p.run_dir, "--run-id", run_id, "--no-events-stdout"});
+  return std::string("\n# One task per rank, its engine in a ") + container_runtime_name(s.container.runtime) +
+         " container (docs/slurm.md).\nsrun --kill-on-bad-exit=1 sh -c \"$td_task\" td-rank \"$td_run_dir\" " +
+         command_line(argv) + " $td_resume_arg\n";
+}
+
+const char* kBatchTail = R"SH(td_rc=$?
 
 # Requeue: after a time-limit stop that made progress, the same script in a new job (after
 # this one ends), resuming from the checkpoint the stop wrote.
@@ -211,6 +233,7 @@ json to_json(const SlurmSpec& s) {
   if (s.cpus_per_task) j["cpus_per_task"] = s.cpus_per_task;
   if (!s.extra_sbatch.empty()) j["extra_sbatch"] = s.extra_sbatch;
   if (!s.setup.empty()) j["setup"] = s.setup;
+  if (s.container.enabled() || !s.container.mounts.empty()) j["container"] = to_json(s.container);
   return j;
 }
 
@@ -229,6 +252,8 @@ SlurmSpec slurm_from_json(const json& j, const std::string& where) {
   s.work_dir = trim(get<std::string>(j, "work_dir", where, ""));
   s.requeue = get<bool>(j, "requeue", where, false);
   s.signal_lead_s = get<int>(j, "signal_lead_s", where, 120);
+  if (const auto it = j.find("container"); it != j.end() && !it->is_null())
+    s.container = container_from_json(*it, where + ".container");
   return s;
 }
 
@@ -303,6 +328,7 @@ std::vector<std::string> validate(const SlurmSpec& s) {
            (s.work_dir.size() >= 3 && s.work_dir.compare(s.work_dir.size() - 3, 3, "/..") == 0))
     p.push_back("the work directory '" + s.work_dir +
                 "' may hold only letters, digits and / . _ - + (it goes into #SBATCH --output and --chdir), and no '..'");
+  for (std::string& c : validate(s.container, "container")) p.push_back(std::move(c));
   return p;
 }
 
@@ -313,6 +339,7 @@ SlurmJobPaths slurm_job_paths(const DeployResult& d) {
   p.config_path = d.config_path;
   p.script_path = d.run_dir + "/traindeck.sbatch";
   p.jobs_path = d.run_dir + "/slurm-jobs";
+  p.container = d.container_paths;
   return p;
 }
 
@@ -361,6 +388,7 @@ std::string sbatch_script(const SlurmSpec& s, const SlurmJobPaths& p, const std:
     o << "\n# The cluster's set-up lines (its settings).\n";
     for (const std::string& l : s.setup) o << l << "\n";
   }
+  o << (s.container.enabled() ? srun_container_line(s, p, run_id) : std::string(kSrunBare));
   o << kBatchTail;
   return o.str();
 }
@@ -664,8 +692,12 @@ SlurmRun start_slurm_run(Session& login, const SlurmSpec& spec, const std::files
   cfg["train"]["device"] = "cpu";
   SlurmRun run;
   run.run_id = run_id;
+  // With a container: no bundle; the runtime and the image are checked here on the login node
+  // (the compute nodes are not reachable over SSH; docs/slurm.md says what they need).
+  DeployOptions dopts = opts.deploy;
+  dopts.container = spec.container;
   run.deploy = deploy(login, bundle_dir, dataset_dir, cfg.dump(2) + "\n", spec.work_dir, run_id, opts.progress,
-                      opts.cancel, opts.deploy);
+                      opts.cancel, dopts);
   run.paths = slurm_job_paths(run.deploy);
   if (spec.gpus_per_node > 0) {
     cfg["train"]["device"] = "cuda";

@@ -38,7 +38,9 @@ namespace td::remote {
 /// JSON: {"partition": "gpu", "account": "proj", "qos": "normal", "time_limit": "04:00:00",
 ///   "nodes": 2, "gpus_per_node": 8, "cpus_per_task": 12, "extra_sbatch": ["#SBATCH --mem=0"],
 ///   "setup": ["module load cuda/12.4"], "work_dir": "/scratch/ana/traindeck", "requeue": true,
-///   "signal_lead_s": 120}
+///   "signal_lead_s": 120,
+///   "container": {"runtime": "apptainer", "image": "/scratch/ana/traindeck-engine.sif"}}
+/// ("container" only when set; remote/container.h's form and checks)
 struct SlurmSpec {
   std::string partition;    ///< --partition; empty: the cluster's default partition
   std::string account;      ///< --account; empty: the user's default account
@@ -52,6 +54,11 @@ struct SlurmSpec {
   std::string work_dir;     ///< absolute folder on the filesystem every node shares (bundle, dataset, runs)
   bool requeue = false;     ///< continue the run in a new job after a time-limit stop; let Slurm requeue it
   int signal_lead_s = 120;  ///< seconds before the time limit that SIGUSR1 asks for a checkpoint
+  /// Run each rank's engine inside this OCI image instead of the bare bundle (remote/container.h,
+  /// docs/slurm.md "Containers"): the image must be present on the login node (checked by
+  /// deploy) and on every compute node (podman, docker) or on the shared filesystem
+  /// (apptainer's .sif). Empty image: the bare bundle.
+  ContainerSpec container;
 };
 
 nlohmann::json to_json(const SlurmSpec& s);
@@ -64,7 +71,8 @@ SlurmSpec slurm_from_json(const nlohmann::json& j, const std::string& where = "s
 /// cannot be quoted); time_limit one of Slurm's formats and longer than signal_lead_s; nodes
 /// >= 1, GPUs and CPUs >= 0; extra lines start with "#SBATCH " and hold no newline; setup lines
 /// hold no newline; work_dir absolute, made of letters, digits and "/._-+" (it is written into
-/// the #SBATCH --output and --chdir directives); signal_lead_s in 1..65535.
+/// the #SBATCH --output and --chdir directives); signal_lead_s in 1..65535; the container as
+/// remote/container.h validate() says (each line "container: ...").
 std::vector<std::string> validate(const SlurmSpec& s);
 
 /// Seconds of a Slurm time ("minutes", "minutes:seconds", "hours:minutes:seconds",
@@ -82,6 +90,9 @@ struct SlurmJobPaths {
   std::string config_path;  ///< <run_dir>/config.json
   std::string script_path;  ///< <run_dir>/traindeck.sbatch
   std::string jobs_path;    ///< <run_dir>/slurm-jobs
+  /// Container runs (SlurmSpec::container): the absolute work directory mounted into each rank's
+  /// container and the login node user's uid:gid (docker's --user); deploy() resolves them.
+  ContainerPaths container;
 };
 SlurmJobPaths slurm_job_paths(const DeployResult& d);
 
@@ -91,11 +102,16 @@ SlurmJobPaths slurm_job_paths(const DeployResult& d);
 /// limit, --requeue or --no-requeue, the extra lines), then the job id appended to slurm-jobs,
 /// the rendezvous (first host of the allocation, a port from the job id), the setup lines, one
 /// srun whose tasks map SLURM_PROCID/NTASKS/LOCALID/NTASKS_PER_NODE to the engine's rank
-/// environment, and the continuation after a time-limit stop when requeue is on. `resume`:
+/// environment, and the continuation after a time-limit stop when requeue is on. With
+/// s.container set, each task runs container_command() (remote/container.h: the work directory
+/// mounted at its path, --network host, the rank environment and, on GPUs, CUDA_VISIBLE_DEVICES
+/// passed in by name, GPUs the runtime's way) in place of the bundle's launcher; the runtime's
+/// client forwards SIGTERM and SIGUSR1 to the engine. `resume`:
 /// start the engine with --resume (a stopped or failed run continued by a person). Paths and
 /// the run id are single-quoted shell words (remote/quote.h); the spec's setup lines are the
 /// user's own code and go in verbatim. Errors: td::Error for an invalid spec (validate()'s first
-/// problem), an invalid run id, or a path that cannot go into a directive.
+/// problem), an invalid run id, a path that cannot go into a directive, or a container run
+/// whose p.container.work_dir is not the absolute work directory.
 std::string sbatch_script(const SlurmSpec& s, const SlurmJobPaths& p, const std::string& run_id, bool resume);
 
 /// `sbatch --parsable -- <script> [args]` on the login node. Returns the job id (digits).
@@ -202,7 +218,9 @@ struct SlurmRun {
 };
 
 /// Starts (or, with opts.resume, continues) run `run_id` on the Slurm cluster through its login
-/// node: deploy() of bundle, dataset and config into spec.work_dir (what is there is skipped;
+/// node: deploy() of bundle, dataset and config into spec.work_dir (with spec.container: no
+/// bundle; the runtime and the image are checked on the login node first, a missing image is a
+/// td::Error naming it and the runtime, and `bundle_dir` may be empty; what is there is skipped;
 /// train.device set to "cuda" with GPUs, else "cpu"; the login node's GPU driver is not checked:
 /// the compute nodes have the GPUs), the batch script written to <run_dir>/traindeck.sbatch,
 /// `sbatch --parsable` and the job id appended to <run_dir>/slurm-jobs. Errors: td::Error for an

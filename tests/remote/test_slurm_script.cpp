@@ -297,6 +297,103 @@ class TestSlurmScript : public QObject {
     QVERIFY(error_message([&] { parse_sinfo("c;d|c1|idle|(null)|1|up\n", "cpu"); }).find("is not one") != std::string::npos);
   }
 
+  // The srun line of a container run, for each runtime (hand-written: the flags docs/slurm.md
+  // and docs/containers.md list), then the podman one run for real through the batch script with
+  // stand-ins for srun (runs the task as rank 1 of 2) and podman (records its argv and the
+  // values of the variables it is told to pass in).
+  void container_srun_lines() {
+    SlurmJobPaths p = paths("/scratch/ana/td/runs/r-1");
+    p.engine = "traindeck-engine";
+    p.container = {"/home/ana", "/scratch/ana/td", "1000:1001"};
+    const std::string task = "srun --kill-on-bad-exit=1 sh -c \"$td_task\" td-rank \"$td_run_dir\" ";
+    const std::string wrapper =
+        "sh -c 'rt=$1; id=$2; shift 2\nexec \"$rt\" run --name \"td-$id-r${TRAINDECK_RANK:-0}\" \"$@\"\n' sh ";
+    const std::string rank_env =
+        "--env TRAINDECK_RANK --env TRAINDECK_WORLD_SIZE --env TRAINDECK_LOCAL_RANK --env TRAINDECK_LOCAL_WORLD_SIZE "
+        "--env TRAINDECK_MASTER_ADDR --env TRAINDECK_MASTER_PORT --env TRAINDECK_GLOO_IFNAME --env NCCL_SOCKET_IFNAME ";
+    const std::string engine =
+        "train --config /scratch/ana/td/runs/r-1/config.json --out /scratch/ana/td/runs/r-1 --run-id r-1 "
+        "--no-events-stdout $td_resume_arg\n";
+    auto srun_line = [](const std::string& script) {
+      const size_t at = script.find("\nsrun ");
+      return at == std::string::npos ? std::string() : script.substr(at + 1, script.find("\ntd_rc=$?") - at);
+    };
+    SlurmSpec sp = spec();  // 8 GPUs per node
+    sp.container.runtime = ContainerRuntime::Podman;
+    sp.container.image = "localhost/traindeck-engine:0.1.0";
+    const std::string podman = sbatch_script(sp, p, "r-1", false);
+    QCOMPARE(srun_line(podman),
+             task + wrapper +
+                 "podman r-1 --rm '--pull=never' --network host --pid host --entrypoint traindeck-engine "
+                 "-v /scratch/ana/td:/scratch/ana/td -w /scratch/ana/td --env 'HOME=/scratch/ana/td' "
+                 "--security-opt 'label=disable' --device 'nvidia.com/gpu=all' --ipc host " +
+                 rank_env + "--env CUDA_VISIBLE_DEVICES localhost/traindeck-engine:0.1.0 " + engine);
+    QVERIFY(podman.find("\n# One task per rank, its engine in a podman container (docs/slurm.md).\nsrun ") != std::string::npos);
+    std::string out;
+    QCOMPARE(run_cmd({"sh", "-n", "-c", podman}, &out), 0);
+
+    sp.container.runtime = ContainerRuntime::Docker;
+    sp.container.image = "registry.lab/td:1";
+    sp.container.mounts = {"/scratch/corpora:/corpora:ro"};
+    QCOMPARE(srun_line(sbatch_script(sp, p, "r-1", false)),
+             task + wrapper +
+                 "docker r-1 --rm '--pull=never' --network host --pid host --entrypoint traindeck-engine "
+                 "-v /scratch/ana/td:/scratch/ana/td -w /scratch/ana/td --env 'HOME=/scratch/ana/td' "
+                 "--user 1000:1001 --gpus all --ipc host " +
+                 rank_env + "--env CUDA_VISIBLE_DEVICES -v /scratch/corpora:/corpora:ro registry.lab/td:1 " + engine);
+
+    sp.container.runtime = ContainerRuntime::Apptainer;
+    sp.container.image = "/scratch/ana/traindeck-engine.sif";
+    sp.container.mounts = {};
+    QCOMPARE(srun_line(sbatch_script(sp, p, "r-1", false)),
+             task + "apptainer exec --nv --bind /scratch/ana/td:/scratch/ana/td --pwd /scratch/ana/td "
+                    "/scratch/ana/traindeck-engine.sif traindeck-engine " + engine);
+    sp.gpus_per_node = 0;  // a CPU partition: no --nv
+    QCOMPARE(srun_line(sbatch_script(sp, p, "r-1", false)),
+             task + "apptainer exec --bind /scratch/ana/td:/scratch/ana/td --pwd /scratch/ana/td "
+                    "/scratch/ana/traindeck-engine.sif traindeck-engine " + engine);
+    // Container paths deploy() did not resolve are an error, not a script without its mount.
+    p.container = {};
+    QVERIFY(error_message([&] { sbatch_script(sp, p, "r-1", false); }).find("container paths of run r-1 are not resolved") !=
+            std::string::npos);
+
+    // For real: the batch script as Slurm's rank 1 of 2 would run it, podman a stand-in.
+    const fs::path dir = fs::path(tmp_.path().toStdString()) / "ctr";
+    const fs::path bin = dir / "bin", run = dir / "runs" / "r-1";
+    fs::create_directories(bin);
+    fs::create_directories(run);
+    write_exe(bin / "scontrol",
+              "#!/bin/sh\ncase \"$1 $2\" in\n  'show hostnames') echo n7 ;;\n"
+              "  'show node') echo \"NodeName=n7 NodeAddr=127.0.0.1\" ;;\nesac\n");
+    write_exe(bin / "srun", "#!/bin/sh\nshift\nSLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NTASKS_PER_NODE=1 exec \"$@\"\n");
+    write_exe(bin / "podman",
+              "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$TD_TEST/podman.args\"\n"
+              "env | grep -E '^(TRAINDECK_|CUDA_VISIBLE_DEVICES=)' | sort > \"$TD_TEST/podman.env\"\necho engine-log >&2\n");
+    SlurmSpec cpu;
+    cpu.work_dir = dir.string();
+    cpu.container.image = "localhost/td:1";
+    SlurmJobPaths rp = paths(run.string());
+    rp.engine = "traindeck-engine";
+    rp.container = {"/root", dir.string(), "0:0"};
+    std::ofstream(rp.script_path) << sbatch_script(cpu, rp, "r-1", true);
+    QCOMPARE(run_cmd({"sh", rp.script_path}, &out, {},
+                     {"PATH=" + bin.string() + ":/usr/bin:/bin", "TD_TEST=" + dir.string(), "SLURM_JOB_ID=5",
+                      "SLURM_JOB_NODELIST=n7"}),
+             0);
+    const std::string args = read_text(dir / "podman.args");
+    QVERIFY2(args.rfind("run\n--name\ntd-r-1-r1\n--rm\n", 0) == 0, args.c_str());  // the rank's own name
+    QVERIFY2(args.find("\n-v\n" + dir.string() + ":" + dir.string() + "\n-w\n" + dir.string() + "\n") != std::string::npos,
+             args.c_str());
+    QVERIFY2(args.find("\nlocalhost/td:1\ntrain\n--config\n" + rp.config_path + "\n--out\n" + run.string() +
+                       "\n--run-id\nr-1\n--no-events-stdout\n--resume\n") != std::string::npos,
+             args.c_str());
+    QVERIFY(args.find("nvidia") == std::string::npos && args.find("CUDA_VISIBLE_DEVICES") == std::string::npos);
+    QCOMPARE(read_text(dir / "podman.env"),
+             std::string("TRAINDECK_LOCAL_RANK=0\nTRAINDECK_LOCAL_WORLD_SIZE=1\nTRAINDECK_MASTER_ADDR=127.0.0.1\n"
+                         "TRAINDECK_MASTER_PORT=20005\nTRAINDECK_RANK=1\nTRAINDECK_WORLD_SIZE=2\n"));
+    QCOMPARE(read_text(run / "engine.rank1.log"), std::string("engine-log\n"));  // the client's stderr: the rank's log
+  }
+
   void time_limits_and_validation() {
     QCOMPARE(slurm_time_seconds("30").value_or(-2), int64_t(1800));
     QCOMPARE(slurm_time_seconds("30:15").value_or(-2), int64_t(1815));
@@ -327,6 +424,20 @@ class TestSlurmScript : public QObject {
     QVERIFY(!min.requeue);
     QCOMPARE(error_message([] { slurm_from_json(nlohmann::json::parse(R"({"extra_sbatch": [1]})")); }),
              std::string("slurm.extra_sbatch[0]: wrong type (number)"));
+    // The container: round-trips, absent when unset, checked by validate() and the loader.
+    SlurmSpec c = spec();
+    QVERIFY(!to_json(c).contains("container"));
+    c.container.runtime = ContainerRuntime::Apptainer;
+    c.container.image = "/scratch/ana/td.sif";
+    c.container.mounts = {"/data:/data:ro"};
+    QCOMPARE(to_json(c)["container"], nlohmann::json::parse(R"({"runtime": "apptainer", "image": "/scratch/ana/td.sif", "mounts": ["/data:/data:ro"]})"));
+    QVERIFY(slurm_from_json(to_json(c)).container == c.container);
+    c.container.image = "-v /:/host";
+    QCOMPARE(validate(c), std::vector<std::string>{"container: the container image '-v /:/host' holds whitespace; enter one image name"});
+    c.container.image = "";
+    QCOMPARE(validate(c), std::vector<std::string>{"container: container mounts are set but no image: enter the image, or remove the mounts"});
+    QCOMPARE(error_message([] { slurm_from_json(nlohmann::json::parse(R"({"container": {"runtime": "lxc", "image": "x"}})")); }),
+             std::string("slurm.container.runtime: 'lxc' is not a container runtime (podman, docker or apptainer)"));
   }
 };
 
