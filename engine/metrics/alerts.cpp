@@ -1,0 +1,213 @@
+#include "engine/metrics/alerts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace td::alerts {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+std::string bytes_text(double b) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int i = 0;
+  while (b >= 1024 && i < 5) b /= 1024, i++;
+  return fmt(i ? "%.1f " : "%.0f ", b) + unit[i];
+}
+
+}  // namespace
+
+std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::NonFinite: return "nonfinite";
+    case Kind::LossSpike: return "loss_spike";
+    case Kind::ThroughputDrop: return "throughput_drop";
+    case Kind::Stall: return "stall";
+    case Kind::DiskLow: return "disk_low";
+    case Kind::RankLost: return "rank_lost";
+    case Kind::ConnectionLost: return "connection_lost";
+    case Kind::RunEnded: return "run_end";
+  }
+  return "";
+}
+
+std::optional<Kind> kind_from_name(std::string_view s) {
+  for (Kind k : kAllKinds)
+    if (kind_name(k) == s) return k;
+  return std::nullopt;
+}
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::Info: return "info";
+    case Severity::Warning: return "warning";
+    case Severity::Critical: return "critical";
+  }
+  return "";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return kNaN;
+  const size_t n = v.size(), h = n / 2;
+  std::nth_element(v.begin(), v.begin() + h, v.end());
+  const double hi = v[h];
+  if (n % 2) return hi;
+  const double lo = *std::max_element(v.begin(), v.begin() + h);
+  return 0.5 * (lo + hi);
+}
+
+AlertEvaluator::AlertEvaluator(AlertRules rules) : rules_(rules) {
+  rules_.spike_window = std::max(rules_.spike_window, 1);
+  rules_.throughput_window = std::max(rules_.throughput_window, 1);
+}
+
+void AlertEvaluator::add_earlier(double tps) {
+  if (low_.empty() || tps <= low_.top()) low_.push(tps);
+  else high_.push(tps);
+  // Balance: low_ holds ceil(n/2), high_ floor(n/2).
+  if (low_.size() > high_.size() + 1) high_.push(low_.top()), low_.pop();
+  else if (high_.size() > low_.size()) low_.push(high_.top()), high_.pop();
+}
+
+double AlertEvaluator::earlier_median() const {
+  if (low_.empty()) return kNaN;
+  if (low_.size() > high_.size()) return low_.top();
+  return 0.5 * (low_.top() + high_.top());
+}
+
+std::vector<Alert> AlertEvaluator::on_step(int64_t step, double loss, double grad_norm, double step_s, double tokens_per_s) {
+  std::vector<Alert> out;
+  last_step_ = step;
+  in_stall_ = false;
+  if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
+    if (!in_nonfinite_) {
+      in_nonfinite_ = true;
+      const bool l = !std::isfinite(loss);
+      out.push_back({Kind::NonFinite, Severity::Critical,
+                     "step " + std::to_string(step) + ": the " + (l ? "loss" : "gradient norm") + " is not finite",
+                     step, l ? loss : grad_norm, kNaN});
+    }
+    return out;
+  }
+  in_nonfinite_ = false;
+
+  // Loss spike against the previous window.
+  const size_t n = losses_.size();
+  if ((int)n >= rules_.spike_min_steps && n > 0) {
+    double sum = 0;
+    for (double x : losses_) sum += x;
+    const double m = sum / n;
+    double ss = 0;
+    for (double x : losses_) ss += (x - m) * (x - m);
+    const double s = std::sqrt(ss / n);
+    const double limit = std::max(m + rules_.spike_sigma * s, rules_.spike_factor * m);
+    if (loss > limit) {
+      if (!in_spike_) {
+        in_spike_ = true;
+        out.push_back({Kind::LossSpike, Severity::Warning,
+                       fmt("step %.0f: loss %.4g is far above the last steps' mean %.4g", (double)step, loss, m) +
+                           fmt(" (limit %.4g = max(mean + %g std, ", limit, rules_.spike_sigma) +
+                           fmt("%g x mean))", rules_.spike_factor),
+                       step, loss, limit});
+      }
+    } else {
+      in_spike_ = false;
+    }
+  }
+  losses_.push_back(loss);
+  if ((int)losses_.size() > rules_.spike_window) losses_.pop_front();
+
+  if (std::isfinite(step_s) && step_s >= 0) {
+    step_s_.push_back(step_s);
+    if ((int)step_s_.size() > rules_.spike_window) step_s_.pop_front();
+  }
+
+  // Throughput drop: the last W steps against every earlier one (after the warmup).
+  steps_seen_++;
+  if (steps_seen_ > rules_.throughput_warmup && std::isfinite(tokens_per_s)) {
+    recent_tps_.push_back(tokens_per_s);
+    if ((int)recent_tps_.size() > rules_.throughput_window) {
+      add_earlier(recent_tps_.front());
+      recent_tps_.pop_front();
+    }
+    if ((int)recent_tps_.size() == rules_.throughput_window &&
+        (int64_t)(low_.size() + high_.size()) >= rules_.throughput_window) {
+      const double now = median({recent_tps_.begin(), recent_tps_.end()});
+      const double before = earlier_median();
+      const double limit = rules_.throughput_fraction * before;
+      if (now < limit) {
+        if (!in_drop_) {
+          in_drop_ = true;
+          out.push_back({Kind::ThroughputDrop, Severity::Warning,
+                         fmt("step %.0f: throughput fell to %.4g tokens/s (median of the last steps), ", (double)step, now) +
+                             fmt("below %g of the earlier median %.4g tokens/s", rules_.throughput_fraction, before),
+                         step, now, limit});
+        }
+      } else {
+        in_drop_ = false;
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<double> AlertEvaluator::stall_limit_s() const {
+  if (step_s_.empty()) return std::nullopt;
+  return std::max(rules_.stall_factor * median({step_s_.begin(), step_s_.end()}), rules_.stall_min_s);
+}
+
+std::optional<Alert> AlertEvaluator::check_stall(double since_last_step_s) {
+  const auto limit = stall_limit_s();
+  if (!limit || in_stall_ || !(since_last_step_s > *limit)) return std::nullopt;
+  in_stall_ = true;
+  return Alert{Kind::Stall, Severity::Warning,
+               fmt("no step for %.0f s after step %.0f ", since_last_step_s, (double)last_step_) +
+                   fmt("(limit %.0f s: %g x the median step time, at least the floor)", *limit, rules_.stall_factor),
+               last_step_, since_last_step_s, *limit};
+}
+
+std::optional<Alert> AlertEvaluator::check_disk(double free_bytes, double total_bytes) {
+  const double limit = std::max(rules_.disk_min_free_bytes, total_bytes > 0 ? rules_.disk_min_free_fraction * total_bytes : 0.0);
+  if (!(free_bytes < limit)) {
+    in_disk_ = false;
+    return std::nullopt;
+  }
+  if (in_disk_) return std::nullopt;
+  in_disk_ = true;
+  std::string msg = "the run directory's disk has " + bytes_text(free_bytes) + " free";
+  if (total_bytes > 0) msg += fmt(" (%.1f %% of ", 100.0 * free_bytes / total_bytes) + bytes_text(total_bytes) + ")";
+  msg += ", below " + bytes_text(limit) + "; free space before the next checkpoint";
+  return Alert{Kind::DiskLow, Severity::Warning, msg, last_step_, free_bytes, limit};
+}
+
+std::optional<Alert> AlertEvaluator::check_connection(double lost_for_s) {
+  if (!(lost_for_s > rules_.connection_lost_s)) {
+    if (lost_for_s <= 0) in_connection_ = false;
+    return std::nullopt;
+  }
+  if (in_connection_) return std::nullopt;
+  in_connection_ = true;
+  return Alert{Kind::ConnectionLost, Severity::Warning,
+               fmt("the connection to the run has been lost for %.0f s (limit %.0f s); the run goes on and is followed again when it returns",
+                   lost_for_s, rules_.connection_lost_s),
+               last_step_, lost_for_s, rules_.connection_lost_s};
+}
+
+Alert rank_lost(int64_t step, const std::string& who, const std::string& reason) {
+  return {Kind::RankLost, Severity::Critical, who + " lost" + (reason.empty() ? "" : ": " + reason), step, kNaN, kNaN};
+}
+
+Alert run_ended(int64_t step, const std::string& status, const std::string& reason) {
+  const Severity s = status == "completed" ? Severity::Info : status == "stopped" ? Severity::Warning : Severity::Critical;
+  return {Kind::RunEnded, s, "run " + status + " at step " + std::to_string(step) + (reason.empty() ? "" : ": " + reason), step, kNaN, kNaN};
+}
+
+}  // namespace td::alerts
