@@ -46,8 +46,8 @@ constexpr size_t kMaxAppends = 16384;
 // The `step` event's fields, and the metric each numeric one is stored as: the one table
 // kEventFields (engine/metrics/step_fields.h), which the trainer writes from.
 
-// Fields of every event, then the other types' fields (docs/events.md). A field outside these
-// and the step table is kept out of the store and reported once per Ingester
+// Fields of every event, then the fields of the types outside the table (docs/events.md). A
+// field outside these and the table is kept out of the store and reported once per Ingester
 // (note_unknown_field).
 constexpr const char* kCommonFields[] = {"type", "v", "t", "run_id", "attempt", "rank"};
 struct TypeFields {
@@ -58,9 +58,7 @@ const TypeFields kTypeFields[] = {
     {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "device_name", "precision", "compute_capability",
                    "gpu_memory_total", "cpu", "blas_kernel", "threads", "world_size", "engine_version", "peak_flops",
                    "resumed_from_step", "out_dir", "pid", "hosts", "name", "engine_build", "dataset"}},
-    {"eval", {"step", "val_loss"}},
     {"sample", {"step", "prompt", "text"}},
-    {"checkpoint", {"step", "path", "bytes"}},
     {"warning", {"step", "code", "message"}},
     {"run_end", {"status", "reason", "step"}},
 };
@@ -69,6 +67,8 @@ bool known_field(std::string_view type, std::string_view key) {
   for (const char* c : kCommonFields)
     if (key == c) return true;
   if (type == "step") return find_event_field(EventKind::Step, FieldScope::Global, key) != nullptr;
+  if (type == "eval") return find_event_field(EventKind::Eval, FieldScope::Global, key) != nullptr;
+  if (type == "checkpoint") return find_event_field(EventKind::Checkpoint, FieldScope::Global, key) != nullptr;
   for (const auto& tf : kTypeFields)
     if (type == tf.type) {
       for (const char* f : tf.fields)
@@ -479,6 +479,11 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     checkpoint_.bind(1, run).bind(2, rank).bind(3, step).bind(4, attempt).bind(5, t);
     checkpoint_.bind(6, *path).bind(7, opt_int("bytes")).exec();
     wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
+    // Its figures (write time, throughput, pause: the table's checkpoint metrics) at its step.
+    for (const EventField& f : kEventFields)
+      if (f.event == EventKind::Checkpoint && f.metric)
+        if (const json* v = field(j, f.key); v && v->is_number())
+          put_metric(b, run, metric_id(f.metric), rank, step, attempt, t, v->get<double>());
     track(run, std::nullopt);
   } else if (ty == "warning") {
     const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);

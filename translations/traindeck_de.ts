@@ -1040,6 +1040,54 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::Dashboard</name>
     <message>
+        <source>waiting for data</source>
+        <translation>Warten auf Daten</translation>
+    </message>
+    <message>
+        <source>read throughput</source>
+        <translation>Lesedurchsatz</translation>
+    </message>
+    <message>
+        <source>write throughput</source>
+        <translation>Schreibdurchsatz</translation>
+    </message>
+    <message>
+        <source>training paused</source>
+        <translation>Training pausiert</translation>
+    </message>
+    <message>
+        <source>Input pipeline</source>
+        <translation>Eingabe-Pipeline</translation>
+    </message>
+    <message>
+        <source>waiting for data (% of step)</source>
+        <translation>Warten auf Daten (% des Schritts)</translation>
+    </message>
+    <message>
+        <source>read throughput (MB/s)</source>
+        <translation>Lesedurchsatz (MB/s)</translation>
+    </message>
+    <message>
+        <source>No input figures yet: the run has not completed its first step.</source>
+        <translation>Noch keine Eingabewerte: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
+    </message>
+    <message>
+        <source>Checkpoints</source>
+        <translation>Checkpoints</translation>
+    </message>
+    <message>
+        <source>write throughput (MB/s)</source>
+        <translation>Schreibdurchsatz (MB/s)</translation>
+    </message>
+    <message>
+        <source>training paused (s)</source>
+        <translation>Training pausiert (s)</translation>
+    </message>
+    <message>
+        <source>No checkpoint written yet.</source>
+        <translation>Noch kein Checkpoint geschrieben.</translation>
+    </message>
+    <message>
         <location filename="../gui/charts/dashboard.cpp" line="+31"/>
         <source>X axis:</source>
         <translation>X-Achse:</translation>

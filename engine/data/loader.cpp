@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <chrono>
 #include <thread>
 
 #include "engine/common/error.h"
@@ -74,6 +75,9 @@ struct DataLoader::Impl {
   std::vector<uint64_t> pf_ids;
   std::vector<int32_t> pf_in, pf_tg;
   std::exception_ptr pf_err;
+  uint64_t pf_bytes = 0;  // what the prefetched batch's reads cost (LoaderStats)
+  double pf_seconds = 0;
+  LoaderStats stats;      // of the batches returned so far
 
   ~Impl() {
     if (th.joinable()) {
@@ -99,8 +103,10 @@ struct DataLoader::Impl {
   }
 
   // inputs/targets (B, T): window w's tokens t[0..T] give inputs t[0..T-1], targets t[1..T].
+  // Adds the bytes read to `bytes` and the reads' wall time to `seconds`.
   void fill(const std::vector<uint64_t>& ids, std::vector<int32_t>& in, std::vector<int32_t>& tg,
-            std::vector<uint32_t>& tok) const {
+            std::vector<uint32_t>& tok, uint64_t& bytes, double& seconds) const {
+    const auto t0 = std::chrono::steady_clock::now();
     const size_t T = static_cast<size_t>(opt.seq_len);
     in.resize(ids.size() * T);
     tg.resize(ids.size() * T);
@@ -110,11 +116,13 @@ struct DataLoader::Impl {
                                      win_prefix.begin()) - 1;
       uint64_t local = ids[b] - win_prefix[s];
       read_shard_tokens(shards[s], fds[s], local * T, T + 1, tok.data());
+      bytes += (T + 1) * static_cast<uint64_t>(shards[s].width);
       for (size_t t = 0; t < T; ++t) {
         in[b * T + t] = static_cast<int32_t>(tok[t]);
         tg[b * T + t] = static_cast<int32_t>(tok[t + 1]);
       }
     }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   void run() {
@@ -126,13 +134,17 @@ struct DataLoader::Impl {
       std::vector<uint64_t> ids = pf_ids;
       l.unlock();
       std::exception_ptr err;
+      uint64_t bytes = 0;
+      double seconds = 0;
       try {
-        fill(ids, pf_in, pf_tg, tok);
+        fill(ids, pf_in, pf_tg, tok, bytes, seconds);
       } catch (...) {
         err = std::current_exception();
       }
       l.lock();
       pf_err = err;
+      pf_bytes = bytes;
+      pf_seconds = seconds;
       ready = true;
       cv.notify_all();
     }
@@ -217,12 +229,15 @@ DataLoader::~DataLoader() = default;
 
 void DataLoader::next_batch(std::vector<int32_t>& inputs, std::vector<int32_t>& targets) {
   Impl& d = *impl_;
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<uint64_t> ids = d.ids_at(d.epoch, d.cursor, d.micro);
   bool used = false;
   {
     std::unique_lock<std::mutex> l(d.m);
     if (d.pending && d.pf_ids == ids) {
       d.cv.wait(l, [&] { return d.ready; });
+      d.stats.bytes_read += d.pf_bytes;
+      d.stats.read_seconds += d.pf_seconds;
       d.pending = d.ready = false;
       if (d.pf_err) {
         std::exception_ptr e = d.pf_err;
@@ -237,11 +252,14 @@ void DataLoader::next_batch(std::vector<int32_t>& inputs, std::vector<int32_t>& 
   if (!used) {
     d.cancel_prefetch();
     std::vector<uint32_t> tok;
-    d.fill(ids, inputs, targets, tok);
+    d.fill(ids, inputs, targets, tok, d.stats.bytes_read, d.stats.read_seconds);
   }
+  d.stats.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   d.advance();
   d.request_prefetch();
 }
+
+LoaderStats DataLoader::stats() const { return impl_->stats; }
 
 uint64_t DataLoader::num_windows() const { return impl_->W; }
 

@@ -40,6 +40,17 @@ struct LoaderState {
   static LoaderState from_json(const nlohmann::json& j);
 };
 
+/// What the batches next_batch() has returned so far cost (cumulative since the loader opened;
+/// a step's figures are the difference of two readings: the step event's data_* fields).
+struct LoaderStats {
+  /// Bytes of those batches' windows read from the shards with pread: (seq_len+1) tokens x the
+  /// shard's token width per window (the page cache may have served them). Counted when the
+  /// batch is returned, so a prefetched batch counts in the step that uses it.
+  uint64_t bytes_read = 0;
+  double read_seconds = 0;  // wall time of those reads (on the prefetch thread or in next_batch)
+  double wait_seconds = 0;  // wall time next_batch() blocked: waiting for the prefetch, or reading itself
+};
+
 class DataLoader {
  public:
   /// Opens the split's shards. Throws td::Error when the directory holds no dataset, a shard is
@@ -57,6 +68,7 @@ class DataLoader {
   /// next_batch() would return next; for tests of disjointness.
   std::vector<uint64_t> peek_window_ids() const;
   LoaderState state() const;
+  LoaderStats stats() const;
   /// Restores a position; the next batch is the one that followed when state() was taken.
   void restore(const LoaderState& s);
   /// Back to the first batch of epoch 0 (evaluation re-reads the same batches each time).

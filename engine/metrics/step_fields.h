@@ -1,5 +1,5 @@
-// The step event's schema: ONE table of every figure a `step` event carries (and the `eval`
-// event's val_loss), which everything else reads:
+// The step event's schema: ONE table of every figure a `step` event carries (and the figures of
+// the `eval` and `checkpoint` events), which everything else reads:
 //  * the trainer fills a StepFigures by field and writes the event with step_event_json();
 //    a data-parallel step's per-rank figures travel between ranks packed by this table
 //    (RankFigures::pack / unpack), so a new per-rank field needs no new buffer layout;
@@ -39,7 +39,7 @@
 
 namespace td {
 
-enum class EventKind : uint8_t { Step, Eval };
+enum class EventKind : uint8_t { Step, Eval, Checkpoint };
 /// The JSON type of a field. Int: a JSON integer (counts, bytes); Number: a JSON number
 /// (null where the field is `nullable`); String; Array (the step's `ranks`).
 enum class FieldType : uint8_t { Int, Number, String, Array };
@@ -116,6 +116,21 @@ inline constexpr EventField kTable[] = {
      line("memory", TD_TRANSLATE_NOOP("td::gui::Dashboard", "GPU memory"), ChartAxis::Left, true)},
     {S, G, "gpu_mem_peak_bytes", I, "bytes", "gpu_mem_peak_bytes", "on a GPU", false,
      "the high-water mark of gpu_mem_bytes since the start", none},
+    // The input pipeline (engine/data/loader.h LoaderStats): rank 0's loader in this step.
+    {S, G, "data_wait_ms", N, "ms", "data_wait_ms", "", false,
+     "time the step waited for the data loader: its next_batch() calls blocked on the prefetch thread or reading",
+     none},
+    {S, G, "data_wait_pct", N, "%", "data_wait_pct", "", false,
+     "data_wait_ms as a share of step_ms (100 * data_wait_ms / step_ms); a run above a few % is input-bound",
+     line("input", TD_TRANSLATE_NOOP("td::gui::Dashboard", "waiting for data"), ChartAxis::Left, false, true)},
+    {S, G, "data_read_bytes", I, "bytes", "data_read_bytes", "", false,
+     "bytes of the step's batches read from the dataset's shards (pread; the page cache may serve them): "
+     "micro_batch * grad_accum windows of (seq_len + 1) tokens of the shard's token width",
+     none},
+    {S, G, "data_read_mb_s", N, "MB/s", "data_read_mb_s", "", true,
+     "read throughput of those reads: data_read_bytes / their wall time, in 10^6 bytes/s; null when no read took "
+     "measurable time",
+     line("input", TD_TRANSLATE_NOOP("td::gui::Dashboard", "read throughput"), ChartAxis::Right, false, true)},
     {S, G, "ranks", FieldType::Array, "", nullptr, "in a data-parallel run", false,
      "one object per rank, in rank order, with the fields of scope \"per rank\" below", none},
 
@@ -142,11 +157,32 @@ inline constexpr EventField kTable[] = {
      line("network", TD_TRANSLATE_NOOP("td::gui::Dashboard", "bus bandwidth"), ChartAxis::Right, true, true)},
     {S, R, "rss_bytes", I, "bytes", "rank_rss_bytes", "", false,
      "this rank's resident memory", none},
+    {S, R, "data_wait_ms", N, "ms", "rank_data_wait_ms", "", false,
+     "time this rank's step waited for its data loader (as data_wait_ms)", none},
 
     // The eval event's figure, drawn with the loss.
+    {EventKind::Eval, G, "step", I, "", nullptr, "", false, "the step evaluated after", none},
     {EventKind::Eval, G, "val_loss", N, "nats/token", "val_loss", "", false,
      "mean cross-entropy over eval_batches batches of the validation split",
      line("loss", TD_TRANSLATE_NOOP("td::gui::Dashboard", "val loss"), ChartAxis::Left, false, false, ChartStyle::Markers)},
+
+    // The checkpoint event (rank 0 writes it): where, how big, how fast, and what it cost the
+    // training. Its figures are metrics at the checkpoint's step.
+    {EventKind::Checkpoint, G, "step", I, "", nullptr, "", false, "the step checkpointed", none},
+    {EventKind::Checkpoint, G, "path", FieldType::String, "", nullptr, "", false, "the checkpoint's directory (absolute)", none},
+    {EventKind::Checkpoint, G, "bytes", I, "bytes", nullptr, "", false,
+     "bytes of all its files (kept in the store's checkpoints table)", none},
+    {EventKind::Checkpoint, G, "write_s", N, "s", "checkpoint_write_s", "", false,
+     "wall time writing the checkpoint: serialising, writing and fsyncing its files, SHA256SUMS, the rename", none},
+    {EventKind::Checkpoint, G, "write_mb_s", N, "MB/s", "checkpoint_write_mb_s", "", true,
+     "write throughput: bytes / write_s, in 10^6 bytes/s",
+     line("checkpoints", TD_TRANSLATE_NOOP("td::gui::Dashboard", "write throughput"), ChartAxis::Left, false, false,
+          ChartStyle::Markers)},
+    {EventKind::Checkpoint, G, "pause_s", N, "s", "checkpoint_pause_s", "", false,
+     "time training stood still for the checkpoint on rank 0: write_s plus gathering a sharded optimizer state, "
+     "pruning old checkpoints and fsyncing the events file",
+     line("checkpoints", TD_TRANSLATE_NOOP("td::gui::Dashboard", "training paused"), ChartAxis::Right, false, false,
+          ChartStyle::Markers)},
 };
 // clang-format on
 }  // namespace step_fields_detail
@@ -176,6 +212,10 @@ consteval FieldIndex find(EventKind e, FieldScope s, std::string_view key) {
 consteval FieldIndex step_field(std::string_view key) { return step_fields_detail::find(EventKind::Step, FieldScope::Global, key); }
 /// A field of each entry of the step event's `ranks`.
 consteval FieldIndex rank_field(std::string_view key) { return step_fields_detail::find(EventKind::Step, FieldScope::Rank, key); }
+/// A field of the checkpoint event.
+consteval FieldIndex checkpoint_field(std::string_view key) {
+  return step_fields_detail::find(EventKind::Checkpoint, FieldScope::Global, key);
+}
 
 /// The field `key` of event `e` and scope `s`, or nullptr when the table does not know it
 /// (the ingest's check: a field outside the table is reported, its value not stored).
@@ -240,6 +280,10 @@ class StepFigures {
 /// field that is not nullable is set to a non-finite value (JSON has no NaN).
 nlohmann::json step_event_json(const StepFigures& step, const std::vector<StepFigures>& ranks = {},
                                const std::vector<std::string>& hosts = {});
+
+/// The numeric fields (Int, Number) of event `e`'s Global scope from `figures`, as
+/// step_event_json writes them (the caller adds string fields such as a checkpoint's path).
+nlohmann::json event_figures_json(EventKind e, const StepFigures& figures);
 
 /// The table as Markdown: the "Step fields" section of docs/events.md (between its
 /// `<!-- step-fields:begin -->` and `<!-- step-fields:end -->` lines, both included), printed by

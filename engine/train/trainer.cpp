@@ -542,6 +542,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (!opt.window_log.empty()) window_log = std::make_unique<std::ofstream>(opt.window_log + "." + std::to_string(rank), std::ios::app);
 
   auto checkpoint = [&]() {
+    const auto pause_t0 = std::chrono::steady_clock::now();  // training stands still from here
     // Collective part: a sharded optimizer state is gathered to full size first.
     // Rank 0 gathers straight into its full-size state; the others into one full-size backend
     // buffer (GPU memory with NCCL), used for m then v.
@@ -559,13 +560,24 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     if (!rank0) return;
     st.loader = train_loader.state();
     st.sample_rng = sample_rng.state();
+    const auto write_t0 = std::chrono::steady_clock::now();
     CheckpointInfo ci = save_checkpoint(ckpt_root, model, zero1 ? gathered.get() : &adam, st);
+    const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_t0).count();
     if (!ci.problem.empty())
       warn("damaged_checkpoint", "the checkpoint just written does not verify and is deleted (older ones are kept): " + ci.path + ": " + ci.problem,
            st.step);
     prune_checkpoints(ckpt_root, tc.keep_checkpoints);
     ev->sync();
-    emit("checkpoint", {{"step", st.step}, {"path", fs::absolute(ci.path).string()}, {"bytes", ci.bytes}});
+    // The checkpoint event, by the field table (engine/metrics/step_fields.h).
+    StepFigures cf;
+    cf.set(checkpoint_field("step"), st.step);
+    cf.set(checkpoint_field("bytes"), (double)ci.bytes);
+    cf.set(checkpoint_field("write_s"), write_s);
+    cf.set(checkpoint_field("write_mb_s"), write_s > 0 ? std::optional<double>(ci.bytes / write_s * 1e-6) : std::nullopt);
+    cf.set(checkpoint_field("pause_s"), std::chrono::duration<double>(std::chrono::steady_clock::now() - pause_t0).count());
+    json ck = event_figures_json(EventKind::Checkpoint, cf);
+    ck["path"] = fs::absolute(ci.path).string();
+    emit("checkpoint", std::move(ck));
   };
   auto evaluate = [&]() {
     val_loader->reset();
@@ -626,12 +638,16 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     }
     model.zero_grad();
     double loss_sum = 0.0;
+    const LoaderStats data0 = train_loader.stats();
     for (int m = 0; m < tc.grad_accum; m++) {
       if (window_log) *window_log << json{{"step", st.step + 1}, {"rank", rank}, {"micro", m}, {"windows", train_loader.peek_window_ids()}}.dump() << "\n";
       train_loader.next_batch(inputs, targets);
       loss_sum += model.forward(inputs.data(), targets.data(), B, T);
       model.backward(loss_scale);
     }
+    const LoaderStats data1 = train_loader.stats();
+    const double data_wait_s = data1.wait_seconds - data0.wait_seconds, data_read_s = data1.read_seconds - data0.read_seconds;
+    const uint64_t data_bytes = data1.bytes_read - data0.bytes_read;
     // Every rank's mean loss, averaged in rank order (exact doubles, the same on every rank).
     double loss = all_sum_double(*comm, loss_sum / tc.grad_accum) / world;
     const int step_no = st.step + 1;
@@ -695,6 +711,10 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     fig.set(step_field("tokens_per_s"), tps);
     fig.set(step_field("mfu"), mfu);
     fig.set(step_field("rss_bytes"), (double)current_rss_bytes());
+    fig.set(step_field("data_wait_ms"), data_wait_s * 1e3);
+    fig.set(step_field("data_wait_pct"), 100 * data_wait_s / step_s);
+    fig.set(step_field("data_read_bytes"), (double)data_bytes);
+    fig.set(step_field("data_read_mb_s"), data_read_s > 0 ? std::optional<double>(data_bytes / data_read_s * 1e-6) : std::nullopt);
     if (on_gpu) {
       const DeviceInfo now = backend->device_info();
       fig.set(step_field("gpu_mem_bytes"), (double)now.memory_allocated);
@@ -713,6 +733,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       mine.set(rank_field("comm_ms"), comm_s * 1e3);
       mine.set(rank_field("busbw_gb_s"), comm_s > 0 ? (c1.bus_bytes - c0.bus_bytes) / comm_s * 1e-9 : 0.0);
       mine.set(rank_field("rss_bytes"), (double)current_rss_bytes());
+      mine.set(rank_field("data_wait_ms"), data_wait_s * 1e3);
       const auto packed = mine.pack_rank();
       constexpr size_t kFloats = sizeof packed / sizeof(float);
       std::vector<float> all(kFloats * (size_t)world);

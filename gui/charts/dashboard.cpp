@@ -177,6 +177,13 @@ QList<Dashboard::ChartSpec> Dashboard::chartSpecs() {
               ValueFormat::Bytes, 1, 1});
   out.append({QStringLiteral("optimizer"), tr("Optimizer"), tr("learning rate"), tr("gradient norm"), QString(), {},
               tr("No optimizer figures yet: the run has not completed its first step."), ValueFormat::Plain, 2, 0});
+  // The input pipeline: the share of each step spent waiting for the data loader (a run above a
+  // few % is input-bound) and the loader's read throughput (MB/s = 10^6 bytes/s).
+  out.append({QStringLiteral("input"), tr("Input pipeline"), tr("waiting for data (% of step)"), tr("read throughput (MB/s)"),
+              QString(), {}, tr("No input figures yet: the run has not completed its first step."), ValueFormat::Plain, 2, 1});
+  // Each checkpoint written: its write throughput and how long training stood still for it.
+  out.append({QStringLiteral("checkpoints"), tr("Checkpoints"), tr("write throughput (MB/s)"), tr("training paused (s)"), QString(),
+              {}, tr("No checkpoint written yet."), ValueFormat::Plain, 3, 0});
   for (ChartSpec& spec : out) spec.metrics = chartMetrics(spec.name);
   return out;
 }

@@ -4,7 +4,9 @@
 // name it in the one field table (engine/metrics/step_fields.h): "loss" (train loss line, val_loss markers),
 // "throughput" (tokens_per_s and each rank's rank_tokens_per_s left, mfu right), "memory"
 // (rss_bytes, gpu_mem_bytes per rank), "network" (comm_bytes_sent left, busbw_gb_s right, per
-// rank; a rank's series names its host), "optimizer" (lr left, grad_norm right). Controls: x axis by step | tokens | wall time, smoothing (EMA weight 0..0.99),
+// rank; a rank's series names its host), "optimizer" (lr left, grad_norm right), "input"
+// (data_wait_pct left, data_read_mb_s right), "checkpoints" (checkpoint_write_mb_s left,
+// checkpoint_pause_s right, a marker per checkpoint). Controls: x axis by step | tokens | wall time, smoothing (EMA weight 0..0.99),
 // log scale, export PNG / CSV. The dashboard owns its MetricsModel; every query goes through
 // the StoreClient given.
 //
@@ -53,7 +55,8 @@ class Dashboard : public QWidget {
   /// showing the newest step scrolls to keep showing it.
   void refresh();
 
-  /// "loss", "throughput", "memory", "network", "optimizer"; nullptr for other names.
+  /// "loss", "throughput", "memory", "network", "optimizer", "input", "checkpoints"; nullptr
+  /// for other names.
   ChartView* chart(const QString& name) const;
   QStringList chartNames() const { return names_; }
   /// The lines chart `chart` draws: the fields of the step table (kEventFields,

@@ -149,6 +149,23 @@ class TestLoader : public QObject {
     QVERIFY(a.state().to_json() == b.state().to_json());
   }
 
+  void statsCountTheBatchesReturned() {
+    // LoaderStats (the step event's data_* figures): each batch returned counts micro_batch
+    // windows of T+1 tokens of 2 bytes (the byte tokenizer's 257 ids need 2), whether it was
+    // prefetched or read by next_batch itself (a prefetch not yet returned does not count).
+    std::vector<int32_t> in, tg;
+    td::DataLoader l(opts());
+    QCOMPARE(l.stats().bytes_read, uint64_t(0));
+    for (int i = 0; i < 5; ++i) l.next_batch(in, tg);
+    QCOMPARE(l.stats().bytes_read, uint64_t(5 * 2 * (T + 1) * 2));  // 340
+    l.restore(td::LoaderState{});  // the next batch is read by next_batch itself
+    l.next_batch(in, tg);
+    const td::LoaderStats s = l.stats();
+    QCOMPARE(s.bytes_read, uint64_t(6 * 2 * (T + 1) * 2));
+    QVERIFY(s.read_seconds > 0);
+    QVERIFY(s.wait_seconds >= 0);
+  }
+
   void resetAndEpochs() {
     std::vector<int32_t> in, tg, first_in;
     td::DataLoader l(opts());

@@ -4,14 +4,19 @@
 // event carries, a field outside the table is reported and not stored, and docs/events.md's
 // "Step fields" section is the table's own output.
 #include <QDir>
+#include <QDirIterator>
+#include <QFileInfo>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
 
+#include "engine/data/manifest.h"
+#include "engine/data/shard.h"
 #include "engine/metrics/step_fields.h"
 #include "store/ingest.h"
 #include "store/store.h"
@@ -120,6 +125,7 @@ class TestStepFields : public QObject {
           const int rank = r["rank"].get<int>();
           for (const td::FieldIndex fi : td::kRankMetricFields) {
             const td::EventField& f = td::kEventFields[fi.i];
+            if (!r.contains(f.key) && std::string(f.when) == "on a GPU") continue;  // CPU ranks: no gpu_*
             if (!r.contains(f.key)) {
               qWarning("step %lld rank %d lacks \"%s\"", (long long)step, rank, f.key);
               return 0;
@@ -137,7 +143,71 @@ class TestStepFields : public QObject {
         return 0;
       }
     }
+    // The checkpoint events (the run's last step writes one): known fields, figures stored.
+    const auto ckpts = events_of_type(read_events(out + "/events.jsonl"), "checkpoint");
+    if (ckpts.empty()) {
+      qWarning("no checkpoint event in %s", qPrintable(out));
+      return 0;
+    }
+    for (const json& e : ckpts) {
+      for (auto it = e.begin(); it != e.end(); ++it)
+        if (!kCommon.count(it.key()) && !td::find_event_field(td::EventKind::Checkpoint, td::FieldScope::Global, it.key())) {
+          qWarning("checkpoint event with a field the table lacks: %s", it.key().c_str());
+          return 0;
+        }
+      for (const td::EventField& f : td::kEventFields) {
+        if (f.event != td::EventKind::Checkpoint || !f.metric) continue;
+        if (!e.contains(f.key) || e[f.key].is_null()) {
+          qWarning("checkpoint event without \"%s\": %s", f.key, e.dump().c_str());
+          return 0;
+        }
+        const double want = e[f.key].get<double>(), got = stored(st, run, f.metric, 0, e["step"].get<int64_t>());
+        if (got != want) {
+          qWarning("checkpoint \"%s\" is %.17g, stored %s = %.17g", f.key, want, f.metric, got);
+          return 0;
+        }
+        ++checked;
+      }
+    }
     return checked;
+  }
+
+  // Relative closeness for figures the trainer derives from the same doubles in another order.
+  static bool close(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
+
+  // The input-pipeline and checkpoint figures of the run in <out> against their definitions:
+  // bytes read = windows x (seq_len + 1) tokens x the token width of the shard's header.
+  void check_input_and_checkpoints(const QString& out, int micro_batch_per_rank) {
+    const auto ev = read_events(out + "/events.jsonl");
+    const json cfg = events_of_type(ev, "run_start").at(0)["config"];
+    const int T = cfg["model"]["seq_len"].get<int>(), accum = cfg["train"]["grad_accum"].get<int>();
+    QCOMPARE(cfg["train"]["micro_batch"].get<int>(), micro_batch_per_rank);
+    const std::string data = cfg["data"]["path"].get<std::string>();
+    const auto shards = td::read_dataset_manifest(data).split("train");
+    QVERIFY(!shards.empty());
+    const int width = td::read_shard_header(data + "/" + shards[0].file).width;
+    QCOMPARE(width, 2);  // a 257-token vocabulary needs 2 bytes a token
+    const uint64_t want_bytes = uint64_t(micro_batch_per_rank) * accum * (T + 1) * width;  // 4*1*17*2 = 136 (1 rank)
+    for (const json& e : events_of_type(ev, "step")) {
+      QCOMPARE(e["data_read_bytes"].get<uint64_t>(), want_bytes);
+      const double wait = e["data_wait_ms"].get<double>(), step_ms = e["step_ms"].get<double>();
+      QVERIFY2(wait >= 0 && wait <= step_ms, e.dump().c_str());
+      QVERIFY2(close(e["data_wait_pct"].get<double>(), 100 * wait / step_ms), e.dump().c_str());
+      if (!e["data_read_mb_s"].is_null()) QVERIFY2(e["data_read_mb_s"].get<double>() > 0, e.dump().c_str());
+      if (e.contains("ranks"))
+        for (const json& r : e["ranks"]) QVERIFY2(r["data_wait_ms"].get<double>() >= 0, r.dump().c_str());
+    }
+    for (const json& c : events_of_type(ev, "checkpoint")) {
+      // bytes = the sizes of the files in the checkpoint directory, summed here.
+      uint64_t on_disk = 0;
+      QDirIterator it(QString::fromStdString(c["path"].get<std::string>()), QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+      while (it.hasNext()) on_disk += uint64_t(QFileInfo(it.next()).size());
+      QCOMPARE(c["bytes"].get<uint64_t>(), on_disk);
+      const double write_s = c["write_s"].get<double>();
+      QVERIFY2(write_s > 0, c.dump().c_str());
+      QVERIFY2(close(c["write_mb_s"].get<double>(), double(on_disk) / write_s / 1e6), c.dump().c_str());
+      QVERIFY2(c["pause_s"].get<double>() >= write_s, c.dump().c_str());
+    }
   }
 
  private slots:
@@ -223,7 +293,16 @@ class TestStepFields : public QObject {
     QVERIFY2(!out.isEmpty(), "the 2-rank training run failed (its stderr is above)");
     const size_t n = check_run(out, "dp2", 2);
     qInfo("2 ranks: %zu stored values equal to the events'", n);
-    QVERIFY2(n >= 4 * 2 * td::kRankMetricFields.size(), qPrintable(QString("checked %1 values").arg(n)));
+    // The per-rank figures a CPU rank has (gpu_* are GPU-only).
+    size_t cpu_rank_fields = 0;
+    for (const td::FieldIndex fi : td::kRankMetricFields) cpu_rank_fields += std::string(td::kEventFields[fi.i].when) != "on a GPU";
+    QVERIFY2(n >= 4 * 2 * cpu_rank_fields, qPrintable(QString("checked %1 values").arg(n)));
+  }
+
+  void input_and_checkpoint_figures_by_hand() {
+    QVERIFY2(!single_.isEmpty() && !dp2_.isEmpty(), "a training run failed (its stderr is above)");
+    check_input_and_checkpoints(single_, 4);
+    check_input_and_checkpoints(dp2_, 2);
   }
 
   void a_field_outside_the_table_is_reported_not_stored() {
