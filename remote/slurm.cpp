@@ -176,10 +176,13 @@ srun --kill-on-bad-exit=1 sh -c "$td_task" td-rank "$td_run_dir" "$td_engine" tr
 // words (the rank environment, exported by the wrapper, passed in by name; on GPUs also the
 // CUDA_VISIBLE_DEVICES Slurm set for the task), then --resume when the job resumes.
 std::string srun_container_line(const SlurmSpec& s, const SlurmJobPaths& p, const std::string& run_id) {
-  const ContainerPaths& cp = p.container;
-  if (cp.work_dir.empty() || cp.work_dir[0] != '/' || cp.work_dir.find(':') != std::string::npos ||
-      (s.container.runtime == ContainerRuntime::Docker && cp.user.empty()))
-    throw Error("internal: the container paths of run " + run_id + " are not resolved (deploy() resolves them)");
+  // Not resolved (a preview of the script): the spec's work directory (absolute, no ':' by
+  // validate()) and a visible placeholder for docker's user.
+  ContainerPaths cp = p.container;
+  if (cp.work_dir.empty()) cp.work_dir = s.work_dir;
+  if (cp.user.empty()) cp.user = "<uid>:<gid>";
+  if (cp.work_dir[0] != '/' || cp.work_dir.find(':') != std::string::npos)
+    throw Error("the work directory " + cp.work_dir + " cannot be mounted into a container: it must be absolute, without ':'");
   const bool gpus = s.gpus_per_node > 0;
   std::vector<std::string> env = rank_env_names();
   if (gpus) env.push_back("CUDA_VISIBLE_DEVICES");

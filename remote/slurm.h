@@ -92,6 +92,7 @@ struct SlurmJobPaths {
   std::string jobs_path;    ///< <run_dir>/slurm-jobs
   /// Container runs (SlurmSpec::container): the absolute work directory mounted into each rank's
   /// container and the login node user's uid:gid (docker's --user); deploy() resolves them.
+  /// Left empty (a preview), sbatch_script() uses SlurmSpec::work_dir and "<uid>:<gid>".
   ContainerPaths container;
 };
 SlurmJobPaths slurm_job_paths(const DeployResult& d);
@@ -110,8 +111,8 @@ SlurmJobPaths slurm_job_paths(const DeployResult& d);
 /// start the engine with --resume (a stopped or failed run continued by a person). Paths and
 /// the run id are single-quoted shell words (remote/quote.h); the spec's setup lines are the
 /// user's own code and go in verbatim. Errors: td::Error for an invalid spec (validate()'s first
-/// problem), an invalid run id, a path that cannot go into a directive, or a container run
-/// whose p.container.work_dir is not the absolute work directory.
+/// problem), an invalid run id, a path that cannot go into a directive, or a container work
+/// directory (p.container.work_dir) that is not absolute or holds ':'.
 std::string sbatch_script(const SlurmSpec& s, const SlurmJobPaths& p, const std::string& run_id, bool resume);
 
 /// `sbatch --parsable -- <script> [args]` on the login node. Returns the job id (digits).

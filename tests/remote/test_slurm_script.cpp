@@ -352,9 +352,17 @@ class TestSlurmScript : public QObject {
     QCOMPARE(srun_line(sbatch_script(sp, p, "r-1", false)),
              task + "apptainer exec --bind /scratch/ana/td:/scratch/ana/td --pwd /scratch/ana/td "
                     "/scratch/ana/traindeck-engine.sif traindeck-engine " + engine);
-    // Container paths deploy() did not resolve are an error, not a script without its mount.
+    // Paths deploy() did not resolve (the Clusters page's preview): the spec's work directory,
+    // docker's user a visible placeholder.
     p.container = {};
-    QVERIFY(error_message([&] { sbatch_script(sp, p, "r-1", false); }).find("container paths of run r-1 are not resolved") !=
+    sp.work_dir = "/shared/td";
+    QCOMPARE(srun_line(sbatch_script(sp, p, "r-1", false)),
+             task + "apptainer exec --bind /shared/td:/shared/td --pwd /shared/td "
+                    "/scratch/ana/traindeck-engine.sif traindeck-engine " + engine);
+    sp.container.runtime = ContainerRuntime::Docker;
+    QVERIFY(sbatch_script(sp, p, "r-1", false).find(" --user '<uid>:<gid>' ") != std::string::npos);
+    p.container.work_dir = "/a:b";
+    QVERIFY(error_message([&] { sbatch_script(sp, p, "r-1", false); }).find("cannot be mounted into a container") !=
             std::string::npos);
 
     // For real: the batch script as Slurm's rank 1 of 2 would run it, podman a stand-in.
