@@ -2794,6 +2794,10 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <source> (this run: ~%1 tokens/s instead of ~%2 at the calibrated peak of %3 GFLOP/s)</source>
         <translation> (dieser Lauf: ~%1 Tokens/s statt ~%2 bei der kalibrierten Spitze von %3 GFLOP/s)</translation>
     </message>
+    <message>
+        <source>Run %1 started again as %2.</source>
+        <translation>Lauf %1 erneut gestartet als %2.</translation>
+    </message>
 </context>
 <context>
     <name>td::gui::ManifestView</name>
@@ -3561,6 +3565,235 @@ Standard: %3</translation>
     </message>
 </context>
 <context>
+    <name>td::gui::RunAgain</name>
+    <message>
+        <location filename="../gui/runs/run_again.cpp" line="+79"/>
+        <source>&apos;%1&apos; is a symbolic link: a dataset&apos;s manifest must be a regular file.</source>
+        <translation>&apos;%1&apos; ist ein symbolischer Link: das Manifest eines Datensatzes muss eine reguläre Datei sein.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&apos;%1&apos; holds no manifest.json.</source>
+        <translation>&apos;%1&apos; enthält keine manifest.json.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&apos;%1&apos; is not a dataset manifest (not a regular file of at most 64 MiB).</source>
+        <translation>&apos;%1&apos; ist kein Datensatz-Manifest (keine reguläre Datei von höchstens 64 MiB).</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <location line="+2"/>
+        <source>Cannot read &apos;%1&apos;: %2</source>
+        <translation>&apos;%1&apos; kann nicht gelesen werden: %2</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>The run&apos;s card names no dataset (its config has no data.path): start a run from the Design page.</source>
+        <translation>Die Karte des Laufs nennt keinen Datensatz (seine Konfiguration hat kein data.path): starten Sie einen Lauf auf der Seite Entwurf.</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <source>The run trained on the dataset %1 on its node; no dataset named %2 is registered on this machine: prepare or add it on the Data page first.</source>
+        <translation>Der Lauf trainierte auf seinem Knoten mit dem Datensatz %1; auf diesem Rechner ist kein Datensatz namens %2 registriert: bereiten Sie ihn zuerst auf der Seite Daten vor oder fügen Sie ihn hinzu.</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>The dataset %1 is gone (%2): prepare it again on the Data page, or start a run on another dataset from the Design page.</source>
+        <translation>Der Datensatz %1 ist nicht mehr da (%2): bereiten Sie ihn auf der Seite Daten erneut vor, oder starten Sie auf der Seite Entwurf einen Lauf mit einem anderen Datensatz.</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>This run was recorded without its dataset&apos;s hash (an older TrainDeck): whether %1 is still the data it read cannot be checked.</source>
+        <translation>Dieser Lauf wurde ohne den Hash seines Datensatzes aufgezeichnet (ein älteres TrainDeck): ob %1 noch die Daten sind, die er las, lässt sich nicht prüfen.</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The dataset %1 has changed since this run: its manifest.json&apos;s SHA-256 is %2… now, the run read %3…. A new run trains on the data as it is now, so its losses will differ.</source>
+        <translation>Der Datensatz %1 hat sich seit diesem Lauf geändert: der SHA-256 seiner manifest.json ist jetzt %2…, der Lauf las %3…. Ein neuer Lauf trainiert mit den Daten, wie sie jetzt sind; seine Verluste werden sich daher unterscheiden.</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>The store does not say where run %1 ran.</source>
+        <translation>Die Datenbank sagt nicht, wo Lauf %1 lief.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>save it again on the Clusters page, or start the run from the Design page</source>
+        <translation>speichern Sie ihn auf der Seite Cluster erneut, oder starten Sie den Lauf auf der Seite Entwurf</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The cluster %1 that run %2 ran on is no longer saved: %3.</source>
+        <translation>Der Cluster %1, auf dem Lauf %2 lief, ist nicht mehr gespeichert: %3.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The cluster %1 is no longer a %2 cluster: %3.</source>
+        <translation>Der Cluster %1 ist kein %2-Cluster mehr: %3.</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>The cluster %1 has fewer than two nodes now: %2.</source>
+        <translation>Der Cluster %1 hat jetzt weniger als zwei Knoten: %2.</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>The node run %1 ran on is not readable in the store (%2).</source>
+        <translation>Der Knoten, auf dem Lauf %1 lief, ist in der Datenbank nicht lesbar (%2).</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>The node %1 is no longer in the cluster %2: %3.</source>
+        <translation>Der Knoten %1 ist nicht mehr im Cluster %2: %3.</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>The run&apos;s card is not loaded yet: try again in a moment.</source>
+        <translation>Die Karte des Laufs ist noch nicht geladen: versuchen Sie es gleich noch einmal.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No run targets: nothing can start a run.</source>
+        <translation>Keine Laufziele: nichts kann einen Lauf starten.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run %1 has no readable config in the store: it cannot be run again.</source>
+        <translation>Lauf %1 hat keine lesbare Konfiguration in der Datenbank: er kann nicht erneut gestartet werden.</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::RunCardTab</name>
+    <message>
+        <location filename="../gui/app/run_card_tab.cpp" line="+105"/>
+        <location line="+62"/>
+        <source>Run again</source>
+        <translation>Erneut starten</translation>
+    </message>
+    <message>
+        <location line="-56"/>
+        <source>not recorded</source>
+        <translation>nicht aufgezeichnet</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>%1 (here: %2)</source>
+        <translation>%1 (hier: %2)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>unchanged since the run</source>
+        <translation>seit dem Lauf unverändert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>changed since the run</source>
+        <translation>seit dem Lauf geändert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>dataset not found</source>
+        <translation>Datensatz nicht gefunden</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <location line="+6"/>
+        <source>%1 (%2)</source>
+        <translation>%1 (%2)</translation>
+    </message>
+    <message>
+        <location line="-4"/>
+        <source>%L1 train · %L2 validation</source>
+        <translation>%L1 Training · %L2 Validierung</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>%1 · %2</source>
+        <translation>%1 · %2</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>this machine</source>
+        <translation>dieser Rechner</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Slurm cluster %1</source>
+        <translation>Slurm-Cluster %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>every node of %1</source>
+        <translation>alle Knoten von %1</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>%1 / %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>The run&apos;s start has not been recorded yet: its card fills in once the engine starts.</source>
+        <translation>Der Start des Laufs ist noch nicht aufgezeichnet: seine Karte füllt sich, sobald die Engine startet.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Run again anyway</source>
+        <translation>Trotzdem erneut starten</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Seed:</source>
+        <translation>Seed:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Dataset:</source>
+        <translation>Datensatz:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Manifest SHA-256:</source>
+        <translation>Manifest-SHA-256:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens:</source>
+        <translation>Tokens:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Engine:</source>
+        <translation>Engine:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Host:</source>
+        <translation>Host:</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Device:</source>
+        <translation>Gerät:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>World size:</source>
+        <translation>World size:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Ran on:</source>
+        <translation>Lief auf:</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Start a new run with exactly this card: the same config and seed, in the same experiment, where this run went</source>
+        <translation>Einen neuen Lauf mit genau dieser Karte starten: dieselbe Konfiguration und derselbe Seed, im selben Experiment, dort, wo dieser Lauf lief</translation>
+    </message>
+</context>
+<context>
     <name>td::gui::RunController</name>
     <message>
         <location filename="../gui/runs/run_controller.cpp" line="+38"/>
@@ -4021,6 +4254,14 @@ Standard: %3</translation>
         <location line="+5"/>
         <source>%1 tokens/s (median of last %2 steps)</source>
         <translation>%1 Tokens/s (Median der letzten %2 Schritte)</translation>
+    </message>
+    <message>
+        <source>Card</source>
+        <translation>Karte</translation>
+    </message>
+    <message>
+        <source>What reproduces this run (seed, dataset, engine, device) and Run again</source>
+        <translation>Was diesen Lauf reproduziert (Seed, Datensatz, Engine, Gerät) und Erneut starten</translation>
     </message>
 </context>
 <context>

@@ -28,6 +28,7 @@
 #include <algorithm>
 
 #include "engine/common/run_id.h"
+#include "gui/app/run_card_tab.h"
 #include "gui/app/run_view.h"
 #include "gui/app/first_start.h"
 #include "gui/app/sidebar.h"
@@ -179,6 +180,13 @@ void MainWindow::buildPanels() {
   run_view_->setRankLogs(new RankLogs(nullptr, access_->connector(), this));
   clusters_ = new ClusterDesigner(store_.get(), access_, pages_);
   connect(clusters_->clusterList(), &ClusterList::changed, this, &MainWindow::rebuildTargets);
+  // Run again (the Run page's Card tab) goes to the cluster a run went to, as it is saved now; a
+  // deployed run's page shows its deploy (a local one is shown by runStarted below).
+  run_view_->cardTab()->setClusterLookup([this](const QString& name) { return clusters_->clusterList()->cluster(name); });
+  connect(run_view_->cardTab(), &RunCardTab::againStarted, this, [this](const QString& id, const QString& from) {
+    if (!targets_->files(id).host.isEmpty() || targets_->state(id).phase != RunTargetState::Phase::Running) run_view_->setRun(id);
+    statusBar()->showMessage(tr("Run %1 started again as %2.").arg(from, id), 8000);
+  });
   rebuildTargets();
 
   pages_->addTab(design_page, icon(QStringLiteral("designer")), tr("Design"));

@@ -27,6 +27,7 @@
 #include <climits>
 
 #include "gui/app/checkpoints_tab.h"
+#include "gui/app/run_card_tab.h"
 #include "gui/charts/dashboard.h"
 #include "gui/core/run_text.h"
 #include "gui/core/store_client.h"
@@ -162,6 +163,8 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   bottom_->addTab(plan_page, icon(QStringLiteral("notes")), QString());
   checkpoints_ = new CheckpointsTab(store, bottom_);
   bottom_->addTab(checkpoints_, icon(QStringLiteral("import")), QString());
+  card_ = new RunCardTab(store, bottom_);  // the run's card and Run again (gui/app/run_card_tab.h)
+  bottom_->addTab(card_, icon(QStringLiteral("start")), QString());
   retranslate();
   split->addWidget(dashboard_);
   split->addWidget(bottom_);
@@ -210,6 +213,8 @@ void RunView::retranslate() {
   bottom_->setTabToolTip(2, tr("What the planner says this run's config needs, beside what the run measured"));
   bottom_->setTabText(3, tr("Checkpoints"));
   bottom_->setTabToolTip(3, tr("The run's checkpoints: keep or delete them, generate text, export for Hugging Face"));
+  bottom_->setTabText(bottom_->indexOf(card_), tr("Card"));
+  bottom_->setTabToolTip(bottom_->indexOf(card_), tr("What reproduces this run (seed, dataset, engine, device) and Run again"));
   plan_table_->setHorizontalHeaderLabels({tr("Quantity"), tr("Planned"), tr("Measured"), tr("Error")});
   cancel_progress_->setText(tr("Cancel"));
   download_->setText(tr("Download checkpoint"));
@@ -255,6 +260,7 @@ void RunView::setRemoteRunController(RemoteRunController* remote) {
 void RunView::setRunTargets(RunTargets* targets) {
   if (targets_) disconnect(targets_, nullptr, this, nullptr);
   targets_ = targets;
+  card_->setRunTargets(targets);
   if (!targets) return;
   connect(targets, &RunTarget::stateChanged, this, [this](const QString& id) {
     if (id != run_ || !otherTarget(id)) return;
@@ -384,6 +390,7 @@ void RunView::setStoreClient(StoreClient* store) {
   store_ = store;
   dashboard_->setStoreClient(store);
   checkpoints_->setStoreClient(store);
+  card_->setStoreClient(store);
   if (rank_logs_) rank_logs_->setStoreClient(store);
   setRun(QString());
 }
@@ -406,6 +413,7 @@ void RunView::setRun(const QString& run_id) {
   loadLog();
   loadPlan();
   checkpoints_->setRun(run_id);
+  card_->setRun(run_id);
 }
 
 void RunView::onIngested(const QString& run_id) {

@@ -29,6 +29,7 @@ class QTimer;
 namespace td::gui {
 
 class CheckpointsTab;
+class RunCardTab;
 class Dashboard;
 class RunController;
 class RemoteRunController;
@@ -66,6 +67,8 @@ class RunView : public QWidget {
   QLabel* planBasisLabel() const { return plan_basis_; }
   /// "Checkpoints" tab (gui/app/checkpoints_tab.h): reloaded with the status.
   CheckpointsTab* checkpointsTab() const { return checkpoints_; }
+  /// "Card" tab (gui/app/run_card_tab.h): the run's card and Run again; follows setRun().
+  RunCardTab* cardTab() const { return card_; }
 
   /// Remote runs: connects the controller's deploy progress, connection state, log, ingest,
   /// start/end and checkpoint download signals to this view (the main window need not wire
@@ -158,6 +161,7 @@ class RunView : public QWidget {
   QTableWidget* plan_table_;
   QLabel* plan_basis_;
   CheckpointsTab* checkpoints_;
+  RunCardTab* card_;
   QElapsedTimer plan_loaded_;  // since the last loadPlan()
   QTimer* refresh_timer_;
   int samples_shown_ = -1;

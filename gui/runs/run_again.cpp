@@ -233,8 +233,11 @@ QString RunAgain::start(QString* error) {
   if (!placementOf(card_, lookup_, &placement, error)) return {};
   // The data as it is here (a remote run's config names the node's folder; deploy sends it again).
   config["data"]["path"] = check_.local_path.toStdString();
+  // The target may report the new run at once (runStarted), and a page showing it may load()
+  // the new run's card meanwhile: what is needed after the call is taken first.
+  const QString from = run_id_;
   const QString id = targets_->start(placement, qs(card_.experiment), config, againName(card_), error);
-  if (!id.isEmpty()) emit started(id, run_id_);
+  if (!id.isEmpty()) emit started(id, from);
   return id;
 }
 
