@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 
 namespace td {
+namespace alerts {
+struct AlertRules;  // engine/metrics/alerts.h
+}
 
 /// GPT-2 shape. C = d_model, NH = n_head, hs = C / NH, F = d_ff, V = vocab_size, T = seq_len.
 struct ModelConfig {
@@ -55,6 +58,17 @@ struct TrainConfig {
   std::string dist_ifname;     // network interface for Gloo ("" = TRAINDECK_GLOO_IFNAME or default)
   int metrics_port = -1;       // rank 0 serves Prometheus text on it (-1 off, 0 a free port; metrics/prometheus.h)
   std::string metrics_address = "127.0.0.1";  // where metrics_port listens
+  // Alert thresholds (engine/metrics/alerts.h AlertRules, docs/events.md "Alerts").
+  int alert_spike_window = 50;
+  double alert_spike_sigma = 6.0;
+  double alert_spike_factor = 1.5;
+  int alert_throughput_window = 20;
+  double alert_throughput_fraction = 0.5;  // 0 disables
+  double alert_stall_factor = 10.0;
+  double alert_stall_min_s = 120.0;
+  uint64_t alert_disk_min_free_bytes = 1ull << 30;
+  double alert_disk_min_free_fraction = 0.02;
+  double alert_connection_lost_s = 180.0;
 };
 
 struct DataConfig {
@@ -70,6 +84,9 @@ struct RunConfig {
 /// The precision a validated config trains in: "bf16" or "fp32" ("auto" is bf16 on CUDA, fp32 on
 /// the CPU).
 std::string resolved_precision(const TrainConfig& t);
+
+/// The alert rules of a validated config's train.alert_* fields (the rest at AlertRules' defaults).
+alerts::AlertRules alert_rules(const TrainConfig& t);
 
 /// Parses and validates a config document. Throws td::ConfigError.
 RunConfig parse_config(const nlohmann::json& j);

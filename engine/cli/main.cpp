@@ -261,6 +261,7 @@ int main(int argc, char** argv) {
   train->add_flag("--no-events-stdout", no_stdout, "Write events only to <out>/events.jsonl, not to stdout");
   train->add_option("--debug-stop-after", topt.stop_after_step, "Testing: stop (as on SIGINT) after this step")->group("");
   train->add_option("--debug-nonfinite-at", topt.inject_nonfinite_steps, "Testing: force a non-finite loss at these steps")->group("");
+  train->add_option("--debug-loss-spike-at", topt.inject_loss_spike_steps, "Testing: report ten times the loss at these steps")->group("");
   train->add_option("--debug-nonfinite-weights-at", topt.inject_nonfinite_weights_step,
                     "Testing: make the first weight NaN after this step's update")->group("");
   train->add_option("--debug-window-log", topt.window_log, "Testing: each rank appends its window ids per micro batch to PATH.<rank>")->group("");

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,6 +26,7 @@
 #include "engine/data/manifest.h"
 #include "engine/dist/communicator.h"
 #include "engine/export/export.h"
+#include "engine/metrics/alerts.h"
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/step_fields.h"
 #include "engine/metrics/events.h"
@@ -537,10 +539,24 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::vector<int32_t> inputs, targets;
   Rng sample_rng(st.sample_rng);
   int nonfinite_streak = 0;
+  const double step_s_nan = std::nan("");  // a skipped step has no time nor throughput for the alerts
   int last_ckpt_step = resumed_from ? *resumed_from : -1;
   std::unique_ptr<std::ofstream> window_log;
   if (!opt.window_log.empty()) window_log = std::make_unique<std::ofstream>(opt.window_log + "." + std::to_string(rank), std::ios::app);
 
+  // Alerts the engine sees (engine/metrics/alerts.h, docs/events.md "Alerts"): non-finite steps,
+  // loss spikes, throughput drops, a nearly full disk under the run directory. Rank 0 writes them.
+  alerts::AlertEvaluator alert_ev(alert_rules(tc));
+  auto emit_alert = [&](const alerts::Alert& a) {
+    auto num = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+    emit("alert", {{"kind", std::string(alerts::kind_name(a.kind))}, {"severity", std::string(alerts::severity_name(a.severity))},
+                   {"message", a.message}, {"step", a.step}, {"value", num(a.value)}, {"threshold", num(a.threshold)}});
+  };
+  auto check_disk = [&]() {
+    struct statvfs sv {};
+    if (!rank0 || ::statvfs(opt.out_dir.c_str(), &sv) != 0) return;  // unknown: no alert
+    if (auto a = alert_ev.check_disk((double)sv.f_bavail * sv.f_frsize, (double)sv.f_blocks * sv.f_frsize)) emit_alert(*a);
+  };
   auto checkpoint = [&]() {
     const auto pause_t0 = std::chrono::steady_clock::now();  // training stands still from here
     // Collective part: a sharded optimizer state is gathered to full size first.
@@ -567,6 +583,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       warn("damaged_checkpoint", "the checkpoint just written does not verify and is deleted (older ones are kept): " + ci.path + ": " + ci.problem,
            st.step);
     prune_checkpoints(ckpt_root, tc.keep_checkpoints);
+    check_disk();
     ev->sync();
     // The checkpoint event, by the field table (engine/metrics/step_fields.h).
     StepFigures cf;
@@ -653,6 +670,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     const int step_no = st.step + 1;
     for (int s : opt.inject_nonfinite_steps)
       if (s == step_no) loss = std::nan("");
+    for (int s : opt.inject_loss_spike_steps)
+      if (s == step_no) loss *= 10;  // testing: the step reports ten times its loss (the update is unchanged)
     double norm;
     if (zero1) {
       // ZeRO-1: this rank's shard of the summed gradient; the global norm from every shard's.
@@ -675,6 +694,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
                        {"message", "step " + std::to_string(st.step) + " skipped: " + (what == "nonfinite_loss" ? "the loss" : "the gradient norm") +
                                        " is not finite (" + std::to_string(nonfinite_streak) + " in a row)"}});
       if (!quiet) std::fprintf(stderr, "step %d skipped: non-finite %s\n", st.step, what == "nonfinite_loss" ? "loss" : "gradient norm");
+      for (const auto& a : alert_ev.on_step(st.step, loss, norm, step_s_nan, step_s_nan)) emit_alert(a);
       if (nonfinite_streak >= 3) {
         std::string kept = rank0 ? newest_verified_note(ckpt_root) : std::string();
         end_run("failed", "3 steps in a row had a non-finite loss or gradient norm; lower train.lr or check the data." + kept);
@@ -747,6 +767,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     }
     json fields = step_event_json(fig, rank_figs, world > 1 ? comm->hosts() : std::vector<std::string>{});
     emit("step", std::move(fields));
+    for (const auto& a : alert_ev.on_step(st.step, loss, norm, step_s, tps)) emit_alert(a);
+    if (st.step % 50 == 0 || st.step == (resumed_from ? *resumed_from : 0) + 1) check_disk();
     const double since_start = std::chrono::duration<double>(clk::now() - train_t0).count();
     rate.add(st.step, since_start);
     if (!quiet && (st.step % tc.log_interval == 0 || st.step == tc.steps)) {

@@ -43,6 +43,7 @@ struct TrainOptions {
   bool events_to_stdout = true;
   bool quiet = false;              // no progress lines on stderr
   std::vector<int> inject_nonfinite_steps;  // testing: steps (1-based) whose loss is forced to NaN
+  std::vector<int> inject_loss_spike_steps; // testing: steps whose reported loss is multiplied by 10 (an alert's loss spike)
   int inject_nonfinite_weights_step = 0;    // testing: after this step's update, the first weight is NaN
   int stop_after_step = 0;         // testing: request a stop once this step is done (as a signal would)
   std::string window_log;          // testing: each rank appends {"step","rank","windows"} lines to <window_log>.<rank>
