@@ -450,7 +450,7 @@ void ClusterDesigner::showKind(const td::remote::ClusterSpec& spec) {
 void ClusterDesigner::applyKind() {
   const bool slurm = kind() == QLatin1String("slurm");
   slurm_box_->setVisible(slurm);
-  container_box_->setVisible(!slurm);  // a Slurm job runs the bundle (containers there: not yet)
+  container_box_->setVisible(!slurm);  // a Slurm cluster's container is in its Slurm settings
   for (int column : {NodeTableModel::Gpus, NodeTableModel::WorkDir, NodeTableModel::Address, NodeTableModel::IfName,
                      NodeTableModel::Container})
     table_->setColumnHidden(column, slurm);

@@ -1,6 +1,8 @@
 // SlurmSettings (slurm_settings.h).
 #include "gui/cluster/slurm_settings.h"
 
+#include "gui/cluster/container_settings.h"
+
 #include <QCheckBox>
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -95,6 +97,13 @@ SlurmSettings::SlurmSettings(QWidget* parent) : QWidget(parent) {
   signal_lead_ = spin("slurmSignalLead", 0, 65535, QString(),
                       tr("sbatch --signal=USR1@S: seconds before the time limit the run is asked to checkpoint and stop"));
   signal_lead_->setSuffix(tr(" s"));
+  // The image must be on every compute node (podman, docker) or the shared filesystem (a .sif);
+  // deploy checks it on the login node (docs/slurm.md "Containers").
+  container_ = new ContainerSettings(this);
+  container_->setObjectName(QStringLiteral("slurmContainer"));
+  container_->setToolTip(tr("Run each rank's engine in this image on the compute nodes instead of the engine bundle; "
+                            "empty image: the bundle"));
+  connect(container_, &ContainerSettings::edited, this, &SlurmSettings::changed);
   form->addRow(tr("Partition:"), partition_);
   form->addRow(tr("Account:"), account_);
   form->addRow(tr("QoS:"), qos_);
@@ -107,6 +116,7 @@ SlurmSettings::SlurmSettings(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Work directory:"), work_dir_);
   form->addRow(tr("Signal lead:"), signal_lead_);
   form->addRow(QString(), requeue_);
+  form->addRow(tr("Container:"), container_);
   top->addLayout(form, 2);
 
   auto* right = new QVBoxLayout;
@@ -141,6 +151,7 @@ void SlurmSettings::setSpec(const td::remote::SlurmSpec& s) {
   work_dir_->setText(QString::fromStdString(s.work_dir));
   requeue_->setChecked(s.requeue);
   signal_lead_->setValue(s.signal_lead_s);
+  container_->setSpec(s.container);
   loading_ = false;
   refreshPreview();
 }
@@ -159,6 +170,7 @@ td::remote::SlurmSpec SlurmSettings::spec() const {
   s.work_dir = work_dir_->text().trimmed().toStdString();
   s.requeue = requeue_->isChecked();
   s.signal_lead_s = signal_lead_->value();
+  s.container = container_->spec();
   return s;
 }
 

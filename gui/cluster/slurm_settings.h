@@ -1,8 +1,9 @@
 // SlurmSettings: the Slurm part of a "Slurm cluster" on the Clusters page (the login node is the
 // designer's node table): partition, account, QoS, time limit, nodes, GPUs per node, CPUs per
 // task, extra #SBATCH lines and set-up lines (one a line), the work directory on the shared
-// filesystem, requeue and the signal lead, each field as td::remote::SlurmSpec documents it
-// (remote/slurm.h). Beside them, read-only, the batch script a run would submit with these
+// filesystem, requeue, the signal lead and the container the ranks' engines run in
+// (ContainerSettings: runtime, image, extra mounts; no image = the bare bundle), each field as
+// td::remote::SlurmSpec documents it (remote/slurm.h). Beside them, read-only, the batch script a run would submit with these
 // settings (previewScript()), redrawn on every edit; while the settings are invalid it says why.
 // Values are kept as typed (nodes 0, a relative work directory): td::remote::validate() reports
 // them in the designer, so the person sees the message.
@@ -21,6 +22,8 @@ class QPlainTextEdit;
 class QSpinBox;
 
 namespace td::gui {
+
+class ContainerSettings;
 
 class SlurmSettings : public QWidget {
   Q_OBJECT
@@ -64,6 +67,7 @@ class SlurmSettings : public QWidget {
   QLineEdit* work_dir_ = nullptr;
   QCheckBox* requeue_ = nullptr;
   QSpinBox* signal_lead_ = nullptr;
+  ContainerSettings* container_ = nullptr;
   QPlainTextEdit* preview_ = nullptr;
 };
 

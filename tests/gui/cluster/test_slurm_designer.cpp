@@ -231,6 +231,75 @@ class TestSlurmDesigner : public QObject {
     qInfo("screenshot: %s", qPrintable(path));
   }
 
+  // The Slurm settings' container (the ContainerSettings fields inside them; the node's own
+  // container box stays hidden): the preview's srun runs the image, validate()'s message keeps
+  // Save off, and the saved cluster JSON brings it back in a fresh panel.
+  void slurmContainerSaveReload() {
+    const QString db = dir_.filePath("slurm-container.db");
+    StoreClient store(db);
+    NodeAccess access(nullptr, nullptr);
+    access.setSshConfigPath(dir_.filePath("no_ssh_config"));
+    ClusterDesigner d(&store, &access);
+    d.show();
+    QSignalSpy changed(&d, &ClusterDesigner::clustersChanged), saved(&d, &ClusterDesigner::saved);
+    QTRY_COMPARE(changed.count(), 1);
+    QVERIFY(d.newCluster());
+    QTest::keyClicks(child<QLineEdit>(d, "clusterName"), "hpc-ctr");
+    d.setKind("slurm");
+    QVERIFY(!child<QGroupBox>(d, "containerBox")->isVisible());
+    edit(d.nodeModel(), 0, NodeTableModel::Host, "login1.hpc.example");
+    QTest::keyClicks(child<QLineEdit>(d, "slurmWorkDir"), "/scratch/ana/td");
+    child<QSpinBox>(d, "slurmGpusPerNode")->setValue(2);
+    auto* ctr = child<QWidget>(d, "slurmContainer");
+    QVERIFY(ctr->isVisible());
+    auto* runtime = child<QComboBox>(*ctr, "containerRuntime");
+    runtime->setCurrentIndex(runtime->findText("apptainer"));
+    auto* image = child<QLineEdit>(*ctr, "containerImage");
+    QTest::keyClicks(image, "-x.sif");
+    QVERIFY2(d.problems().contains("Slurm: container: the container image '-x.sif' starts with '-' (it would read as an option)"),
+             qPrintable(d.problems().join('\n')));
+    QVERIFY(!child<QPushButton>(d, "saveButton")->isEnabled());
+    image->setText("/scratch/ana/td.sif");
+    child<QPlainTextEdit>(*ctr, "containerMounts")->setPlainText("/data:/data:ro");
+    QVERIFY2(d.problems().isEmpty(), qPrintable(d.problems().join('\n')));
+    const QString script = child<QPlainTextEdit>(d, "slurmScriptPreview")->toPlainText();
+    QVERIFY2(script.contains("\"$td_run_dir\" apptainer exec --nv --bind /scratch/ana/td:/scratch/ana/td --pwd "
+                             "/scratch/ana/td --bind /data:/data:ro /scratch/ana/td.sif traindeck-engine train --config "
+                             "/scratch/ana/td/runs/example-run/config.json "),
+             qPrintable(script));
+    QVERIFY(d.save());
+    QTRY_COMPARE(saved.count(), 1);
+    {
+      td::store::Store s(db.toStdString());
+      const auto row = s.find_cluster("hpc-ctr");
+      QVERIFY(row.has_value());
+      const td::remote::ClusterSpec c = td::remote::cluster_from_json(nlohmann::json::parse(row->spec_json));
+      QVERIFY(c.slurm.container.runtime == td::remote::ContainerRuntime::Apptainer);
+      QCOMPARE(c.slurm.container.image, std::string("/scratch/ana/td.sif"));
+      QCOMPARE(c.slurm.container.mounts, std::vector<std::string>{"/data:/data:ro"});
+      QVERIFY(!c.nodes[0].container.enabled());  // the login node runs nothing
+    }
+    ClusterDesigner again(&store, &access);
+    again.show();
+    QSignalSpy loaded(&again, &ClusterDesigner::clustersChanged);
+    QTRY_COMPARE(loaded.count(), 1);
+    QVERIFY(again.selectCluster("hpc-ctr"));
+    QVERIFY(!again.isDirty());
+    auto* ctr2 = child<QWidget>(again, "slurmContainer");
+    QCOMPARE(child<QComboBox>(*ctr2, "containerRuntime")->currentText(), QString("apptainer"));
+    QCOMPARE(child<QLineEdit>(*ctr2, "containerImage")->text(), QString("/scratch/ana/td.sif"));
+    QCOMPARE(child<QPlainTextEdit>(again, "slurmScriptPreview")->toPlainText(), script);
+    child<QLineEdit>(*ctr2, "containerImage")->clear();  // back to the bundle
+    QVERIFY(again.isDirty());
+    QVERIFY2(again.problems().contains("Slurm: container: container mounts are set but no image: enter the image, or "
+                                       "remove the mounts"),
+             qPrintable(again.problems().join('\n')));
+    child<QPlainTextEdit>(*ctr2, "containerMounts")->clear();
+    QVERIFY(again.problems().isEmpty());
+    QVERIFY(!td::remote::to_json(again.spec().slurm).contains("container"));
+    QVERIFY(!child<QPlainTextEdit>(again, "slurmScriptPreview")->toPlainText().contains("apptainer"));
+  }
+
   // The report's Slurm line from sinfo's own output format (%P|%N|%T|%G|%l|%a), counted by hand:
   // gpu (default): tdn1, tdn2 idle, tdn3 mixed (allocated), 8 + 4 + 4 GPUs.
   void slurmReportLine() {
