@@ -60,6 +60,7 @@ const TypeFields kTypeFields[] = {
                    "resumed_from_step", "out_dir", "pid", "hosts", "name", "engine_build", "dataset"}},
     {"sample", {"step", "prompt", "text"}},
     {"warning", {"step", "code", "message"}},
+    {"alert", {"kind", "severity", "message", "step", "value", "threshold"}},
     {"run_end", {"status", "reason", "step"}},
 };
 
@@ -169,6 +170,9 @@ void Ingester::prepare() {
   warning_ = Stmt(db,
                   "INSERT OR IGNORE INTO warnings(run, rank, step, attempt, t, code, message)"
                   " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  alert_ = Stmt(db,
+                "INSERT OR IGNORE INTO alerts(run, source, attempt, step, t, kind, severity, message, value, threshold)"
+                " VALUES(?1, 'engine', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   run_start_ = Stmt(db,
                     "UPDATE runs SET config = coalesce(?2, config), host = coalesce(?3, host),"
                     " device = coalesce(?4, device), world_size = coalesce(?5, world_size),"
@@ -490,6 +494,16 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     warning_.bind(1, run).bind(2, rank).bind(3, opt_int("step")).bind(4, attempt).bind(5, t);
     warning_.bind(6, opt_string("code").value_or("warning"));
     warning_.bind(7, opt_string("message").value_or("")).exec();
+    wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
+    track(run, std::nullopt);
+  } else if (ty == "alert") {
+    // docs/events.md "Alerts"; kept once by (run, 'engine', kind, attempt, step).
+    const auto kind = opt_string("kind");
+    if (!kind || kind->empty()) throw Malformed{"\"alert\" event without a \"kind\" string"};
+    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    alert_.bind(1, run).bind(2, attempt).bind(3, opt_int("step").value_or(0)).bind(4, t).bind(5, *kind);
+    alert_.bind(6, opt_string("severity").value_or("warning")).bind(7, opt_string("message").value_or(""));
+    alert_.bind(8, opt_number("value")).bind(9, opt_number("threshold")).exec();
     wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
     track(run, std::nullopt);
   } else if (ty == "run_start") {

@@ -27,7 +27,7 @@ namespace td::store {
 /// What one poll (or poll_all) did.
 struct IngestStats {
   size_t lines = 0;        // complete lines consumed (including skipped and ignored ones)
-  size_t rows = 0;         // rows inserted or replaced: metrics + samples + checkpoints + warnings
+  size_t rows = 0;         // rows inserted or replaced: metrics + samples + checkpoints + warnings + alerts
   size_t metric_rows = 0;  // of which metric rows
   size_t skipped = 0;      // malformed lines skipped (bad JSON, missing or mistyped fields)
   size_t ignored = 0;      // well-formed lines of event types this build does not know
@@ -109,7 +109,7 @@ class Ingester {
   std::string experiment_;
   IngestOptions opts_;
   bool prepared_ = false;
-  Stmt metric_, metric_many_, sample_, checkpoint_, warning_, run_start_, attempt_start_, run_end_,
+  Stmt metric_, metric_many_, sample_, checkpoint_, warning_, alert_, run_start_, attempt_start_, run_end_,
       attempt_end_, find_run_, new_run_;
   std::unordered_map<std::string, int64_t> runs_;    // run_id -> runs.id, valid in one batch
   std::unordered_map<std::string, int64_t> names_;   // metric name -> metric_names.id, one batch

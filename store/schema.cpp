@@ -242,6 +242,31 @@ constexpr const char* kV9 =
     "ALTER TABLE runs ADD COLUMN dataset_train_tokens INTEGER;\n"
     "ALTER TABLE runs ADD COLUMN dataset_val_tokens INTEGER;\n";
 
+// Version 10: alerts (engine/metrics/alerts.h, docs/events.md "Alerts"). One row per alert: from
+// the engine's `alert` events (source 'engine', ingested exactly once: the UNIQUE key) and from
+// the workbench's follower (source 'workbench': stall, connection lost, rank lost, run ended).
+// seen: the person has looked at the run since (the sidebar's badge counts the unseen ones);
+// notified: the desktop notification for it was shown (so that alerts written while no workbench
+// followed the run notify once at reattach).
+constexpr const char* kV10 =
+    "CREATE TABLE alerts ("
+    "  id        INTEGER PRIMARY KEY,"
+    "  run       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    "  source    TEXT NOT NULL,"             // engine | workbench
+    "  attempt   INTEGER NOT NULL,"
+    "  step      INTEGER NOT NULL,"          // the run's last step when it fired (0 before the first)
+    "  t         REAL NOT NULL,"             // Unix seconds
+    "  kind      TEXT NOT NULL,"             // nonfinite, loss_spike, throughput_drop, disk_low, stall, ...
+    "  severity  TEXT NOT NULL,"             // info | warning | critical
+    "  message   TEXT NOT NULL,"
+    "  value     REAL,"                      // in the rule's unit; NULL where it has none
+    "  threshold REAL,"
+    "  seen      INTEGER NOT NULL DEFAULT 0,"
+    "  notified  INTEGER NOT NULL DEFAULT 0,"
+    "  UNIQUE (run, source, kind, attempt, step)"
+    ");\n"
+    "CREATE INDEX alerts_unseen ON alerts(run) WHERE seen = 0;\n";
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
@@ -252,6 +277,7 @@ constexpr Migration kMigrations[] = {
     {7, kV7},
     {8, kV8},
     {9, kV9},
+    {10, kV10},
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <iosfwd>
 #include <limits>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -158,6 +159,27 @@ class Store {
   std::vector<Sample> samples(const std::string& run_id);
   std::vector<Checkpoint> checkpoints(const std::string& run_id);
   std::vector<RunWarning> warnings(const std::string& run_id);
+
+  // ---- alerts (store/alerts.cpp, docs/store.md "Alerts") ----------------------------------
+
+  /// Every alert of a run, oldest first (t, then id). Throws td::Error when the run is unknown.
+  std::vector<RunAlert> alerts(const std::string& run_id);
+  /// Records one of the workbench's alerts (a.source, kind, severity, message, step, value,
+  /// threshold; attempt -1: the run's newest, t 0: now). Returns false when the same (source,
+  /// kind, attempt, step) is already stored: an alert is kept once, also when a reattached
+  /// follower sees the same stall or end again. Throws td::Error when the run is unknown or
+  /// kind is empty.
+  bool add_alert(const std::string& run_id, const RunAlert& a);
+  /// run_id -> number of alerts not seen yet, for every run that has one (the sidebar's badges).
+  std::map<std::string, int> unseen_alert_counts();
+  /// Marks every alert of the run seen (the person opened its page). Unknown run: no-op.
+  void mark_alerts_seen(const std::string& run_id);
+  /// The run's alerts not yet notified, oldest first, marked notified in the same transaction:
+  /// each alert is handed out once, whoever asks (the desktop notifier). Unknown run: none.
+  std::vector<RunAlert> take_unnotified_alerts(const std::string& run_id);
+  /// The values of metric `name` (rank `rank`) at the run's last `limit` steps that have one,
+  /// oldest first (the stall rule's recent step_ms). Unknown run or metric: empty.
+  std::vector<double> recent_metric_values(const std::string& run_id, const std::string& name, int rank, int limit);
 
   /// One stored metric value (a `metrics` row with its name).
   struct MetricRow {

@@ -169,6 +169,19 @@ struct RunWarning {
   std::string message;
 };
 
+/// One alert of a run (the alerts table, docs/store.md "Alerts"; kinds and units in
+/// docs/events.md "Alerts").
+struct RunAlert {
+  int64_t id = 0;              // alerts.id (0 for one not stored yet)
+  std::string source = "workbench";  // "engine" (an alert event) or "workbench" (the follower)
+  int attempt = -1;            // the engine's attempt; -1: add_alert takes the run's newest
+  int64_t step = 0;            // the run's last step when it fired
+  double t = 0;                // Unix seconds; 0: add_alert takes now
+  std::string kind, severity, message;
+  std::optional<double> value, threshold;
+  bool seen = false, notified = false;
+};
+
 /// A prepared dataset registered in the store (Store::register_dataset; gui/data). The numbers
 /// are read from the dataset's manifest.json (docs/formats.md) when it was registered.
 struct Dataset {

@@ -159,6 +159,15 @@ std::vector<Alert> AlertEvaluator::on_step(int64_t step, double loss, double gra
   return out;
 }
 
+void AlertEvaluator::note_steps(int64_t last_step, const std::vector<double>& recent_step_s) {
+  if (last_step > last_step_) in_stall_ = false;
+  last_step_ = std::max(last_step_, last_step);
+  step_s_.clear();
+  const size_t n = recent_step_s.size(), keep = std::min(n, (size_t)rules_.spike_window);
+  for (size_t i = n - keep; i < n; ++i)
+    if (std::isfinite(recent_step_s[i]) && recent_step_s[i] >= 0) step_s_.push_back(recent_step_s[i]);
+}
+
 std::optional<double> AlertEvaluator::stall_limit_s() const {
   if (step_s_.empty()) return std::nullopt;
   return std::max(rules_.stall_factor * median({step_s_.begin(), step_s_.end()}), rules_.stall_min_s);

@@ -91,6 +91,11 @@ class AlertEvaluator {
   /// order; a non-finite step adds nothing to the histories. A step also ends a stall episode.
   std::vector<Alert> on_step(int64_t step, double loss, double grad_norm, double step_s, double tokens_per_s);
 
+  /// What a follower knows of the steps without their losses (gui/runs/alert_watch.h): the
+  /// run's last step and the wall times (seconds) of its most recent steps, newest last, which
+  /// replace the stall's window. A step beyond the last one seen ends a stall episode.
+  void note_steps(int64_t last_step, const std::vector<double>& recent_step_s);
+
   /// Stall test: since_last_step_s = seconds since the last step (or since it was last seen).
   /// Fires once per episode; needs at least one step seen (else nullopt). Re-arms at on_step().
   std::optional<Alert> check_stall(double since_last_step_s);

@@ -144,6 +144,17 @@ class TestAlerts : public QObject {
     QVERIFY(!ev.check_stall(20));  // same episode
     ev.on_step(4, 2.0, 1.0, 1.0, 1000);
     QVERIFY(ev.check_stall(11));   // re-armed by the step
+    // A follower's view (note_steps): the limit from the times it was given, a new step re-arms.
+    AlertEvaluator follower(r);
+    QVERIFY(!follower.check_stall(1e6));
+    follower.note_steps(12, {3.0, 1.0, 2.0});
+    QCOMPARE(follower.stall_limit_s(), std::optional<double>(20.0));
+    QVERIFY(follower.check_stall(21));
+    follower.note_steps(12, {3.0, 1.0, 2.0});  // the same step again: same episode
+    QVERIFY(!follower.check_stall(30));
+    follower.note_steps(13, {1.0});
+    QCOMPARE(follower.last_step(), int64_t(13));
+    QVERIFY(follower.check_stall(10.5));
     // The floor: fast steps (0.01 s) still give no stall before stall_min_s.
     AlertEvaluator fast(r);
     fast.on_step(1, 2.0, 1.0, 0.01, 1000);
