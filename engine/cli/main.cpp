@@ -31,6 +31,7 @@
 #include "engine/dist/launch.h"
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
+#include "engine/metrics/nvml.h"
 #include "engine/metrics/step_fields.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/ops/backend.h"
@@ -325,6 +326,9 @@ int main(int argc, char** argv) {
 
   // devices
   auto* devs = app.add_subcommand("devices", "List the devices this engine can train on (cpu, cuda:N) as one JSON document");
+  // gpus: the NVIDIA GPUs NVML sees, with one telemetry reading each (docs/cuda.md "GPU telemetry")
+  auto* gpus = app.add_subcommand("gpus", "List this machine's NVIDIA GPUs (NVML) with one reading each (utilization, memory, power, "
+                                          "temperature, SM clock, throttle reasons) as one JSON document");
 
   // config reference
   bool markdown = false;
@@ -518,6 +522,19 @@ int main(int argc, char** argv) {
         }
       }
       std::printf("%s\n", nlohmann::json{{"devices", list}, {"cuda_error", cuda_error}}.dump().c_str());
+      return 0;
+    }
+    if (*gpus) {
+      // {"library": what was opened, "nvml_error": why there is no reading (null when there is),
+      //  "gpus": [engine/metrics/nvml.h sample_json of each]}. Without NVML also one line on
+      // stderr; exit status 0 either way (no GPU is an answer, not a failure).
+      const td::nvml::Nvml nvml;
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& g : nvml.sample_all()) list.push_back(td::nvml::sample_json(g));
+      if (!nvml.available()) std::fprintf(stderr, "%s\n", nvml.error().c_str());
+      std::printf("%s\n", nlohmann::json{{"library", nvml.library()},
+                                          {"nvml_error", nvml.available() ? nlohmann::json() : nlohmann::json(nvml.error())},
+                                          {"gpus", list}}.dump().c_str());
       return 0;
     }
     if (*evs) {

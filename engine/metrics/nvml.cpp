@@ -220,21 +220,21 @@ unsigned Nvml::device_count() const {
   return api_->count(&n) == NVML_SUCCESS ? n : 0;
 }
 
-std::optional<GpuSample> Nvml::sample(unsigned index) const {
+std::optional<GpuSample> Nvml::sample(unsigned index, bool identity) const {
   if (!ok_ || index >= device_count()) return std::nullopt;
   nvmlDevice_t dev = nullptr;
   if (api_->by_index(index, &dev) != NVML_SUCCESS) return std::nullopt;
   GpuSample s;
   s.index = index;
-  if (api_->name) {
+  if (identity && api_->name) {
     char buf[kNameBuffer] = {};
     if (api_->name(dev, buf, kNameBuffer) == NVML_SUCCESS) s.name = printable(buf, kNameBuffer);
   }
-  if (api_->uuid) {
+  if (identity && api_->uuid) {
     char buf[kUuidBuffer] = {};
     if (api_->uuid(dev, buf, kUuidBuffer) == NVML_SUCCESS) s.uuid = printable(buf, kUuidBuffer);
   }
-  if (api_->pci) {
+  if (identity && api_->pci) {
     nvmlPciInfo_t p{};
     if (api_->pci(dev, &p) == NVML_SUCCESS) s.pci_bus_id = printable(p.busId, sizeof p.busId);
   }
@@ -315,6 +315,26 @@ std::optional<unsigned> device_for_cuda_ordinal(const Nvml& nvml, int cuda_ordin
     if (comma == std::string::npos) return std::nullopt;
     pos = comma + 1;
   }
+}
+
+std::optional<unsigned> telemetry_device(const Nvml& nvml, const std::string& device, const char* nvml_device,
+                                         const char* cuda_visible_devices) {
+  if (!nvml.available()) return std::nullopt;
+  if (nvml_device && *nvml_device) {
+    const std::string v = trim(nvml_device);
+    if (!v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos) {
+      const unsigned long i = std::strtoul(v.c_str(), nullptr, 10);
+      return i < nvml.device_count() ? std::optional<unsigned>((unsigned)i) : std::nullopt;
+    }
+    return nvml.index_of_uuid(v);
+  }
+  if (device == "cuda") return device_for_cuda_ordinal(nvml, 0, cuda_visible_devices);
+  if (device.rfind("cuda:", 0) == 0) {
+    const std::string n = device.substr(5);
+    if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return device_for_cuda_ordinal(nvml, (int)std::strtoul(n.c_str(), nullptr, 10), cuda_visible_devices);
+  }
+  return std::nullopt;
 }
 
 }  // namespace td::nvml

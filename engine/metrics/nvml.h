@@ -89,8 +89,9 @@ class Nvml {
   unsigned device_count() const;
   /// One reading of GPU `index` (NVML's index), or nothing when not available, the index is out
   /// of range or its handle cannot be had. Each field is one NVML call (microseconds each; the
-  /// power reading can take up to about a millisecond on some boards).
-  std::optional<GpuSample> sample(unsigned index) const;
+  /// power reading can take up to about a millisecond on some boards). `identity` false leaves
+  /// name, uuid and pci_bus_id empty (three calls fewer: the trainer's per-step reading).
+  std::optional<GpuSample> sample(unsigned index, bool identity = true) const;
   /// A reading of every GPU, in index order (those whose handle fails are left out).
   std::vector<GpuSample> sample_all() const;
   /// The NVML index of the GPU whose UUID is `uuid` or begins with it (CUDA accepts a unique
@@ -124,5 +125,19 @@ class Nvml {
 ///    instance) have no device: nothing.
 /// Nothing too when the device is not among NVML's (an index >= device_count()).
 std::optional<unsigned> device_for_cuda_ordinal(const Nvml& nvml, int cuda_ordinal, const char* cuda_visible_devices);
+
+/// The environment variable that names the GPU whose telemetry a run reports, overriding the
+/// rule below: an NVML index ("0") or a GPU UUID (or a unique prefix). It is how a CPU run
+/// reports a GPU (the tests, with the fake NVML) and how a node whose CUDA numbering differs
+/// from NVML's (mixed GPU models without CUDA_DEVICE_ORDER=PCI_BUS_ID) is set right.
+inline constexpr const char* kDeviceEnv = "TRAINDECK_NVML_DEVICE";
+
+/// The NVML index of the GPU whose figures a rank reports, for its engine device `device`
+/// ("cpu", "cuda", "cuda:N"; the trainer's, after "cuda" became cuda:LOCAL_RANK in a
+/// multi-rank run): `nvml_device` ($TRAINDECK_NVML_DEVICE) when set and non-empty, else
+/// device_for_cuda_ordinal(N, `cuda_visible_devices`) for cuda / cuda:N (cuda = ordinal 0),
+/// else (a CPU run) nothing. Nothing too when NVML is not available or names no such GPU.
+std::optional<unsigned> telemetry_device(const Nvml& nvml, const std::string& device, const char* nvml_device,
+                                         const char* cuda_visible_devices);
 
 }  // namespace td::nvml

@@ -30,6 +30,7 @@
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/step_fields.h"
 #include "engine/metrics/events.h"
+#include "engine/metrics/nvml.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/model/gpt.h"
 #include "engine/ops/backend.h"
@@ -93,6 +94,25 @@ class RunDirLock {
  private:
   int fd_ = -1;
 };
+
+// The step table's GPU telemetry fields (engine/metrics/step_fields.h) of the event itself
+// (rank 0's GPU) or of a `ranks` entry, filled from an NVML reading: a field NVML did not give
+// stays unset (left out of the event).
+struct GpuFields {
+  FieldIndex util, mem_used, power, temp, sm_clock, throttle;
+};
+constexpr GpuFields kGpuStepFields{step_field("gpu_util_pct"), step_field("gpu_mem_used_bytes"), step_field("gpu_power_w"),
+                                   step_field("gpu_temp_c"),   step_field("gpu_sm_clock_mhz"),   step_field("gpu_throttle")};
+constexpr GpuFields kGpuRankFields{rank_field("gpu_util_pct"), rank_field("gpu_mem_used_bytes"), rank_field("gpu_power_w"),
+                                   rank_field("gpu_temp_c"),   rank_field("gpu_sm_clock_mhz"),   rank_field("gpu_throttle")};
+void set_gpu_figures(StepFigures& f, const GpuFields& k, const nvml::GpuSample& g) {
+  if (g.util_pct) f.set(k.util, *g.util_pct);
+  if (g.mem_used_bytes) f.set(k.mem_used, (double)*g.mem_used_bytes);
+  if (g.power_w) f.set(k.power, *g.power_w);
+  if (g.temp_c) f.set(k.temp, *g.temp_c);
+  if (g.sm_clock_mhz) f.set(k.sm_clock, *g.sm_clock_mhz);
+  if (g.throttle_reasons) f.set(k.throttle, (double)*g.throttle_reasons);
+}
 
 }  // namespace
 
@@ -319,6 +339,28 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
          (ordinal ? "; start at most one rank per GPU on each node)" : ")"));
   }
   const DeviceInfo dev = backend->device_info();
+  // GPU telemetry (engine/metrics/nvml.h, docs/cuda.md "GPU telemetry"): this rank's GPU through
+  // NVML, opened for a GPU run (or where TRAINDECK_NVML_DEVICE names a GPU); without a driver
+  // the step events simply have no gpu_util_pct ... fields.
+  std::unique_ptr<nvml::Nvml> nvml_lib;
+  std::optional<unsigned> nvml_gpu;
+  if (const char* nd = std::getenv(nvml::kDeviceEnv); on_gpu || (nd && *nd)) {
+    nvml_lib = std::make_unique<nvml::Nvml>();
+    nvml_gpu = nvml::telemetry_device(*nvml_lib, device, nd, std::getenv("CUDA_VISIBLE_DEVICES"));
+    if (!nvml_gpu && !opt.quiet)
+      std::fprintf(stderr, "note: no GPU telemetry for %s: %s\n", device.c_str(),
+                   nvml_lib->available() ? "NVML does not list its GPU (see docs/cuda.md, GPU telemetry)" : nvml_lib->error().c_str());
+  }
+  // A reading at most every 0.1 s (NVML's utilization is itself an average over 1/6 to 1 s), so
+  // that millisecond steps do not pay for it each time; the first step always has one.
+  std::optional<std::chrono::steady_clock::time_point> last_gpu_read;
+  auto read_gpu = [&]() -> std::optional<nvml::GpuSample> {
+    if (!nvml_gpu) return std::nullopt;
+    const auto now = std::chrono::steady_clock::now();
+    if (last_gpu_read && now - *last_gpu_read < std::chrono::milliseconds(100)) return std::nullopt;
+    last_gpu_read = now;
+    return nvml_lib->sample(*nvml_gpu, false);
+  };
 
   // The other ranks (engine/dist): a rendezvous at rank 0's store, then Gloo between CPU ranks
   // or NCCL between GPU ranks. NCCL's collectives are enqueued on the backend's own stream, so
@@ -740,6 +782,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       fig.set(step_field("gpu_mem_bytes"), (double)now.memory_allocated);
       fig.set(step_field("gpu_mem_peak_bytes"), (double)now.memory_peak);
     }
+    const std::optional<nvml::GpuSample> gpu = read_gpu();
+    if (gpu) set_gpu_figures(fig, kGpuStepFields, *gpu);
     std::vector<StepFigures> rank_figs;
     if (world > 1) {
       // Per-rank figures of this step (collectives since its start), gathered to every rank:
@@ -747,6 +791,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       const dist::CommStats& c1 = comm->stats();
       const double comm_s = c1.seconds - c0.seconds;
       StepFigures mine;
+      if (gpu) set_gpu_figures(mine, kGpuRankFields, *gpu);
       mine.set(rank_field("tokens_per_s"), (double)tokens_per_step / world / step_s);
       mine.set(rank_field("comm_bytes_sent"), (double)(c1.bytes_sent - c0.bytes_sent));
       mine.set(rank_field("comm_bytes_received"), (double)(c1.bytes_received - c0.bytes_received));
@@ -766,6 +811,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       }
     }
     json fields = step_event_json(fig, rank_figs, world > 1 ? comm->hosts() : std::vector<std::string>{});
+    if (gpu && gpu->throttle_reasons) fields["gpu_throttle_reasons"] = nvml::throttle_reason_names(*gpu->throttle_reasons);
     emit("step", std::move(fields));
     for (const auto& a : alert_ev.on_step(st.step, loss, norm, step_s, tps)) emit_alert(a);
     if (st.step % 50 == 0 || st.step == (resumed_from ? *resumed_from : 0) + 1) check_disk();

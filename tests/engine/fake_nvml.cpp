@@ -10,13 +10,16 @@
 //                         comma-separated, item i for GPU i (numbers in C notation: 0x44 works);
 //                         a GPU without an item answers NVML_ERROR_NOT_SUPPORTED (3)
 //   FAKE_NVML_FAIL        function names that answer FAKE_NVML_FAIL_CODE (default 3) for every GPU
-//   FAKE_NVML_LOG         a file to which each device query appends "<function> <index>\n"
+//   FAKE_NVML_LOG         a file to which each device query appends "<function> <index> <pid>\n"
+//   FAKE_NVML_BY_RANK     when set, GPU i of the process of rank $TRAINDECK_RANK takes item
+//                         i + rank (so that each rank of a launched run reads its own values)
 //
 // Built twice more: -DFAKE_NVML_PARTIAL leaves out nvmlDeviceGetPowerUsage and both throttle-reason
 // functions (an old driver's library); -DFAKE_NVML_NO_INIT leaves out nvmlInit_v2 (not NVML).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,7 @@ std::string env(const char* name) {
 
 // Item i of a comma-separated variable; false when there is none (or it is empty).
 bool item(const char* var, unsigned i, std::string& out) {
+  if (!env("FAKE_NVML_BY_RANK").empty()) i += (unsigned)std::strtoul(env("TRAINDECK_RANK").c_str(), nullptr, 10);
   const std::string list = env(var);
   size_t pos = 0;
   for (unsigned k = 0;; ++k) {
@@ -58,7 +62,7 @@ void log_call(const char* fn, unsigned i) {
   const std::string path = env("FAKE_NVML_LOG");
   if (path.empty()) return;
   if (FILE* f = std::fopen(path.c_str(), "a")) {
-    std::fprintf(f, "%s %u\n", fn, i);
+    std::fprintf(f, "%s %u %ld\n", fn, i, (long)getpid());
     std::fclose(f);
   }
 }

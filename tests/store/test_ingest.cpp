@@ -362,7 +362,7 @@ class TestIngest : public QObject {
     unknown["util"] = 0.9;
     text += line(unknown);                                                // 8: unknown type
     json extra = step("r7", 5.0, 1, 1.25);
-    extra["gpu_temp_c"] = 61;                                             // unknown fields,
+    extra["gpu_fan_pct"] = 61;                                             // unknown fields,
     extra["nested"] = {{"a", {1, 2}}};                                    // full parser
     text += line(extra);                                                  // 9: kept
     text += "{\"type\":\"eval\",\"v\":1,\"t\":6,\"run_id\":\"r7\",\"step\":1,\"val_loss\":null}\r\n";  // 10
@@ -394,7 +394,7 @@ class TestIngest : public QObject {
         at + "5: \"step\" event without an integer \"step\"; line skipped",
         at + "6: events schema version 2 is newer than this TrainDeck reads (1); update TrainDeck; line skipped",
         at + "8: unknown event type \"gpu_stats\" (from a newer engine?); its lines are ignored",
-        at + "9: unknown field \"gpu_temp_c\" in a \"step\" event (from a newer engine?); the field is "
+        at + "9: unknown field \"gpu_fan_pct\" in a \"step\" event (from a newer engine?); the field is "
              "ignored, the rest of the line kept",
         at + "9: unknown field \"nested\" in a \"step\" event (from a newer engine?); the field is ignored, "
              "the rest of the line kept",
@@ -407,7 +407,7 @@ class TestIngest : public QObject {
     QCOMPARE(st.metric_series("r7", "loss").value, (std::vector<double>{1.25, 1.125, 1.0}));
     QCOMPARE(st.metric_series("r7", "loss").step, (std::vector<int64_t>{1, 2, 3}));
     QCOMPARE(count(st, "SELECT count(*) FROM metrics"), int64_t(26));
-    QCOMPARE(count(st, "SELECT count(*) FROM metric_names WHERE name IN ('gpu_util', 'gpu_temp_c', 'util')"),
+    QCOMPARE(count(st, "SELECT count(*) FROM metric_names WHERE name IN ('gpu_util', 'gpu_fan_pct', 'util')"),
              int64_t(0));
     QCOMPARE(st.metric_series("r7", "gpu_mem_bytes").value, (std::vector<double>{4096}));
     QCOMPARE(st.metric_series("r7", "gpu_mem_peak_bytes").step, (std::vector<int64_t>{3}));
