@@ -239,6 +239,20 @@ PY
     say "-- no nvidia-smi / no GPU here"
   fi
   meta gpu_name "${gpu_name:-none}"
+  # The engine's own NVML reading (traindeck-engine gpus, docs/cuda.md "GPU telemetry"): the
+  # JSON into gpu.log, one line per GPU into the summary's meta (nvml_gpus).
+  if [ -x "$engine" ]; then
+    timeout -k 5 30 "$engine" gpus >"$work/gpus.json" 2>"$work/gpus.err"
+    show "traindeck-engine gpus (exit $?)" "$work/gpus.json" 0
+    meta nvml_gpus "$(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+g = ["%s %s: %s %%, %s of %s MiB, %s W, %s C, SM %s MHz, throttle %s" % (
+    x.get("index"), x.get("name", "?"), x.get("util_pct", "?"),
+    x["mem_used_bytes"] >> 20 if "mem_used_bytes" in x else "?", x["mem_total_bytes"] >> 20 if "mem_total_bytes" in x else "?",
+    x.get("power_w", "?"), x.get("temp_c", "?"), x.get("sm_clock_mhz", "?"), x.get("throttle", "?")) for x in j.get("gpus", [])]
+print("; ".join(g) if g else "none (%s)" % j.get("nvml_error"))' "$work/gpus.json" 2>&1 | head -c 2000)"
+  fi
   # Dense datasheet peaks (resources/devices.json) for MFU; TD_GPU_PEAK_FLOPS overrides bf16's.
   case $gpu_name in
     *H100*|*H200*|*H800*|*GH200*) peak16=989e12 peak32=67e12 peak_src="$gpu_name dense bf16 datasheet (resources/devices.json)" ;;
@@ -326,6 +340,20 @@ PY
     if [ -n "$last" ] && [ -f "$work/gpt2_b$last/events.jsonl" ]; then
       cp "$work/gpt2_b$last/events.jsonl" "$results/engine_gpt2.jsonl"
       [ -s "$work/smi_b$last.txt" ] && meta engine_smi_peak_mib "$(sort -n "$work/smi_b$last.txt" | tail -1)"
+      # The step events' NVML figures (gpu_util_pct, ...): how busy, hot and throttled the GPU was.
+      meta engine_gpu_telemetry "$(python3 -c '
+import json, sys
+st = [e for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"]
+r = [e for e in st if "gpu_util_pct" in e]
+if not r:
+    print("no gpu_* fields in %d steps (no NVML?)" % len(st)); sys.exit()
+v = lambda k: [e[k] for e in r if k in e]
+mx = lambda k: max(v(k)) if v(k) else "?"
+why = sorted({x for e in r for x in e.get("gpu_throttle_reasons", "none").split(",")})
+print("%d of %d steps read: util mean %.0f %%, power max %s W, temp max %s C, SM clock %s-%s MHz, NVML memory used max %s MiB, throttle reasons seen: %s" % (
+    len(r), len(st), sum(v("gpu_util_pct")) / len(r), mx("gpu_power_w"), mx("gpu_temp_c"),
+    min(v("gpu_sm_clock_mhz") or ["?"]), mx("gpu_sm_clock_mhz"), (mx("gpu_mem_used_bytes") >> 20) if v("gpu_mem_used_bytes") else "?", ",".join(why)))' \
+        "$work/gpt2_b$last/events.jsonl" 2>&1 | head -c 2000)"
     fi
     if [ -n "$chosen" ]; then
       record engine_gpt2 ok "$ts" "micro_batch $chosen"
