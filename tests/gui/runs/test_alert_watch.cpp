@@ -1,0 +1,168 @@
+// AlertWatch (gui/runs/alert_watch.h), the workbench's side of the alerts, with the real local
+// target (RunController behind RunTargets) and the real engine: an engine alert written while no
+// workbench watched (the disk rule with a limit of the whole disk fires at step 1) is notified at
+// reattach, once; a SIGSTOPped engine is reported as a stall with the run's own limit; the run's
+// end (Stop) is stored and notified. The desktop is a recording backend. Waits are for events,
+// with generous limits; nothing assumes how fast this machine trains.
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <signal.h>
+
+#include "../gui_test_util.h"
+#include "engine/metrics/alerts.h"
+#include "gui/core/store_client.h"
+#include "gui/runs/alert_watch.h"
+#include "gui/runs/run_controller.h"
+#include "gui/runs/run_targets.h"
+#include "store/store.h"
+
+using namespace td::gui;
+using td::store::Store;
+using tdguitest::wait_ended;
+using tdguitest::wait_step;
+
+namespace {
+
+struct Sent {
+  QString title, body, severity;
+};
+
+std::vector<td::store::RunAlert> alerts_of(const QString& db, const QString& id, const char* kind) {
+  Store s(db.toStdString());
+  std::vector<td::store::RunAlert> out;
+  for (const auto& a : s.alerts(id.toStdString()))
+    if (a.kind == kind) out.push_back(a);
+  return out;
+}
+
+// Waits until the store holds an alert of `kind` for the run; how many there are then.
+size_t wait_alert(const QString& db, const QString& id, const char* kind, int timeout_ms = tdguitest::kSlowMs) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < timeout_ms) {
+    if (const auto a = alerts_of(db, id, kind); !a.empty()) return a.size();
+    QTest::qWait(100);
+  }
+  return 0;
+}
+
+}  // namespace
+
+class TestAlertWatch : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString data_, db_;
+
+ private slots:
+  void initTestCase() {
+    qputenv("TRAINDECK_ENGINE", TD_ENGINE_EXE);
+    qputenv("TRAINDECK_RUNS_DIR", dir_.filePath("runs").toUtf8());
+    QCoreApplication::setOrganizationName(QStringLiteral("TrainDeckTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_alert_watch"));
+    qputenv("XDG_CONFIG_HOME", dir_.filePath("config").toUtf8());  // QSettings of this test only
+    data_ = tdguitest::prepare_tiny_dataset(dir_.path());
+    QVERIFY(!data_.isEmpty());
+    db_ = dir_.filePath("td.db");
+  }
+
+  void notifier_honours_the_settings() {
+    AlertNotifier n;
+    QList<Sent> sent;
+    td::store::RunAlert a;
+    a.kind = "loss_spike";
+    a.severity = "warning";
+    a.message = "step 25: loss 30 is far above";
+    QVERIFY(!n.notify("r", a));  // no backend: nothing, no error
+    n.setBackend([&](const QString& t, const QString& b, const QString& s) {
+      sent.push_back({t, b, s});
+      return true;
+    });
+    QVERIFY(AlertNotifier::notifies("loss_spike"));  // default on
+    QVERIFY(n.notify("my run", a));
+    QCOMPARE(sent.size(), 1);
+    QCOMPARE(sent[0].title, QStringLiteral("TrainDeck: my run — Loss spike"));
+    QCOMPARE(sent[0].body, QStringLiteral("step 25: loss 30 is far above"));
+    QCOMPARE(sent[0].severity, QStringLiteral("warning"));
+    AlertNotifier::setNotifies("loss_spike", false);
+    QVERIFY(!n.notify("my run", a));
+    QCOMPARE(sent.size(), 1);
+    AlertNotifier::setNotifies("loss_spike", true);
+  }
+
+  void detached_alerts_at_reattach_then_stall_then_end() {
+    nlohmann::json cfg = tdguitest::tiny_config(data_, 1000000, 1000000);
+    cfg["train"]["alert_disk_min_free_fraction"] = 1.0;  // the disk alert fires at step 1
+    cfg["train"]["alert_stall_factor"] = 2.0;
+    cfg["train"]["alert_stall_min_s"] = 3.0;
+    QString id;
+    {
+      // A workbench without the watch (as if closed): the engine's alert reaches the store only.
+      StoreClient client(db_);
+      RunTargets targets;
+      targets.add(new RunController(nullptr));
+      targets.setStoreClient(&client);
+      QSignalSpy ingested(&targets, &RunTarget::runIngested);
+      QString error;
+      id = targets.start(RunPlacement{}, "exp", cfg, {}, &error);
+      QVERIFY2(!id.isEmpty(), qPrintable(error));
+      QVERIFY2(wait_step(ingested, id, 60) >= 60, "awaited step 60 of the run in the store");
+      QCOMPARE(wait_alert(db_, id, "disk_low"), size_t(1));
+      targets.detachAll();
+    }
+    QVERIFY(!alerts_of(db_, id, "disk_low")[0].notified);
+    const auto pid = Store(db_.toStdString()).find_run(id.toStdString())->pid;
+    QVERIFY(pid && ::kill(*pid, 0) == 0);
+
+    StoreClient client(db_);
+    RunTargets targets;
+    targets.add(new RunController(nullptr));
+    AlertNotifier notifier;
+    QList<Sent> sent;
+    notifier.setBackend([&](const QString& t, const QString& b, const QString& s) {
+      sent.push_back({t, b, s});
+      return true;
+    });
+    AlertWatch watch(&targets, &notifier);
+    watch.setCheckIntervalMs(100);
+    watch.setStoreClient(&client);
+    QSignalSpy ingested(&targets, &RunTarget::runIngested);
+    QSignalSpy ended(&targets, &RunTarget::runEnded);
+    targets.setStoreClient(&client);  // reattaches the run
+    QTRY_VERIFY_WITH_TIMEOUT(!sent.isEmpty(), tdguitest::kSlowMs);
+    QVERIFY2(sent[0].title.contains("Disk nearly full"), qPrintable(sent[0].title));
+    QVERIFY(sent[0].body.contains("free"));
+    QVERIFY(alerts_of(db_, id, "disk_low")[0].notified);
+
+    // Freeze the engine: no step comes; the stall fires with the run's limit.
+    QVERIFY(wait_step(ingested, id, 1) >= 1);
+    QCOMPARE(::kill(*pid, SIGSTOP), 0);
+    const bool stalled = wait_alert(db_, id, "stall") > 0;
+    ::kill(*pid, SIGCONT);
+    QVERIFY2(stalled, "awaited a stall alert for the stopped engine");
+    const auto st = alerts_of(db_, id, "stall").back();
+    QCOMPARE(st.source, std::string("workbench"));
+    QVERIFY(st.value && st.threshold && *st.value > *st.threshold);
+    QVERIFY(*st.threshold >= 3.0);  // the config's floor
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(sent.begin(), sent.end(), [](const Sent& s) { return s.title.contains("Stall"); }),
+                             tdguitest::kSlowMs);
+
+    QString error;
+    QVERIFY2(targets.stop(id, &error), qPrintable(error));
+    QCOMPARE(wait_ended(ended, id), QStringLiteral("stopped"));
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(sent.begin(), sent.end(), [](const Sent& s) { return s.title.contains("Run ended"); }),
+                             tdguitest::kSlowMs);
+    const auto end = alerts_of(db_, id, "run_end");
+    QCOMPARE(end.size(), size_t(1));
+    QCOMPARE(end[0].severity, std::string("warning"));  // stopped
+    QVERIFY2(QString::fromStdString(end[0].message).startsWith("run stopped at step "), end[0].message.c_str());
+    // Every alert notified once: disk, stall(s), end; none twice.
+    int disk = 0;
+    for (const auto& s : sent) disk += s.title.contains("Disk nearly full");
+    QCOMPARE(disk, 1);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestAlertWatch)
+#include "test_alert_watch.moc"
