@@ -84,15 +84,15 @@
         <translation>%1: abgebrochen</translation>
     </message>
     <message>
-        <location filename="../gui/runs/remote_run_job.cpp" line="+193"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+93"/>
+        <location filename="../gui/runs/remote_run_job.cpp" line="+176"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+76"/>
         <source>preparing the engine bundle</source>
         <translation>Engine-Paket wird vorbereitet</translation>
     </message>
     <message>
         <location line="+13"/>
         <location line="+26"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+8"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+9"/>
         <source>connecting to %1</source>
         <translation>Verbindung zu %1 wird hergestellt</translation>
     </message>
@@ -161,7 +161,7 @@
     </message>
     <message>
         <location line="+14"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+38"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+36"/>
         <source>reconnecting (attempt %1): %2</source>
         <translation>erneuter Verbindungsaufbau (Versuch %1): %2</translation>
     </message>
@@ -211,7 +211,7 @@
         <translation>%1 tokens/s</translation>
     </message>
     <message>
-        <location filename="../gui/runs/slurm_target.cpp" line="-161"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="-159"/>
         <source>uploading to %1</source>
         <translation>lade nach %1 hoch</translation>
     </message>
@@ -221,7 +221,7 @@
         <translation>Job %1 auf %2</translation>
     </message>
     <message>
-        <location line="+231"/>
+        <location line="+229"/>
         <source>Run %1: its stored Slurm cluster is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Slurm-Cluster ist nicht lesbar: %2</translation>
     </message>
@@ -277,6 +277,54 @@
         <location line="+17"/>
         <source>&amp;Copy versions</source>
         <translation>Versionen &amp;kopieren</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::AlertNotifier</name>
+    <message>
+        <location filename="../gui/runs/alert_watch.cpp" line="+61"/>
+        <source>Non-finite loss or gradient</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Loss spike</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Throughput drop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stall (no step)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Disk nearly full</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Rank or node lost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Connection lost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run ended</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>TrainDeck: %1 — %2</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1040,55 +1088,67 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::Dashboard</name>
     <message>
+        <location filename="../engine/metrics/step_fields.h" line="+145"/>
         <source>waiting for data</source>
         <translation>Warten auf Daten</translation>
     </message>
     <message>
+        <location line="+8"/>
         <source>read throughput</source>
         <translation>Lesedurchsatz</translation>
     </message>
     <message>
+        <location line="+55"/>
         <source>write throughput</source>
         <translation>Schreibdurchsatz</translation>
     </message>
     <message>
+        <location line="+5"/>
         <source>training paused</source>
         <translation>Training pausiert</translation>
     </message>
     <message>
+        <location filename="../gui/charts/dashboard.cpp" line="+182"/>
         <source>Input pipeline</source>
         <translation>Eingabe-Pipeline</translation>
     </message>
     <message>
+        <location line="+0"/>
         <source>waiting for data (% of step)</source>
         <translation>Warten auf Daten (% des Schritts)</translation>
     </message>
     <message>
+        <location line="+0"/>
         <source>read throughput (MB/s)</source>
         <translation>Lesedurchsatz (MB/s)</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>No input figures yet: the run has not completed its first step.</source>
         <translation>Noch keine Eingabewerte: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
     <message>
+        <location line="+2"/>
         <source>Checkpoints</source>
         <translation>Checkpoints</translation>
     </message>
     <message>
+        <location line="+0"/>
         <source>write throughput (MB/s)</source>
         <translation>Schreibdurchsatz (MB/s)</translation>
     </message>
     <message>
+        <location line="+0"/>
         <source>training paused (s)</source>
         <translation>Training pausiert (s)</translation>
     </message>
     <message>
+        <location line="+1"/>
         <source>No checkpoint written yet.</source>
         <translation>Noch kein Checkpoint geschrieben.</translation>
     </message>
     <message>
-        <location filename="../gui/charts/dashboard.cpp" line="+31"/>
+        <location line="-152"/>
         <source>X axis:</source>
         <translation>X-Achse:</translation>
     </message>
@@ -1134,17 +1194,17 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+22"/>
-        <location line="+216"/>
+        <location line="+244"/>
         <source>Export CSV</source>
         <translation>CSV exportieren</translation>
     </message>
     <message>
-        <location line="-216"/>
+        <location line="-244"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
     <message>
-        <location line="+38"/>
+        <location line="+64"/>
         <source>Loss</source>
         <translation>Verlust</translation>
     </message>
@@ -1154,17 +1214,29 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Verlust (nats/Token)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location filename="../engine/metrics/step_fields.h" line="-115"/>
         <source>train loss</source>
         <translation>Trainingsverlust</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+21"/>
+        <location line="+44"/>
+        <source>GPU utilization</source>
+        <translation>GPU-Auslastung</translation>
+    </message>
+    <message>
+        <location line="-39"/>
+        <location line="+43"/>
+        <source>GPU power</source>
+        <translation>GPU-Leistung</translation>
+    </message>
+    <message>
+        <location line="+29"/>
         <source>val loss</source>
         <translation>Validierungsverlust</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location filename="../gui/charts/dashboard.cpp" line="+1"/>
         <source>No loss yet: the run has not completed its first step.</source>
         <translation>Noch kein Verlust: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
@@ -1175,18 +1247,18 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+0"/>
-        <location line="+1"/>
-        <location line="+1"/>
+        <location filename="../engine/metrics/step_fields.h" line="-89"/>
+        <location line="+66"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
     <message>
-        <location line="-2"/>
+        <location line="+0"/>
         <source>MFU (0..1)</source>
         <translation>MFU (0..1)</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+1"/>
         <source>No throughput yet: the run has not completed its first step.</source>
         <translation>Noch kein Durchsatz: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
@@ -1201,17 +1273,17 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Bytes</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location filename="../engine/metrics/step_fields.h" line="-60"/>
         <source>process RSS</source>
         <translation>Prozess-RSS</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+23"/>
         <source>GPU memory</source>
         <translation>GPU-Speicher</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location filename="../gui/charts/dashboard.cpp" line="+1"/>
         <source>No memory figures yet: the run reports process RSS at every step (and GPU memory on the CUDA backend).</source>
         <translation>Noch keine Speicherwerte: Der Lauf meldet bei jedem Schritt den Prozess-RSS (und auf dem CUDA-Backend den GPU-Speicher).</translation>
     </message>
@@ -1231,17 +1303,17 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Busbandbreite (GB/s)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location filename="../engine/metrics/step_fields.h" line="+41"/>
         <source>collective bytes sent</source>
         <translation>gesendete Kollektiv-Bytes</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+9"/>
         <source>bus bandwidth</source>
         <translation>Busbandbreite</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location filename="../gui/charts/dashboard.cpp" line="+1"/>
         <source>No network traffic: single-process runs do not communicate; distributed runs report collective bytes here.</source>
         <translation>Kein Netzwerkverkehr: Läufe mit einem Prozess kommunizieren nicht; verteilte Läufe melden hier ihre Kollektiv-Bytes.</translation>
     </message>
@@ -1261,22 +1333,42 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Gradientennorm</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location filename="../engine/metrics/step_fields.h" line="-86"/>
         <source>lr</source>
         <translation>lr</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>grad norm (before clipping)</source>
         <translation>Gradientennorm (vor dem Clipping)</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location filename="../gui/charts/dashboard.cpp" line="+1"/>
         <source>No optimizer figures yet: the run has not completed its first step.</source>
         <translation>Noch keine Optimiererwerte: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
     <message>
-        <location line="+135"/>
+        <location line="+10"/>
+        <source>GPU</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>utilization (%)</source>
+        <translation>Auslastung (%)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>power (W)</source>
+        <translation>Leistung (W)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No GPU figures: the run reports them on NVIDIA GPUs (NVML, from the driver).</source>
+        <translation>Keine GPU-Werte: Der Lauf meldet sie auf NVIDIA-GPUs (NVML, vom Treiber).</translation>
+    </message>
+    <message>
+        <location line="+137"/>
         <source>Export charts as PNG</source>
         <translation>Diagramme als PNG exportieren</translation>
     </message>
@@ -1313,7 +1405,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Alle Metrikzeilen von %1 als CSV exportieren</translation>
     </message>
     <message>
-        <location line="-271"/>
+        <location line="-299"/>
         <source>Exponential moving average of the noisy lines (loss, gradient norm, throughput; weight 0 to 0.99), the unsmoothed line faint behind; learning rate, memory and val loss are never smoothed, nor are stored values, the band and exports.</source>
         <translation>Exponentieller gleitender Mittelwert der verrauschten Linien (Verlust, Gradientennorm, Durchsatz; Gewicht 0 bis 0,99), die ungeglättete Linie blass dahinter; Lernrate, Speicher und Val-Loss werden nie geglättet, ebenso wenig gespeicherte Werte, das Band und Exporte.</translation>
     </message>
@@ -1740,7 +1832,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::ExperimentsModel</name>
     <message>
-        <location filename="../gui/runs/experiments_model.cpp" line="+64"/>
+        <location filename="../gui/runs/experiments_model.cpp" line="+71"/>
         <location line="+6"/>
         <source>An experiment needs a name.</source>
         <translation>Ein Experiment braucht einen Namen.</translation>
@@ -1763,13 +1855,26 @@ Seine Dateien bleiben auf der Festplatte.</translation>
             <numerusform>%n Läufe</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <location line="+16"/>
+        <source>%n new alert(s): open the run to see them</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+15"/>
+        <location line="+1"/>
         <source>Median tokens/s of the last %1 steps</source>
         <translation>Median der tokens/s der letzten %1 Schritte</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+18"/>
+        <source>%1 ⚠ %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+26"/>
         <source>Name</source>
         <translation>Name</translation>
     </message>
@@ -1794,7 +1899,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Tokens/s</translation>
     </message>
     <message>
-        <location line="-36"/>
+        <location line="-45"/>
         <source>Run %1</source>
         <translation>Lauf %1</translation>
     </message>
@@ -2394,42 +2499,42 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::MainWindow</name>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+109"/>
+        <location filename="../gui/app/main_window.cpp" line="+121"/>
         <source>Cannot open the store %1: %2 Use File &gt; Open store or New store.</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2 Verwenden Sie Datei &gt; Datenbank öffnen oder Neue Datenbank.</translation>
     </message>
     <message>
         <location line="+24"/>
-        <location line="+519"/>
+        <location line="+543"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <location line="-468"/>
-        <location line="+462"/>
+        <location line="-487"/>
+        <location line="+481"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-461"/>
-        <location line="+462"/>
+        <location line="-480"/>
+        <location line="+481"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-461"/>
-        <location line="+462"/>
+        <location line="-480"/>
+        <location line="+481"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-461"/>
-        <location line="+462"/>
+        <location line="-480"/>
+        <location line="+481"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-405"/>
+        <location line="-423"/>
         <source>Run %1 started.</source>
         <translation>Lauf %1 gestartet.</translation>
     </message>
@@ -2444,13 +2549,13 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Lauf %1 beendet: %2.</translation>
     </message>
     <message>
-        <location line="-126"/>
-        <location line="+518"/>
+        <location line="-132"/>
+        <location line="+542"/>
         <source>Train this model where &quot;Train on&quot; says (Ctrl+R)</source>
         <translation>Dieses Modell dort trainieren, wo „Trainieren auf“ angibt (Strg+R)</translation>
     </message>
     <message>
-        <location line="-503"/>
+        <location line="-527"/>
         <source>Train on:</source>
         <translation>Trainieren auf:</translation>
     </message>
@@ -2460,13 +2565,18 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Dieser Rechner, ein Knoten eines auf der Seite „Cluster“ gespeicherten Clusters oder alle seine Knoten (Bereitstellung über SSH; ein Rank pro GPU, einer pro CPU-Knoten)</translation>
     </message>
     <message>
-        <location line="+35"/>
-        <location line="+462"/>
+        <location line="+32"/>
+        <source>Run %1 started again as %2.</source>
+        <translation>Lauf %1 erneut gestartet als %2.</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <location line="+481"/>
         <source>Clusters</source>
         <translation>Cluster</translation>
     </message>
     <message>
-        <location line="-431"/>
+        <location line="-449"/>
         <source>Dataset %1 is ready; the designer uses it now (vocab_size %2).</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt (vocab_size %2).</translation>
     </message>
@@ -2512,17 +2622,17 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+3"/>
-        <location line="+24"/>
+        <location line="+30"/>
         <source>&amp;Run</source>
         <translation>&amp;Lauf</translation>
     </message>
     <message>
-        <location line="-23"/>
+        <location line="-29"/>
         <source>&amp;Start run</source>
         <translation>Lauf &amp;starten</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+2"/>
         <source>S&amp;top run</source>
         <translation>Lauf an&amp;halten</translation>
     </message>
@@ -2547,7 +2657,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Sekunden, die ein entfernter Lauf nach „Anhalten“ hat, um seinen Schritt zu beenden und seinen Checkpoint zu schreiben, bevor er zwangsweise beendet wird:</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+7"/>
+        <source>&amp;Alert notifications</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+8"/>
         <source>&amp;Compare selected runs</source>
         <translation>Ausgewählte Läufe &amp;vergleichen</translation>
     </message>
@@ -2607,18 +2722,18 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Über &amp;Qt</translation>
     </message>
     <message>
-        <location line="+17"/>
-        <location line="+284"/>
+        <location line="+18"/>
+        <location line="+295"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-243"/>
+        <location line="-254"/>
         <source>Cannot open the store %1: %2</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2</translation>
     </message>
     <message>
-        <location line="+59"/>
+        <location line="+70"/>
         <source>The store is still opening: start the run in a moment.</source>
         <translation>Die Datenbank wird noch geöffnet: Starten Sie den Lauf gleich noch einmal.</translation>
     </message>
@@ -2732,7 +2847,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>TrainDeck</translation>
     </message>
     <message>
-        <location line="-385"/>
+        <location line="-397"/>
         <source>Language: %1.</source>
         <translation>Sprache: %1.</translation>
     </message>
@@ -2742,7 +2857,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>&amp;Benutzerhandbuch</translation>
     </message>
     <message>
-        <location line="+255"/>
+        <location line="+267"/>
         <source>Save them before you quit?</source>
         <translation>Vor dem Beenden speichern?</translation>
     </message>
@@ -2762,7 +2877,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Benutzerhandbuch geöffnet: %1.</translation>
     </message>
     <message>
-        <location line="-533"/>
+        <location line="-557"/>
         <source>Run name:</source>
         <translation>Laufname:</translation>
     </message>
@@ -2772,17 +2887,17 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Wird statt der Lauf-ID in der Seitenleiste, in Legenden und Tabellen gezeigt; später in der Seitenleiste umbenennbar. Leer: die Felder, die sich vom letzten Lauf des Experiments unterscheiden.</translation>
     </message>
     <message>
-        <location line="+314"/>
+        <location line="+327"/>
         <source>optional</source>
         <translation>optional</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+39"/>
         <source>The run name is refused: %1</source>
         <translation>Der Laufname wird abgelehnt: %1</translation>
     </message>
     <message numerus="yes">
-        <location line="-61"/>
+        <location line="-72"/>
         <source>%n other run(s) already train on this machine&apos;s CPU (%1): they and this run slow down, each to roughly 1/%2 of its speed alone</source>
         <translation>
             <numerusform>%n anderer Lauf trainiert schon auf der CPU dieses Rechners (%1): er und dieser Lauf werden langsamer, jeder auf etwa 1/%2 seiner Geschwindigkeit allein</numerusform>
@@ -2793,10 +2908,6 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <location line="+6"/>
         <source> (this run: ~%1 tokens/s instead of ~%2 at the calibrated peak of %3 GFLOP/s)</source>
         <translation> (dieser Lauf: ~%1 Tokens/s statt ~%2 bei der kalibrierten Spitze von %3 GFLOP/s)</translation>
-    </message>
-    <message>
-        <source>Run %1 started again as %2.</source>
-        <translation>Lauf %1 erneut gestartet als %2.</translation>
     </message>
 </context>
 <context>
@@ -3438,6 +3549,24 @@ Standard: %3</translation>
     </message>
 </context>
 <context>
+    <name>td::gui::RankLogs</name>
+    <message>
+        <location filename="../gui/runs/rank_logs.cpp" line="+156"/>
+        <source>No store is open.</source>
+        <translation>Keine Datenbank geöffnet.</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Run %1 is not in this store.</source>
+        <translation>Lauf %1 ist nicht in dieser Datenbank.</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>The log of rank %1 cannot be read from %2: %3</source>
+        <translation>Das Log von Rang %1 kann nicht von %2 gelesen werden: %3</translation>
+    </message>
+</context>
+<context>
     <name>td::gui::RemoteRunController</name>
     <message>
         <location filename="../gui/runs/remote_run_controller.cpp" line="+69"/>
@@ -4012,13 +4141,13 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunView</name>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+68"/>
-        <location line="+332"/>
+        <location filename="../gui/app/run_view.cpp" line="+71"/>
+        <location line="+366"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
     <message>
-        <location line="-238"/>
+        <location line="-248"/>
         <source>Download the newest checkpoint into</source>
         <translation>Neuesten Checkpoint herunterladen nach</translation>
     </message>
@@ -4039,12 +4168,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+268"/>
+        <location line="+279"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-267"/>
+        <location line="-278"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -4057,6 +4186,21 @@ Standard: %3</translation>
         <location line="+1"/>
         <source>Log</source>
         <translation>Protokoll</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Refresh</source>
+        <translation>Aktualisieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Read the chosen rank&apos;s log again</source>
+        <translation>Das Log des gewählten Rangs neu lesen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Whose log: every rank of a run writes its own</source>
+        <translation>Wessen Log: Jeder Rang eines Laufs schreibt sein eigenes</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -4077,6 +4221,16 @@ Standard: %3</translation>
         <location line="+1"/>
         <source>The run&apos;s checkpoints: keep or delete them, generate text, export for Hugging Face</source>
         <translation>Die Checkpoints des Laufs: behalten oder löschen, Text generieren, für Hugging Face exportieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Card</source>
+        <translation>Karte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>What reproduces this run (seed, dataset, engine, device) and Run again</source>
+        <translation>Was diesen Lauf reproduziert (Seed, Datensatz, Engine, Gerät) und Erneut starten</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -4124,7 +4278,7 @@ Standard: %3</translation>
         <translation>Checkpoint in %1 gespeichert</translation>
     </message>
     <message>
-        <location line="+96"/>
+        <location line="+97"/>
         <source>connecting to %1</source>
         <translation>Verbindung zu %1 wird hergestellt</translation>
     </message>
@@ -4150,7 +4304,7 @@ Standard: %3</translation>
         <translation>nicht verfolgt</translation>
     </message>
     <message>
-        <location line="+83"/>
+        <location line="+88"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
@@ -4191,7 +4345,32 @@ Standard: %3</translation>
         <translation>(kein Engine-Protokoll unter %1: Außerhalb von TrainDeck gestartete Läufe protokollieren in ihr eigenes Terminal)</translation>
     </message>
     <message>
-        <location line="+80"/>
+        <location line="+31"/>
+        <source>%1 (its last %2 KiB)</source>
+        <translation>%1 (die letzten %2 KiB)</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Rank 0 (engine.log, live)</source>
+        <translation>Rang 0 (engine.log, live)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Rank %1</source>
+        <translation>Rang %1</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>The logs of other ranks cannot be read here.</source>
+        <translation>Die Logs anderer Ränge können hier nicht gelesen werden.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Reading the log of rank %1…</source>
+        <translation>Lese das Log von Rang %1 …</translation>
+    </message>
+    <message>
+        <location line="+61"/>
         <source>Planned tokens/s assume MFU %1 % (the Infrastructure panel&apos;s default); memory is the plan plus the 32 MiB cuBLAS workspace, against the GPU memory high-water mark.</source>
         <translation>Geplante tokens/s nehmen MFU %1 % an (Standard des Bereichs „Infrastruktur“); Speicher ist der Plan plus 32 MiB cuBLAS-Workspace, verglichen mit dem Höchststand des GPU-Speichers.</translation>
     </message>
@@ -4206,7 +4385,7 @@ Standard: %3</translation>
         <translation>Fehler = (geplant − gemessen) ÷ gemessen. Fahren Sie mit der Maus über eine Zeile, um ihre Formel zu sehen (docs/planner.md).</translation>
     </message>
     <message>
-        <location line="-88"/>
+        <location line="-132"/>
         <source>(the engine has written nothing to %1 yet)</source>
         <translation>(die Engine hat noch nichts in %1 geschrieben)</translation>
     </message>
@@ -4254,14 +4433,6 @@ Standard: %3</translation>
         <location line="+5"/>
         <source>%1 tokens/s (median of last %2 steps)</source>
         <translation>%1 Tokens/s (Median der letzten %2 Schritte)</translation>
-    </message>
-    <message>
-        <source>Card</source>
-        <translation>Karte</translation>
-    </message>
-    <message>
-        <source>What reproduces this run (seed, dataset, engine, device) and Run again</source>
-        <translation>Was diesen Lauf reproduziert (Seed, Datensatz, Engine, Gerät) und Erneut starten</translation>
     </message>
 </context>
 <context>
@@ -4481,7 +4652,7 @@ Standard: %3</translation>
 <context>
     <name>td::gui::SlurmSettings</name>
     <message>
-        <location filename="../gui/cluster/slurm_settings.cpp" line="+73"/>
+        <location filename="../gui/cluster/slurm_settings.cpp" line="+75"/>
         <source>the cluster&apos;s default partition</source>
         <translation>die Standardpartition des Clusters</translation>
     </message>
@@ -4586,7 +4757,12 @@ Standard: %3</translation>
         <translation> s</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+5"/>
+        <source>Run each rank&apos;s engine in this image on the compute nodes instead of the engine bundle; empty image: the bundle</source>
+        <translation>Die Engine jedes Rangs auf den Rechenknoten in diesem Image statt im Engine-Bundle ausführen; leeres Image: das Bundle</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>Partition:</source>
         <translation>Partition:</translation>
     </message>
@@ -4641,14 +4817,88 @@ Standard: %3</translation>
         <translation>Signalvorlauf:</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+2"/>
+        <source>Container:</source>
+        <translation>Container:</translation>
+    </message>
+    <message>
+        <location line="+4"/>
         <source>Batch script of a run called %1 (the engine&apos;s folder shown as &lt;bundle&gt;):</source>
         <translation>Batch-Skript eines Laufs namens %1 (der Ordner der Engine als &lt;bundle&gt; gezeigt):</translation>
     </message>
     <message>
-        <location line="+80"/>
+        <location line="+82"/>
         <source>No batch script yet: %1</source>
         <translation>Noch kein Batch-Skript: %1</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::SlurmSubmitDialog</name>
+    <message>
+        <location filename="../gui/cluster/slurm_submit_dialog.cpp" line="+22"/>
+        <source>Submit to %1</source>
+        <translation>An %1 einreichen</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Submit job</source>
+        <translation>Job einreichen</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>%1 is not a Slurm cluster.</source>
+        <translation>%1 ist kein Slurm-Cluster.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This run cannot be submitted: %1</source>
+        <translation>Dieser Lauf kann nicht eingereicht werden: %1</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>(no login node)</source>
+        <translation>(kein Login-Knoten)</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+2"/>
+        <source>Cluster %1 through the login node %2 · partition %3 · %n node(s)</source>
+        <translation>
+            <numerusform>Cluster %1 über den Login-Knoten %2 · Partition %3 · %n Knoten</numerusform>
+            <numerusform>Cluster %1 über den Login-Knoten %2 · Partition %3 · %n Knoten</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>(default)</source>
+        <translation>(Standard)</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+1"/>
+        <source>%n rank(s)</source>
+        <translation>
+            <numerusform>%n Rang</numerusform>
+            <numerusform>%n Ränge</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>the partition&apos;s time limit</source>
+        <translation>das Zeitlimit der Partition</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>time limit %1</source>
+        <translation>Zeitlimit %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>continues in a new job after a time limit</source>
+        <translation>läuft nach einem Zeitlimit in einem neuen Job weiter</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The batch script below is submitted with sbatch once the engine, the dataset and the config are in %1 (the run id and the engine&apos;s folder, shown as %2 and &lt;bundle&gt;, are filled in then). It is kept in the run folder.</source>
+        <translation>Das Batch-Skript unten wird mit sbatch eingereicht, sobald Engine, Datensatz und Konfiguration in %1 liegen (die Lauf-ID und der Ordner der Engine, hier %2 und &lt;bundle&gt;, werden dann eingesetzt). Es wird im Laufordner aufbewahrt.</translation>
     </message>
 </context>
 <context>

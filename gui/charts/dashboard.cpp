@@ -184,6 +184,10 @@ QList<Dashboard::ChartSpec> Dashboard::chartSpecs() {
   // Each checkpoint written: its write throughput and how long training stood still for it.
   out.append({QStringLiteral("checkpoints"), tr("Checkpoints"), tr("write throughput (MB/s)"), tr("training paused (s)"), QString(),
               {}, tr("No checkpoint written yet."), ValueFormat::Plain, 3, 0});
+  // GPU telemetry from NVML (docs/cuda.md "GPU telemetry"): utilization and board power of each
+  // rank's GPU, sampled after a step at most every 0.1 s.
+  out.append({QStringLiteral("gpu"), tr("GPU"), tr("utilization (%)"), tr("power (W)"), QString(), {},
+              tr("No GPU figures: the run reports them on NVIDIA GPUs (NVML, from the driver)."), ValueFormat::Plain, 3, 1});
   for (ChartSpec& spec : out) spec.metrics = chartMetrics(spec.name);
   return out;
 }

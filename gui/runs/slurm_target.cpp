@@ -70,8 +70,12 @@ std::string layout_of(const td::remote::SlurmSpec& s) { return nlohmann::json{{"
 std::pair<std::string, std::string> submit_run(const SlurmRunSpec& spec, const RemoteConnector& connect,
                                                RemoteRunControl& control, const std::function<void(Report)>& report) {
   auto phase = [&](const QString& text) { report({Report::Kind::Progress, 0, 0, text, {}, {}, Phase::Deploying}); };
-  phase(tr("preparing the engine bundle"));
-  const fs::path bundle = remote_ops::cached_bundle(spec.engine.toStdString(), spec.bundle_cache.toStdString());
+  // A container image holds the engine: no bundle is built or uploaded then.
+  fs::path bundle;
+  if (!spec.slurm.container.enabled()) {
+    phase(tr("preparing the engine bundle"));
+    bundle = remote_ops::cached_bundle(spec.engine.toStdString(), spec.bundle_cache.toStdString());
+  }
   const fs::path local_dir = spec.local_dir.toStdString();
   const std::string config_json =
       spec.mode == SlurmRunSpec::Mode::Resume ? remote_ops::read_run_file(local_dir / "config.json", "the run's config is missing here") : spec.config_json;

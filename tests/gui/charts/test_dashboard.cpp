@@ -297,6 +297,49 @@ class TestDashboard : public QObject {
                                             "busbw_gb_s bus bandwidth line right ranks smooth"}));
     QCOMPARE(lines("optimizer"),
              (QStringList{"lr lr line left rank0 exact", "grad_norm grad norm (before clipping) line right rank0 smooth"}));
+    QCOMPARE(lines("gpu"), (QStringList{"gpu_util_pct GPU utilization line left rank0 smooth",
+                                        "gpu_power_w GPU power line right rank0 smooth",
+                                        "rank_gpu_util_pct GPU utilization line left ranks smooth",
+                                        "rank_gpu_power_w GPU power line right ranks smooth"}));
+  }
+
+  // The GPU chart draws NVML's utilization and power of a run's steps as stored; a run without
+  // them (a CPU run) leaves the chart empty with its reason.
+  void gpuChart() {
+    QTemporaryDir dir;
+    const QString events = dir.filePath("events.jsonl");
+    {
+      std::string text = R"({"type":"run_start","v":1,"t":1000,"run_id":"g","attempt":0,"rank":0,"host":"h"})" "\n";
+      for (int s = 1; s <= 20; ++s)
+        text += R"({"type":"step","v":1,"t":)" + std::to_string(1000 + s) + R"(,"run_id":"g","attempt":0,"rank":0,"step":)" +
+                std::to_string(s) + R"(,"loss":3.5,"tokens_per_s":2000,"gpu_util_pct":)" + std::to_string(50 + s) +
+                R"(,"gpu_power_w":)" + std::to_string(300 + 2 * s) + "}\n";
+      QFile f(events);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(text.data(), qint64(text.size()));
+      f.close();
+      td::store::Store st(dir.filePath("td.db").toStdString());
+      td::store::Ingester ing(st, events.toStdString(), "e");
+      ing.poll_all();
+    }
+    StoreClient client(dir.filePath("td.db"));
+    Dashboard dash(&client);
+    dash.resize(1400, 1000);
+    dash.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dash));
+    ChartView* gpu = dash.chart("gpu");
+    QVERIFY(gpu);
+    QVERIFY(gpu->emptyTextVisible());
+    dash.setRuns({"g"});
+    QTRY_COMPARE(gpu->seriesCount(), 2);
+    QCOMPARE(gpu->legendLabels(), (QStringList{"GPU utilization", "GPU power"}));
+    const int u = indexOf(gpu, "g", "gpu_util_pct"), p = indexOf(gpu, "g", "gpu_power_w");
+    QVERIFY(u >= 0 && p >= 0);
+    QTRY_COMPARE(gpu->drawn(u).line.size(), size_t(20));
+    QTRY_COMPARE(gpu->drawn(p).line.size(), size_t(20));
+    QCOMPARE(gpu->drawn(u).line[9], 60.0);   // step 10: 50 + 10 %
+    QCOMPARE(gpu->drawn(p).line[19], 340.0);  // step 20: 300 + 2 * 20 W
+    QVERIFY(!gpu->emptyTextVisible());
   }
 };
 
