@@ -284,47 +284,47 @@
     <message>
         <location filename="../gui/runs/alert_watch.cpp" line="+61"/>
         <source>Non-finite loss or gradient</source>
-        <translation type="unfinished"></translation>
+        <translation>Nicht endlicher Verlust oder Gradient</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Loss spike</source>
-        <translation type="unfinished"></translation>
+        <translation>Verlustspitze</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Throughput drop</source>
-        <translation type="unfinished"></translation>
+        <translation>Durchsatzeinbruch</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Stall (no step)</source>
-        <translation type="unfinished"></translation>
+        <translation>Stillstand (kein Schritt)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Disk nearly full</source>
-        <translation type="unfinished"></translation>
+        <translation>Festplatte fast voll</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Rank or node lost</source>
-        <translation type="unfinished"></translation>
+        <translation>Rang oder Knoten verloren</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Connection lost</source>
-        <translation type="unfinished"></translation>
+        <translation>Verbindung verloren</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Run ended</source>
-        <translation type="unfinished"></translation>
+        <translation>Lauf beendet</translation>
     </message>
     <message>
         <location line="+10"/>
         <source>TrainDeck: %1 — %2</source>
-        <translation type="unfinished"></translation>
+        <translation>TrainDeck: %1 — %2</translation>
     </message>
 </context>
 <context>
@@ -1858,9 +1858,9 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     <message numerus="yes">
         <location line="+16"/>
         <source>%n new alert(s): open the run to see them</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n neuer Alarm: den Lauf öffnen, um ihn zu sehen</numerusform>
+            <numerusform>%n neue Alarme: den Lauf öffnen, um sie zu sehen</numerusform>
         </translation>
     </message>
     <message>
@@ -1871,7 +1871,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     <message>
         <location line="+18"/>
         <source>%1 ⚠ %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 ⚠ %2</translation>
     </message>
     <message>
         <location line="+26"/>
@@ -2659,7 +2659,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     <message>
         <location line="+7"/>
         <source>&amp;Alert notifications</source>
-        <translation type="unfinished"></translation>
+        <translation>Benachrichtigungen bei &amp;Alarmen</translation>
     </message>
     <message>
         <location line="+8"/>

@@ -28,6 +28,7 @@
 #include <algorithm>
 
 #include "engine/common/run_id.h"
+#include "gui/app/desktop_notify.h"
 #include "gui/app/run_card_tab.h"
 #include "gui/app/run_view.h"
 #include "gui/app/first_start.h"
@@ -50,6 +51,7 @@
 #include "gui/look/theme.h"
 #include "gui/plan/planner.h"
 #include "gui/cluster/slurm_submit_dialog.h"
+#include "gui/runs/alert_watch.h"
 #include "gui/runs/experiments_model.h"
 #include "gui/runs/rank_logs.h"
 #include "gui/runs/remote_run_controller.h"
@@ -89,6 +91,13 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   // Seconds a stopping engine gets (SIGTERM: finish the step, checkpoint) before SIGKILL.
   targets_->setKillTimeoutMs(QSettings().value(QStringLiteral("run/kill_timeout_s"), 30).toInt() * 1000);
   experiments_->setRunActivePredicate([this](const QString& id) { return targets_->isActive(id); });
+  // Alerts (gui/runs/alert_watch.h): every target's runs watched, notified on the desktop (tray
+  // or freedesktop notifications; the kinds chosen under Run > Alert notifications), badges in
+  // the sidebar re-read when a run's alerts change.
+  auto* notifier = new AlertNotifier(this);
+  notifier->setBackend(desktopNotificationBackend(this));
+  auto* alert_watch = new AlertWatch(targets_, notifier, this);
+  connect(alert_watch, &AlertWatch::alertsChanged, experiments_, &ExperimentsModel::reload);
   buildPanels();
   buildMenus();
   first_start_ = new FirstStart(experiments_, sidebar_, designer_, data_, demo_dataset, this);
@@ -207,6 +216,7 @@ void MainWindow::buildPanels() {
   connect(sidebar_, &Sidebar::selectionChanged, this, [this](const QStringList& runs, const QString&) {
     if (runs.size() == 1) {
       if (run_view_->run() != runs.front()) run_view_->setRun(runs.front());
+      experiments_->markAlertsSeen(runs.front());  // its page is shown: the badge goes
     } else if (runs.size() >= 2) {
       showRuns(runs);
     }
@@ -312,6 +322,15 @@ void MainWindow::buildMenus() {
     targets_->setKillTimeoutMs(s * 1000);
     QSettings().setValue(QStringLiteral("run/kill_timeout_s"), s);
   });
+  // Which alerts notify on the desktop (QSettings alerts/notify/<kind>; all by default).
+  QMenu* alert_menu = run->addMenu(tr("&Alert notifications"));
+  for (td::alerts::Kind k : td::alerts::kAllKinds) {
+    const QString kind = QString::fromLatin1(td::alerts::kind_name(k).data(), int(td::alerts::kind_name(k).size()));
+    QAction* on = alert_menu->addAction(AlertNotifier::kindLabel(kind));
+    on->setCheckable(true);
+    on->setChecked(AlertNotifier::notifies(kind));
+    connect(on, &QAction::toggled, this, [kind](bool checked) { AlertNotifier::setNotifies(kind, checked); });
+  }
   a = run->addAction(icon(QStringLiteral("compare")), tr("&Compare selected runs"), this, [this] { showRuns(sidebar_->selectedRuns()); });
   a->setShortcut(QKeySequence(QStringLiteral("Ctrl+M")));
 
@@ -367,6 +386,7 @@ void MainWindow::wireStore() {
   updateStartEnabled();
   connect(s, &StoreClient::error, this, &MainWindow::showError);
   experiments_->setStoreClient(s);
+  if (auto* w = findChild<AlertWatch*>()) w->setStoreClient(s);  // before the targets re-attach
   targets_->setStoreClient(s);  // every target re-attaches to the store's live runs
   clusters_->setStoreClient(s);
   data_->setStoreClient(s);

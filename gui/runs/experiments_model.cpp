@@ -29,7 +29,8 @@ void ExperimentsModel::setStoreClient(StoreClient* store) {
 
 void ExperimentsModel::reload() {
   if (!store_) return;
-  store_->run<std::vector<Exp>>(
+  using Loaded = std::pair<std::vector<Exp>, std::map<std::string, int>>;
+  store_->run<Loaded>(
       this,
       [](td::store::Store& s) {
         std::vector<Exp> exps;
@@ -40,11 +41,12 @@ void ExperimentsModel::reload() {
             if (e.info.name == r.experiment) e.runs.push_back(r);
         // Newest runs first, as a sidebar is read.
         for (auto& e : exps) std::reverse(e.runs.begin(), e.runs.end());
-        return exps;
+        return Loaded{std::move(exps), s.unseen_alert_counts()};
       },
-      [this](std::vector<Exp> exps) {
+      [this](Loaded got) {
         beginResetModel();
-        exps_ = std::move(exps);
+        exps_ = std::move(got.first);
+        unseen_alerts_ = std::move(got.second);
         endResetModel();
         emit loaded();
       },
@@ -57,6 +59,11 @@ void ExperimentsModel::edit(std::function<void(td::store::Store&)> fn) {
     emit error(m);
     reload();
   });
+}
+
+void ExperimentsModel::markAlertsSeen(const QString& run_id) {
+  if (!unseen_alerts_.count(run_id.toStdString())) return;
+  edit([id = run_id.toStdString()](td::store::Store& s) { s.mark_alerts_seen(id); });
 }
 
 void ExperimentsModel::createExperiment(const QString& name) {
@@ -201,6 +208,8 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
     case StepRole: return r.last_step ? QVariant::fromValue<qlonglong>(*r.last_step) : QVariant();
     case TotalStepsRole: return r.total_steps ? QVariant::fromValue<qlonglong>(*r.total_steps) : QVariant();
     case Qt::ToolTipRole:
+      if (index.column() == ColStatus && unseen_alerts_.count(r.run_id))
+        return tr("%n new alert(s): open the run to see them", "", unseen_alerts_.at(r.run_id));
       if (index.column() == ColTokensPerS) return tr("Median tokens/s of the last %1 steps").arg(td::store::Store::kThroughputSteps);
       // A named run's id in its tooltip (the key for the CLI), then its notes.
       if (index.column() == ColName && !r.name.empty())
@@ -208,10 +217,19 @@ QVariant ExperimentsModel::data(const QModelIndex& index, int role) const {
                (r.notes.empty() ? QString() : QStringLiteral("\n") + QString::fromStdString(r.notes));
       return r.notes.empty() ? QVariant() : QVariant(QString::fromStdString(r.notes));
     case RunNameRole: return QString::fromStdString(r.name);
+    case AlertsRole: {
+      const auto it = unseen_alerts_.find(r.run_id);
+      return it == unseen_alerts_.end() ? 0 : it->second;
+    }
     case Qt::DisplayRole:
       switch (index.column()) {
         case ColName: return QString::fromStdString(r.display_name());
-        case ColStatus: return runStatusText(QString::fromStdString(r.status));  // StatusRole: the stored word
+        case ColStatus: {
+          // The badge: the run's alerts not seen yet (the Run page marks them seen).
+          const auto it = unseen_alerts_.find(r.run_id);
+          const QString status = runStatusText(QString::fromStdString(r.status));  // StatusRole: the stored word
+          return it == unseen_alerts_.end() ? status : tr("%1 ⚠ %2").arg(status).arg(it->second);
+        }
         case ColStarted:
           return r.start_time ? locale.toString(QDateTime::fromMSecsSinceEpoch(qint64(*r.start_time * 1000)),
                                                 QLocale::ShortFormat)

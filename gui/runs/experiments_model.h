@@ -15,6 +15,7 @@
 #include <QStringList>
 
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "store/types.h"
@@ -41,6 +42,7 @@ class ExperimentsModel : public QAbstractItemModel {
     StepRole,                 // qlonglong last completed step (runs; invalid when none)
     TotalStepsRole,           // qlonglong train.steps of the run's config (runs; invalid when unknown)
     RunNameRole,              // the run's name ("" when unnamed; DisplayRole shows the id then)
+    AlertsRole,               // int: the run's alerts not seen yet (Store::unseen_alert_counts; the badge)
   };
 
   explicit ExperimentsModel(StoreClient* store, QObject* parent = nullptr);
@@ -64,6 +66,8 @@ class ExperimentsModel : public QAbstractItemModel {
   /// name (over 120 bytes, control characters) comes back through error().
   void renameRun(const QString& run_id, const QString& name);
   void deleteRun(const QString& run_id);
+  /// The person has looked at the run: its alerts are seen, its badge goes (Store::mark_alerts_seen).
+  void markAlertsSeen(const QString& run_id);
 
   QModelIndex experimentIndex(const QString& name, int column = 0) const;
   QModelIndex runIndex(const QString& run_id, int column = 0) const;
@@ -93,6 +97,7 @@ class ExperimentsModel : public QAbstractItemModel {
 
   QPointer<StoreClient> store_;
   std::vector<Exp> exps_;
+  std::map<std::string, int> unseen_alerts_;  // run_id -> alerts not seen yet
   std::function<bool(const QString&)> is_active_;
 };
 

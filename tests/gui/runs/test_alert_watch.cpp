@@ -14,6 +14,7 @@
 #include "engine/metrics/alerts.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/alert_watch.h"
+#include "gui/runs/experiments_model.h"
 #include "gui/runs/run_controller.h"
 #include "gui/runs/run_targets.h"
 #include "store/store.h"
@@ -161,6 +162,31 @@ class TestAlertWatch : public QObject {
     int disk = 0;
     for (const auto& s : sent) disk += s.title.contains("Disk nearly full");
     QCOMPARE(disk, 1);
+  }
+
+  // The sidebar's badge: the previous run's alerts not seen yet, in the status column, gone
+  // once the run is marked seen (its page was opened).
+  void badge_counts_unseen_alerts_until_seen() {
+    StoreClient client(db_);
+    const auto runs = Store(db_.toStdString()).list_runs();
+    QCOMPARE(runs.size(), size_t(1));
+    const QString id = QString::fromStdString(runs[0].run_id);
+    const int n = int(Store(db_.toStdString()).alerts(id.toStdString()).size());
+    QVERIFY(n >= 3);  // disk, stall, end
+    ExperimentsModel model(&client);
+    QSignalSpy loaded(&model, &ExperimentsModel::loaded);
+    model.reload();
+    QVERIFY2(loaded.wait(tdguitest::kSlowMs), "awaited the model's load");
+    const QModelIndex status = model.runIndex(id, ExperimentsModel::ColStatus);
+    QCOMPARE(status.data(ExperimentsModel::AlertsRole).toInt(), n);
+    QCOMPARE(status.data(Qt::DisplayRole).toString(), QStringLiteral("stopped ⚠ %1").arg(n));
+    QVERIFY(status.data(Qt::ToolTipRole).toString().contains(QString::number(n)));
+    loaded.clear();
+    model.markAlertsSeen(id);
+    QVERIFY2(loaded.wait(tdguitest::kSlowMs), "awaited the reload after mark seen");
+    const QModelIndex after = model.runIndex(id, ExperimentsModel::ColStatus);
+    QCOMPARE(after.data(ExperimentsModel::AlertsRole).toInt(), 0);
+    QCOMPARE(after.data(Qt::DisplayRole).toString(), QStringLiteral("stopped"));
   }
 };
 
