@@ -4168,12 +4168,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+279"/>
+        <location line="+288"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-278"/>
+        <location line="-287"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -4329,6 +4329,14 @@ Standard: %3</translation>
             <numerusform>%n Jobs: %1</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <location line="+9"/>
+        <source>%n alert(s), newest: %1</source>
+        <translation>
+            <numerusform>%n Alarm, der neueste: %1</numerusform>
+            <numerusform>%n Alarme, der neueste: %1</numerusform>
+        </translation>
+    </message>
     <message>
         <location line="+8"/>
         <source>This run wrote no checkpoint: start a new run instead</source>
@@ -4395,12 +4403,12 @@ Standard: %3</translation>
         <translation>(noch kein Engine-Protokoll unter %1: Die Ausgabe der Engine erscheint hier, sobald sie eintrifft)</translation>
     </message>
     <message>
-        <location line="-56"/>
+        <location line="-65"/>
         <source>Run %1 · %2 · %3</source>
         <translation>Lauf %1 · %2 · %3</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+41"/>
         <source>%1 min</source>
         <translation>%1 min</translation>
     </message>

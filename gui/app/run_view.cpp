@@ -477,6 +477,15 @@ void RunView::updateStatus() {
           text += QStringLiteral(" · ") + tr("%n job(s): %1", nullptr, int(jobs.size())).arg(jobs.join(QStringLiteral(", ")));
         }
         status_->setText(text);
+        // The run's alerts (docs/events.md "Alerts"): how many, and the newest, on a line below.
+        store_->run<std::vector<td::store::RunAlert>>(
+            this, [id = id.toStdString()](td::store::Store& s) { return s.alerts(id); },
+            [this, id, text](std::vector<td::store::RunAlert> a) {
+              if (id != run_ || a.empty()) return;
+              status_->setText(text + QStringLiteral("\n⚠ ") +
+                               tr("%n alert(s), newest: %1", nullptr, int(a.size())).arg(QString::fromStdString(a.back().message)));
+            },
+            [](const QString&) {});
         stop_->setEnabled(active);
         // Resume needs a checkpoint (the engine continues from the newest valid one).
         resume_->setEnabled(!active && status != QLatin1String("running") && status != QLatin1String("completed") &&
