@@ -97,6 +97,7 @@ AlertWatch::AlertWatch(RunTarget* targets, AlertNotifier* notifier, QObject* par
     connect(targets, &RunTarget::runAttached, this, &AlertWatch::watch);
     connect(targets, &RunTarget::runIngested, this, &AlertWatch::onIngested);
     connect(targets, &RunTarget::runEnded, this, &AlertWatch::onEnded);
+    connect(targets, &RunTarget::stateChanged, this, &AlertWatch::onState);
   }
 }
 
@@ -177,6 +178,26 @@ void AlertWatch::onEnded(const QString& run_id, const QString& status) {
       [](const QString&) {});
 }
 
+// A remote target's connection state (gui/runs/remote_run_job.cpp, slurm_target.cpp: the
+// state's detail while Running is "connected" or "reconnecting (attempt N): why", translated in
+// context td::gui), compared in the language it was written in.
+void AlertWatch::onState(const QString& run_id) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end() || !targets_) return;
+  const RunTargetState st = targets_->state(run_id);
+  if (st.phase != RunTargetState::Phase::Running) return;
+  const QString connected = QCoreApplication::translate("td::gui", "connected");
+  QString reconnecting = QCoreApplication::translate("td::gui", "reconnecting (attempt %1): %2");
+  reconnecting.truncate(reconnecting.indexOf(QLatin1String("%1")));
+  if (st.detail == connected) {
+    if (it->lost.isValid()) it->since_step.restart();  // steps come again from now on
+    it->lost.invalidate();
+    if (it->eval) it->eval->check_connection(0);  // re-arms
+  } else if (!reconnecting.isEmpty() && st.detail.startsWith(reconnecting) && !it->lost.isValid()) {
+    it->lost.start();
+  }
+}
+
 void AlertWatch::checkStalls() {
   for (auto it = runs_.begin(); it != runs_.end(); ++it) {
     Watched& w = it.value();
@@ -184,6 +205,10 @@ void AlertWatch::checkStalls() {
     if (targets_) {
       const auto phase = targets_->state(it.key()).phase;
       if (phase != RunTargetState::Phase::Running && phase != RunTargetState::Phase::Unknown) continue;
+    }
+    if (w.lost.isValid()) {  // the connection is down: that, not a stall
+      if (auto a = w.eval->check_connection(w.lost.elapsed() / 1000.0)) storeAndNotify(it.key(), to_row(*a));
+      continue;
     }
     if (auto a = w.eval->check_stall(w.since_step.elapsed() / 1000.0)) storeAndNotify(it.key(), to_row(*a));
   }

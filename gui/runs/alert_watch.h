@@ -3,7 +3,8 @@
 // (every target's runs: this machine, SSH nodes and clusters, Slurm), it
 //  * evaluates the rules only a follower can see (engine/metrics/alerts.h AlertEvaluator, with
 //    the thresholds of the run's own config): a stall (no new step for max(m x the median step
-//    time, floor)), a rank or node lost (a failed run whose end names one), the run's end
+//    time, floor)), a remote run's connection down for longer than train.alert_connection_lost_s
+//    (the target's state says "reconnecting ..."; no stall is judged meanwhile), a rank or node lost (a failed run whose end names one), the run's end
 //    (completed, stopped, failed), and writes each into the store (Store::add_alert, kept once);
 //  * hands every alert of the run not notified yet (the engine's, ingested from its events, and
 //    its own; Store::take_unnotified_alerts: once each, also for those written while no
@@ -84,11 +85,13 @@ class AlertWatch : public QObject {
     std::shared_ptr<td::alerts::AlertEvaluator> eval;  // null until the run's config is read
     qint64 last_step = -1;
     QElapsedTimer since_step;  // restarted whenever last_step advances (or watching begins)
+    QElapsedTimer lost;        // valid while a remote target reports the connection down
     bool ended = false;
   };
   void watch(const QString& run_id);
   void onIngested(const QString& run_id, qint64 last_step);
   void onEnded(const QString& run_id, const QString& status);
+  void onState(const QString& run_id);
   void checkStalls();
   /// Stores `a` (when set) and then notifies every alert of the run not notified yet.
   void storeAndNotify(const QString& run_id, std::optional<td::store::RunAlert> a);

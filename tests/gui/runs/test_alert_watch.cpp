@@ -11,7 +11,9 @@
 #include <signal.h>
 
 #include "../gui_test_util.h"
+#include "engine/config.h"
 #include "engine/metrics/alerts.h"
+#include "store/ingest.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/alert_watch.h"
 #include "gui/runs/experiments_model.h"
@@ -48,6 +50,27 @@ size_t wait_alert(const QString& db, const QString& id, const char* kind, int ti
   }
   return 0;
 }
+
+// A remote target as the watch sees it: one run, Running, its connection state in the detail.
+class FakeRemote : public RunTarget {
+ public:
+  using RunTarget::RunTarget;
+  QString kind() const override { return QStringLiteral("fake"); }
+  void setStoreClient(StoreClient*) override {}
+  QString start(const RunPlacement&, const QString&, const nlohmann::json&, const QString&, QString*) override { return {}; }
+  bool stop(const QString&, QString*) override { return false; }
+  bool resume(const QString&, QString*) override { return false; }
+  void reattach() override {}
+  void detachAll() override {}
+  QStringList activeRuns() const override { return {QStringLiteral("remote-1")}; }
+  RunTargetState state(const QString&) const override { return {RunTargetState::Phase::Running, detail, 0, 0}; }
+  RunFiles files(const QString&) const override { return {}; }
+  void say(const QString& d) {
+    detail = d;
+    emit stateChanged(QStringLiteral("remote-1"));
+  }
+  QString detail;
+};
 
 }  // namespace
 
@@ -90,6 +113,48 @@ class TestAlertWatch : public QObject {
     QVERIFY(!n.notify("my run", a));
     QCOMPARE(sent.size(), 1);
     AlertNotifier::setNotifies("loss_spike", true);
+  }
+
+  // A remote run whose target reports "reconnecting ..." for longer than the config's
+  // alert_connection_lost_s (1 s) gives one connection_lost alert, notified; no stall meanwhile.
+  void connection_lost_after_the_configs_limit() {
+    const QString db = dir_.filePath("remote.db");
+    td::RunConfig rc;
+    rc.data.path = "/data/on/the/node";
+    rc.train.alert_connection_lost_s = 1.0;
+    rc.train.alert_stall_min_s = 0.5;
+    nlohmann::json start = {{"type", "run_start"}, {"v", 1}, {"t", 100.0}, {"run_id", "remote-1"}, {"attempt", 0},
+                            {"rank", 0}, {"config", td::to_json(rc)}};
+    nlohmann::json step = {{"type", "step"}, {"v", 1}, {"t", 101.0}, {"run_id", "remote-1"}, {"attempt", 0}, {"rank", 0},
+                           {"step", 1}, {"loss", 3.0}, {"step_ms", 100.0}};
+    tdguitest::writeFile(dir_.filePath("remote.jsonl"), QByteArray::fromStdString(start.dump() + "\n" + step.dump() + "\n"));
+    {
+      Store s(db.toStdString());
+      td::store::Ingester(s, dir_.filePath("remote.jsonl").toStdString()).poll_all();
+    }
+    StoreClient client(db);
+    FakeRemote fake;
+    AlertNotifier notifier;
+    QList<Sent> sent;
+    notifier.setBackend([&](const QString& t, const QString& b, const QString& sev) {
+      sent.push_back({t, b, sev});
+      return true;
+    });
+    AlertWatch watch(&fake, &notifier);
+    watch.setCheckIntervalMs(100);
+    watch.setStoreClient(&client);
+    fake.say(QStringLiteral("connected"));
+    emit fake.runAttached(QStringLiteral("remote-1"));
+    emit fake.runIngested(QStringLiteral("remote-1"), 1);
+    fake.say(QStringLiteral("reconnecting (attempt 1): timed out"));
+    QCOMPARE(wait_alert(db, "remote-1", "connection_lost"), size_t(1));
+    const auto a = alerts_of(db, "remote-1", "connection_lost")[0];
+    QCOMPARE(a.threshold, std::optional<double>(1.0));
+    QVERIFY(a.value && *a.value > 1.0);
+    QVERIFY(alerts_of(db, "remote-1", "stall").empty());  // the connection, not a stall
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(sent.begin(), sent.end(), [](const Sent& s) { return s.title.contains("Connection lost"); }),
+                             tdguitest::kSlowMs);
+    fake.say(QStringLiteral("connected"));
   }
 
   void detached_alerts_at_reattach_then_stall_then_end() {
