@@ -225,7 +225,6 @@ std::string newest_verified_note(const std::string& root) {
          ", or from an older step with --resume-from STEP.";
 }
 
-}  // namespace
 // run_start's `dataset` (docs/events.md): which data the run read, so that a run can be
 // reproduced and a changed dataset noticed. Tokens from the manifest's splits.<name>.tokens,
 // else the sum of its shards' listed tokens.
@@ -243,6 +242,7 @@ json dataset_facts(const std::string& dir) {
           {"train_tokens", tokens("train")}, {"val_tokens", tokens("val")}};
 }
 
+}  // namespace
 
 void install_stop_handlers() {
   struct sigaction sa = {};
@@ -545,8 +545,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
                 {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
                 {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}};
   if (world > 1) start["hosts"] = comm->hosts();
-  if (!opt.run_name.empty()) start["name"] = opt.run_name;
   start["dataset"] = dataset_facts(cfg.data.path);
+  if (!opt.run_name.empty()) start["name"] = opt.run_name;
   if (prom) start["metrics_url"] = prom->url();
   if (on_gpu) {
     start["compute_capability"] = std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
