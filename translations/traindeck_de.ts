@@ -4384,8 +4384,8 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+2"/>
-        <source>Planned tokens/s assume MFU %1 % (the designer&apos;s default for this machine); memory is the plan plus a 12 MiB process baseline, against the peak RSS.</source>
-        <translation>Geplante tokens/s nehmen MFU %1 % an (Standard des Entwurfs für diesen Rechner); Speicher ist der Plan plus 12 MiB Prozess-Grundbedarf, verglichen mit der RSS-Spitze.</translation>
+        <source>Planned tokens/s assume MFU %1 % (the designer&apos;s default for this machine); memory is the plan plus a 16 MiB process baseline, against the peak RSS.</source>
+        <translation>Geplante tokens/s nehmen MFU %1 % an (Standard des Entwurfs für diesen Rechner); Speicher ist der Plan plus 16 MiB Prozess-Grundbedarf, verglichen mit der RSS-Spitze.</translation>
     </message>
     <message>
         <location line="+3"/>

@@ -653,7 +653,7 @@ void RunView::loadPlan() {
             (c.gpu ? tr("Planned tokens/s assume MFU %1 % (the Infrastructure panel's default); memory is the plan plus the "
                         "32 MiB cuBLAS workspace, against the GPU memory high-water mark.")
                    : tr("Planned tokens/s assume MFU %1 % (the designer's default for this machine); memory is the plan plus "
-                        "a 12 MiB process baseline, against the peak RSS."))
+                        "a 16 MiB process baseline, against the peak RSS."))
                 .arg(c.mfu * 100, 0, 'f', 0) +
             QLatin1Char(' ') + tr("Error = (planned − measured) ÷ measured. Hover a row for its formula (docs/planner.md)."));
       },
