@@ -168,6 +168,10 @@ class CudaBackend final : public Backend {
     d.memory_total = prop_.totalGlobalMem;
     d.memory_allocated = allocated_;
     d.memory_peak = peak_;
+    // The device's PCI address, which names the same GPU in NVML whatever CUDA's numbering
+    // (the telemetry's exact mapping, engine/metrics/nvml.h telemetry_device).
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, ordinal_) == cudaSuccess) d.pci_bus_id = bus;
     return d;  // peak_bf16_tflops: filled by the engine from its device catalogue
   }
 

@@ -318,7 +318,7 @@ std::optional<unsigned> device_for_cuda_ordinal(const Nvml& nvml, int cuda_ordin
 }
 
 std::optional<unsigned> telemetry_device(const Nvml& nvml, const std::string& device, const char* nvml_device,
-                                         const char* cuda_visible_devices) {
+                                         const char* cuda_visible_devices, const std::string& pci_bus_id) {
   if (!nvml.available()) return std::nullopt;
   if (nvml_device && *nvml_device) {
     const std::string v = trim(nvml_device);
@@ -328,6 +328,9 @@ std::optional<unsigned> telemetry_device(const Nvml& nvml, const std::string& de
     }
     return nvml.index_of_uuid(v);
   }
+  const bool cuda = device == "cuda" || device.rfind("cuda:", 0) == 0;
+  if (cuda && !pci_bus_id.empty())
+    if (const auto at = nvml.index_of_pci_bus_id(pci_bus_id)) return at;
   if (device == "cuda") return device_for_cuda_ordinal(nvml, 0, cuda_visible_devices);
   if (device.rfind("cuda:", 0) == 0) {
     const std::string n = device.substr(5);

@@ -134,10 +134,12 @@ inline constexpr const char* kDeviceEnv = "TRAINDECK_NVML_DEVICE";
 
 /// The NVML index of the GPU whose figures a rank reports, for its engine device `device`
 /// ("cpu", "cuda", "cuda:N"; the trainer's, after "cuda" became cuda:LOCAL_RANK in a
-/// multi-rank run): `nvml_device` ($TRAINDECK_NVML_DEVICE) when set and non-empty, else
-/// device_for_cuda_ordinal(N, `cuda_visible_devices`) for cuda / cuda:N (cuda = ordinal 0),
-/// else (a CPU run) nothing. Nothing too when NVML is not available or names no such GPU.
+/// multi-rank run): `nvml_device` ($TRAINDECK_NVML_DEVICE) when set and non-empty; else, for
+/// cuda / cuda:N, the GPU at `pci_bus_id` (the CUDA backend's DeviceInfo::pci_bus_id, exact
+/// whatever CUDA's device order) when NVML lists it, else device_for_cuda_ordinal(N,
+/// `cuda_visible_devices`) (cuda = ordinal 0); else (a CPU run) nothing. Nothing too when NVML
+/// is not available or names no such GPU.
 std::optional<unsigned> telemetry_device(const Nvml& nvml, const std::string& device, const char* nvml_device,
-                                         const char* cuda_visible_devices);
+                                         const char* cuda_visible_devices, const std::string& pci_bus_id = {});
 
 }  // namespace td::nvml

@@ -114,6 +114,7 @@ class Backend : public ActivationOps<float>, public ActivationOps<bf16> {
   ~Backend() override = default;
   virtual std::string name() const = 0;
   /// Whether this backend implements op for dtype (a caller asks instead of crashing).
+  std::string pci_bus_id;       // CUDA's "0000:3b:00.0" (cudaDeviceGetPCIBusId); empty = none (CPU)
   /// kConvert is listed under kBF16; the optimizer ops under kF32 only.
   virtual bool supports(Op op, DType dtype) const = 0;
   virtual DeviceInfo device_info() const = 0;

@@ -346,7 +346,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::optional<unsigned> nvml_gpu;
   if (const char* nd = std::getenv(nvml::kDeviceEnv); on_gpu || (nd && *nd)) {
     nvml_lib = std::make_unique<nvml::Nvml>();
-    nvml_gpu = nvml::telemetry_device(*nvml_lib, device, nd, std::getenv("CUDA_VISIBLE_DEVICES"));
+    nvml_gpu = nvml::telemetry_device(*nvml_lib, device, nd, std::getenv("CUDA_VISIBLE_DEVICES"), dev.pci_bus_id);
     if (!nvml_gpu && !opt.quiet)
       std::fprintf(stderr, "note: no GPU telemetry for %s: %s\n", device.c_str(),
                    nvml_lib->available() ? "NVML does not list its GPU (see docs/cuda.md, GPU telemetry)" : nvml_lib->error().c_str());

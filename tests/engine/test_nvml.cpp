@@ -287,6 +287,13 @@ class TestNvml : public QObject {
     QCOMPARE(telemetry_device(nvml, "cuda:0", "", "1"), std::optional<unsigned>(1));   // empty: unset
     QCOMPARE(telemetry_device(nvml, "cuda:1", "0", "1,0"), std::optional<unsigned>(0));  // the variable wins
     QCOMPARE(telemetry_device(nvml, "cuda", "GPU-1d2e", nullptr), std::optional<unsigned>(1));
+    // The CUDA device's PCI address wins over its ordinal (CUDA may number GPUs otherwise than
+    // NVML); an address NVML does not list falls back to the ordinal rule; a CPU run has none.
+    QCOMPARE(telemetry_device(nvml, "cuda:0", nullptr, nullptr, "0000:86:00.0"), std::optional<unsigned>(1));
+    QCOMPARE(telemetry_device(nvml, "cuda", nullptr, "1", "0000:3b:00.0"), std::optional<unsigned>(0));
+    QCOMPARE(telemetry_device(nvml, "cuda:1", nullptr, nullptr, "0000:3c:00.0"), std::optional<unsigned>(1));
+    QCOMPARE(telemetry_device(nvml, "cuda:0", "1", nullptr, "0000:3b:00.0"), std::optional<unsigned>(1));  // the variable wins
+    QVERIFY(!telemetry_device(nvml, "cpu", nullptr, nullptr, "0000:3b:00.0"));
     QVERIFY(!telemetry_device(nvml, "cuda:2", nullptr, nullptr));
     QVERIFY(!telemetry_device(nvml, "cuda:x", nullptr, nullptr));
     QVERIFY(!telemetry_device(nvml, "cpu", "2", nullptr));
