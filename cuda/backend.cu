@@ -208,34 +208,6 @@ class CudaBackend final : public Backend {
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
 
-  // ---- activation ops, fp32 ----
-  void encoder_forward(float* out, const int32_t* inp, const float* wte, const float* wpe, int B, int T, int C) override { encoder_forward_t(out, inp, wte, wpe, B, T, C); }
-  void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* inp, int B, int T, int C) override { encoder_backward_t(dwte, dwpe, dout, inp, B, T, C); }
-  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* weight, const float* bias, int N, int C) override { layernorm_forward_t(out, mean, rstd, inp, weight, bias, N, C); }
-  void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight, const float* mean, const float* rstd, int N, int C) override { layernorm_backward_t(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C); }
-  void matmul_forward(float* out, const float* inp, const float* weight, const float* bias, int N, int C, int OC) override { matmul_forward_t(out, inp, weight, bias, N, C, OC); }
-  void matmul_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight, int N, int C, int OC) override { matmul_backward_t(dinp, dweight, dbias, dout, inp, weight, N, C, OC); }
-  void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) override { attention_forward_t(out, att, qkv, B, T, C, NH); }
-  void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH) override { attention_backward_t(dqkv, dout, qkv, att, B, T, C, NH); }
-  void gelu_forward(float* out, const float* inp, size_t N) override { gelu_forward_t(out, inp, N); }
-  void gelu_backward(float* dinp, const float* inp, const float* dout, size_t N) override { gelu_backward_t(dinp, inp, dout, N); }
-  void residual_forward(float* out, const float* a, const float* b, size_t N) override { residual_forward_t(out, a, b, N); }
-  void softmax_cross_entropy(float* losses, float* dlogits, const float* logits, const int32_t* targets, int N, int V, float grad_scale) override { softmax_cross_entropy_t(losses, dlogits, logits, targets, N, V, grad_scale); }
-
-  // ---- activation ops, bf16 ----
-  void encoder_forward(bf16* out, const int32_t* inp, const bf16* wte, const bf16* wpe, int B, int T, int C) override { encoder_forward_t(out, inp, wte, wpe, B, T, C); }
-  void encoder_backward(float* dwte, float* dwpe, const bf16* dout, const int32_t* inp, int B, int T, int C) override { encoder_backward_t(dwte, dwpe, dout, inp, B, T, C); }
-  void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C) override { layernorm_forward_t(out, mean, rstd, inp, weight, bias, N, C); }
-  void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* dout, const bf16* inp, const bf16* weight, const float* mean, const float* rstd, int N, int C) override { layernorm_backward_t(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C); }
-  void matmul_forward(bf16* out, const bf16* inp, const bf16* weight, const bf16* bias, int N, int C, int OC) override { matmul_forward_t(out, inp, weight, bias, N, C, OC); }
-  void matmul_backward(bf16* dinp, float* dweight, float* dbias, const bf16* dout, const bf16* inp, const bf16* weight, int N, int C, int OC) override { matmul_backward_t(dinp, dweight, dbias, dout, inp, weight, N, C, OC); }
-  void attention_forward(bf16* out, bf16* att, const bf16* qkv, int B, int T, int C, int NH) override { attention_forward_t(out, att, qkv, B, T, C, NH); }
-  void attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* att, int B, int T, int C, int NH) override { attention_backward_t(dqkv, dout, qkv, att, B, T, C, NH); }
-  void gelu_forward(bf16* out, const bf16* inp, size_t N) override { gelu_forward_t(out, inp, N); }
-  void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, size_t N) override { gelu_backward_t(dinp, inp, dout, N); }
-  void residual_forward(bf16* out, const bf16* a, const bf16* b, size_t N) override { residual_forward_t(out, a, b, N); }
-  void softmax_cross_entropy(float* losses, bf16* dlogits, const bf16* logits, const int32_t* targets, int N, int V, float grad_scale) override { softmax_cross_entropy_t(losses, dlogits, logits, targets, N, V, grad_scale); }
-
   // ---- optimizer ops (fp32) ----
   void convert(bf16* dst, const float* src, size_t n) override {
     if (n == 0) return;
@@ -346,77 +318,79 @@ class CudaBackend final : public Backend {
     stream_ = nullptr;
   }
 
-  // Act = float or td::bf16; dev() gives the device type the launchers take.
+  // The activation ops, once for both element types Act = float or td::bf16 (dev() gives the
+  // device type the launchers take). They enqueue on the backend's stream.
   template <class Act>
-  void encoder_forward_t(Act* out, const int32_t* inp, const Act* wte, const Act* wpe, int B, int T, int C) {
-    bind();
-    td::cuda::encoder_forward(dev(out), inp, dev(wte), dev(wpe), B, T, C, stream_);
-  }
-  template <class Act>
-  void encoder_backward_t(float* dwte, float* dwpe, const Act* dout, const int32_t* inp, int B, int T, int C) {
-    bind();
-    td::cuda::encoder_backward(dwte, dwpe, dev(dout), inp, B, T, C, stream_);
-  }
-  template <class Act>
-  void layernorm_forward_t(Act* out, float* mean, float* rstd, const Act* inp, const Act* weight, const Act* bias, int N, int C) {
-    bind();
-    td::cuda::layernorm_forward(dev(out), mean, rstd, dev(inp), dev(weight), dev(bias), N, C, stream_);
-  }
-  template <class Act>
-  void layernorm_backward_t(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight, const float* mean, const float* rstd, int N, int C) {
-    bind();
-    float* s = static_cast<float*>(scratch(td::cuda::layernorm_backward_scratch_floats(N, C) * sizeof(float)));
-    td::cuda::layernorm_backward(dev(dinp), dweight, dbias, dev(dout), dev(inp), dev(weight), mean, rstd, N, C, s, stream_);
-  }
-  template <class Act>
-  void matmul_forward_t(Act* out, const Act* inp, const Act* weight, const Act* bias, int N, int C, int OC) {
-    bind();
-    matmul_->forward(dev(out), dev(inp), dev(weight), dev(bias), N, C, OC, stream_);
-  }
-  template <class Act>
-  void matmul_backward_t(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight, int N, int C, int OC) {
-    bind();
-    void* s = dbias ? scratch(Matmul::backward_scratch_bytes(N, OC)) : nullptr;
-    matmul_->backward(dev(dinp), dweight, dbias, dev(dout), dev(inp), dev(weight), N, C, OC, s, stream_);
-  }
-  template <class Act>
-  void attention_forward_t(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH) {
-    bind();
-    const size_t bytes = attention_scratch_bytes(B, T, C, NH, sizeof(Act), false);
-    void* s = scratch(bytes);
-    td::cuda::attention_forward(blas_, dev(out), dev(att), dev(qkv), B, T, C, NH, s, bytes, stream_);
-  }
-  template <class Act>
-  void attention_backward_t(Act* dqkv, const Act* dout, const Act* qkv, const Act* att, int B, int T, int C, int NH) {
-    bind();
-    const size_t bytes = attention_scratch_bytes(B, T, C, NH, sizeof(Act), true);
-    void* s = scratch(bytes);
-    td::cuda::attention_backward(blas_, dev(dqkv), dev(dout), dev(qkv), dev(att), B, T, C, NH, s, bytes, stream_);
-  }
-  template <class Act>
-  void gelu_forward_t(Act* out, const Act* inp, size_t N) {
-    if (N == 0) return;
-    bind();
-    td::cuda::gelu_forward(dev(out), dev(inp), N, stream_);
-  }
-  template <class Act>
-  void gelu_backward_t(Act* dinp, const Act* inp, const Act* dout, size_t N) {
-    if (N == 0) return;
-    bind();
-    td::cuda::gelu_backward(dev(dinp), dev(inp), dev(dout), N, stream_);
-  }
-  template <class Act>
-  void residual_forward_t(Act* out, const Act* a, const Act* b, size_t N) {
-    if (N == 0) return;
-    bind();
-    td::cuda::residual_forward(dev(out), dev(a), dev(b), N, stream_);
-  }
-  template <class Act>
-  void softmax_cross_entropy_t(float* losses, Act* dlogits, const Act* logits, const int32_t* targets, int N, int V, float grad_scale) {
-    bind();
-    td::cuda::softmax_cross_entropy(losses, dev(dlogits), dev(logits), targets, N, V, grad_scale, stream_);
-  }
+  class Ops final : public ActivationOps<Act> {
+   public:
+    explicit Ops(CudaBackend& be) : be_(be) {}
+    void encoder_forward(Act* out, const int32_t* inp, const Act* wte, const Act* wpe, int B, int T, int C) override {
+      be_.bind();
+      td::cuda::encoder_forward(dev(out), inp, dev(wte), dev(wpe), B, T, C, be_.stream_);
+    }
+    void encoder_backward(float* dwte, float* dwpe, const Act* dout, const int32_t* inp, int B, int T, int C) override {
+      be_.bind();
+      td::cuda::encoder_backward(dwte, dwpe, dev(dout), inp, B, T, C, be_.stream_);
+    }
+    void layernorm_forward(Act* out, float* mean, float* rstd, const Act* inp, const Act* weight, const Act* bias, int N, int C) override {
+      be_.bind();
+      td::cuda::layernorm_forward(dev(out), mean, rstd, dev(inp), dev(weight), dev(bias), N, C, be_.stream_);
+    }
+    void layernorm_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight, const float* mean, const float* rstd, int N, int C) override {
+      be_.bind();
+      float* s = static_cast<float*>(be_.scratch(td::cuda::layernorm_backward_scratch_floats(N, C) * sizeof(float)));
+      td::cuda::layernorm_backward(dev(dinp), dweight, dbias, dev(dout), dev(inp), dev(weight), mean, rstd, N, C, s, be_.stream_);
+    }
+    void matmul_forward(Act* out, const Act* inp, const Act* weight, const Act* bias, int N, int C, int OC) override {
+      be_.bind();
+      be_.matmul_->forward(dev(out), dev(inp), dev(weight), dev(bias), N, C, OC, be_.stream_);
+    }
+    void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight, int N, int C, int OC) override {
+      be_.bind();
+      void* s = dbias ? be_.scratch(Matmul::backward_scratch_bytes(N, OC)) : nullptr;
+      be_.matmul_->backward(dev(dinp), dweight, dbias, dev(dout), dev(inp), dev(weight), N, C, OC, s, be_.stream_);
+    }
+    void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH) override {
+      be_.bind();
+      const size_t bytes = attention_scratch_bytes(B, T, C, NH, sizeof(Act), false);
+      void* s = be_.scratch(bytes);
+      td::cuda::attention_forward(be_.blas_, dev(out), dev(att), dev(qkv), B, T, C, NH, s, bytes, be_.stream_);
+    }
+    void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att, int B, int T, int C, int NH) override {
+      be_.bind();
+      const size_t bytes = attention_scratch_bytes(B, T, C, NH, sizeof(Act), true);
+      void* s = be_.scratch(bytes);
+      td::cuda::attention_backward(be_.blas_, dev(dqkv), dev(dout), dev(qkv), dev(att), B, T, C, NH, s, bytes, be_.stream_);
+    }
+    void gelu_forward(Act* out, const Act* inp, size_t N) override {
+      if (N == 0) return;
+      be_.bind();
+      td::cuda::gelu_forward(dev(out), dev(inp), N, be_.stream_);
+    }
+    void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N) override {
+      if (N == 0) return;
+      be_.bind();
+      td::cuda::gelu_backward(dev(dinp), dev(inp), dev(dout), N, be_.stream_);
+    }
+    void residual_forward(Act* out, const Act* a, const Act* b, size_t N) override {
+      if (N == 0) return;
+      be_.bind();
+      td::cuda::residual_forward(dev(out), dev(a), dev(b), N, be_.stream_);
+    }
+    void softmax_cross_entropy(float* losses, Act* dlogits, const Act* logits, const int32_t* targets, int N, int V, float grad_scale) override {
+      be_.bind();
+      td::cuda::softmax_cross_entropy(losses, dev(dlogits), dev(logits), targets, N, V, grad_scale, be_.stream_);
+    }
 
+   private:
+    CudaBackend& be_;
+  };
+
+ protected:
+  ActivationOps<float>& ops_f32() override { return f32_; }
+  ActivationOps<bf16>& ops_bf16() override { return bf16_; }
+
+ private:
   const int ordinal_;
   const cudaDeviceProp prop_;
   cudaStream_t stream_ = nullptr;
@@ -429,6 +403,8 @@ class CudaBackend final : public Backend {
   std::unordered_map<void*, size_t> sizes_;  // every live cudaMalloc of this backend
   uint64_t allocated_ = 0;
   uint64_t peak_ = 0;
+  Ops<float> f32_{*this};
+  Ops<bf16> bf16_{*this};
 };
 
 }  // namespace

@@ -4,7 +4,7 @@
 // launcher runs on `stream` and returns without synchronising. Arithmetic is fp32 inside every
 // kernel; Act values are rounded once when stored.
 //
-// A newcomer's map: the CPU reference of op X is td::cpu::X in engine/ops/cpu_ops.cpp, its CUDA
+// A newcomer's map: the CPU reference of op X is td::cpu::X in engine/ops/reference/, its CUDA
 // kernel is in cuda/<file>.cu listed here, its parity row is in tests/engine/test_parity.cpp.
 #pragma once
 

@@ -257,6 +257,7 @@ template <class Act>
 const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T) {
   const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
   const size_t BT = (size_t)B * T;
+  ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
   layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
   // The weights the ops read: the fp32 master weights themselves, or their bf16 copy, refreshed
@@ -265,29 +266,29 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
   const Act* P = static_cast<const Act*>(params_act_);
   auto W = [&](int l, int k) { return P + tensors_[2 + l * kPerBlock + k].offset; };
 
-  be_.encoder_forward(A.encoded, d_in, P + tensors_[0].offset, P + tensors_[1].offset, B, T, C);
+  ops.encoder_forward(A.encoded, d_in, P + tensors_[0].offset, P + tensors_[1].offset, B, T, C);
   const Act* x = A.encoded;  // residual stream (B,T,C)
   for (int l = 0; l < cfg_.n_layer; l++) {
     LayerActs<Act>& L = A.layers[l];
-    be_.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
-    be_.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * C);
-    be_.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
-    be_.matmul_forward(L.attproj, L.atty, W(l, kProjW), W(l, kProjB), (int)BT, C, C);
-    be_.residual_forward(L.res2, x, L.attproj, BT * C);
-    be_.layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res2, W(l, kLn2W), W(l, kLn2B), (int)BT, C);
-    be_.matmul_forward(L.fch, L.ln2, W(l, kFcW), W(l, kFcB), (int)BT, C, F);
-    be_.gelu_forward(L.fch_gelu, L.fch, BT * F);
-    be_.matmul_forward(L.fcproj, L.fch_gelu, W(l, kFcProjW), W(l, kFcProjB), (int)BT, F, C);
-    be_.residual_forward(L.res3, L.res2, L.fcproj, BT * C);
+    ops.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
+    ops.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * C);
+    ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
+    ops.matmul_forward(L.attproj, L.atty, W(l, kProjW), W(l, kProjB), (int)BT, C, C);
+    ops.residual_forward(L.res2, x, L.attproj, BT * C);
+    ops.layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res2, W(l, kLn2W), W(l, kLn2B), (int)BT, C);
+    ops.matmul_forward(L.fch, L.ln2, W(l, kFcW), W(l, kFcB), (int)BT, C, F);
+    ops.gelu_forward(L.fch_gelu, L.fch, BT * F);
+    ops.matmul_forward(L.fcproj, L.fch_gelu, W(l, kFcProjW), W(l, kFcProjB), (int)BT, F, C);
+    ops.residual_forward(L.res3, L.res2, L.fcproj, BT * C);
     x = L.res3;
   }
   const size_t nt = tensors_.size();
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
-  be_.layernorm_forward(A.lnf, A.lnf_mean, A.lnf_rstd, x, P + tensors_[lnf].offset, P + tensors_[lnf + 1].offset, (int)BT, C);
+  ops.layernorm_forward(A.lnf, A.lnf_mean, A.lnf_rstd, x, P + tensors_[lnf].offset, P + tensors_[lnf + 1].offset, (int)BT, C);
   const Act* head = cfg_.tie_embeddings ? P + tensors_[0].offset : P + tensors_[nt - 1].offset;
-  be_.matmul_forward(A.logits, A.lnf, head, static_cast<const Act*>(nullptr), (int)BT, C, V);
+  ops.matmul_forward(A.logits, A.lnf, head, static_cast<const Act*>(nullptr), (int)BT, C, V);
   if (!d_tg) return nullptr;
-  be_.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, (int)BT, V, 0.0f);
+  ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, (int)BT, V, 0.0f);
   return A.losses;
 }
 
@@ -328,6 +329,7 @@ void GPT::backward_impl(float loss_scale) {
   const int B = B_, T = T_;
   const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
   const size_t BT = (size_t)B * T;
+  ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
   layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
   DActs<Act> D;
@@ -340,39 +342,39 @@ void GPT::backward_impl(float loss_scale) {
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
 
   // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
-  be_.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, (int)BT, V, loss_scale);
+  ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, (int)BT, V, loss_scale);
   const size_t nt = tensors_.size();
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
   const size_t head_t = cfg_.tie_embeddings ? 0 : nt - 1;
   // logits = lnf @ head^T: dlnf (in dc), dhead.
   be_.zero(D.dc, BT * C * sizeof(Act));
-  be_.matmul_backward(D.dc, G + tensors_[head_t].offset, nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, (int)BT, C, V);
+  ops.matmul_backward(D.dc, G + tensors_[head_t].offset, nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, (int)BT, C, V);
   // lnf = LN(x_L): dres = d x_L.
   const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
   be_.zero(D.dres, BT * C * sizeof(Act));
-  be_.layernorm_backward(D.dres, G + tensors_[lnf].offset, G + tensors_[lnf + 1].offset, D.dc, xL,
+  ops.layernorm_backward(D.dres, G + tensors_[lnf].offset, G + tensors_[lnf + 1].offset, D.dc, xL,
                          P + tensors_[lnf].offset, A.lnf_mean, A.lnf_rstd, (int)BT, C);
   for (int l = cfg_.n_layer - 1; l >= 0; l--) {
     LayerActs<Act>& L = A.layers[l];
     const Act* x = l == 0 ? A.encoded : A.layers[l - 1].res3;
     // res3 = res2 + fcproj: d fcproj = dres, and dres carries on as d res2.
     be_.zero(D.df1, BT * F * sizeof(Act));
-    be_.matmul_backward(D.df1, dW(l, kFcProjW), dW(l, kFcProjB), D.dres, L.fch_gelu, W(l, kFcProjW), (int)BT, F, C);
+    ops.matmul_backward(D.df1, dW(l, kFcProjW), dW(l, kFcProjB), D.dres, L.fch_gelu, W(l, kFcProjW), (int)BT, F, C);
     be_.zero(D.df2, BT * F * sizeof(Act));
-    be_.gelu_backward(D.df2, L.fch, D.df1, BT * F);
+    ops.gelu_backward(D.df2, L.fch, D.df1, BT * F);
     be_.zero(D.dc, BT * C * sizeof(Act));
-    be_.matmul_backward(D.dc, dW(l, kFcW), dW(l, kFcB), D.df2, L.ln2, W(l, kFcW), (int)BT, C, F);
-    be_.layernorm_backward(D.dres, dW(l, kLn2W), dW(l, kLn2B), D.dc, L.res2, W(l, kLn2W), L.ln2_mean, L.ln2_rstd, (int)BT, C);
+    ops.matmul_backward(D.dc, dW(l, kFcW), dW(l, kFcB), D.df2, L.ln2, W(l, kFcW), (int)BT, C, F);
+    ops.layernorm_backward(D.dres, dW(l, kLn2W), dW(l, kLn2B), D.dc, L.res2, W(l, kLn2W), L.ln2_mean, L.ln2_rstd, (int)BT, C);
     // res2 = x + attproj: d attproj = dres, and dres carries on as d x.
     be_.zero(D.dc, BT * C * sizeof(Act));
-    be_.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, C, C);
+    ops.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, C, C);
     be_.zero(D.dqkv, BT * 3 * C * sizeof(Act));
-    be_.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH);
+    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH);
     be_.zero(D.dc, BT * C * sizeof(Act));
-    be_.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * C);
-    be_.layernorm_backward(D.dres, dW(l, kLn1W), dW(l, kLn1B), D.dc, x, W(l, kLn1W), L.ln1_mean, L.ln1_rstd, (int)BT, C);
+    ops.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * C);
+    ops.layernorm_backward(D.dres, dW(l, kLn1W), dW(l, kLn1B), D.dc, x, W(l, kLn1W), L.ln1_mean, L.ln1_rstd, (int)BT, C);
   }
-  be_.encoder_backward(G + tensors_[0].offset, G + tensors_[1].offset, D.dres, d_in, B, T, C);
+  ops.encoder_backward(G + tensors_[0].offset, G + tensors_[1].offset, D.dres, d_in, B, T, C);
 }
 
 template const float* GPT::forward_impl<float>(const int32_t*, const int32_t*, int, int);

@@ -13,42 +13,49 @@
 // and rstd, per-token losses, and all arithmetic inside an op (fp32 accumulation, one rounding
 // to bf16 per output element). The optimizer ops (AdamW, norm, scale) are fp32 only.
 //
-// The CPU reference (cpu_ops.cpp) is the definition; other backends are tested against it op
-// by op in the parity harness (tests/engine/test_parity.cpp holds the table of (op, dtype)
+// The CPU reference (engine/ops/reference/<op>.h) is the definition; other backends are tested
+// against it op by op in the parity harness (tests/engine/test_parity.cpp holds the table of (op, dtype)
 // rows; it fails when a backend supports an op that has no row).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "engine/ops/dtype.h"
 
 namespace td {
 
+// Every op, in one list: X(enum name, printed name). The enum Op and op_name() are made from it.
+#define TD_OPS(X)                                  \
+  X(kEncoderForward, "encoder_forward")            \
+  X(kEncoderBackward, "encoder_backward")          \
+  X(kLayerNormForward, "layernorm_forward")        \
+  X(kLayerNormBackward, "layernorm_backward")      \
+  X(kMatmulForward, "matmul_forward")              \
+  X(kMatmulBackward, "matmul_backward")            \
+  X(kAttentionForward, "attention_forward")        \
+  X(kAttentionBackward, "attention_backward")      \
+  X(kGeluForward, "gelu_forward")                  \
+  X(kGeluBackward, "gelu_backward")                \
+  X(kResidualForward, "residual_forward")          \
+  X(kSoftmaxCrossEntropy, "softmax_cross_entropy") \
+  X(kConvert, "convert")                           \
+  X(kAdamW, "adamw")                               \
+  X(kGradNormSquared, "grad_norm_squared")         \
+  X(kScale, "scale")
+
 enum class Op {
-  kEncoderForward,
-  kEncoderBackward,
-  kLayerNormForward,
-  kLayerNormBackward,
-  kMatmulForward,
-  kMatmulBackward,
-  kAttentionForward,
-  kAttentionBackward,
-  kGeluForward,
-  kGeluBackward,
-  kResidualForward,
-  kSoftmaxCrossEntropy,
-  kConvert,
-  kAdamW,
-  kGradNormSquared,
-  kScale,
+#define TD_OP_ENUM(e, name) e,
+  TD_OPS(TD_OP_ENUM)
+#undef TD_OP_ENUM
   kCount
 };
 const char* op_name(Op op);
 
-/// The activation ops for one element type Act (float or bf16). See the file comment for which
-/// arguments are Act and which stay fp32.
+/// The activation ops for one element type Act (float or bf16), reached as backend.ops<Act>().
+/// See the file comment for which arguments are Act and which stay fp32.
 template <class Act>
 class ActivationOps {
  public:
@@ -107,14 +114,14 @@ struct DeviceInfo {
   uint64_t memory_allocated = 0;  // bytes held by this backend's alloc() now
   uint64_t memory_peak = 0;       // high-water mark of memory_allocated
   double peak_bf16_tflops = 0;  // dense bf16 peak from the device table; 0 = unknown (no MFU)
+  std::string pci_bus_id;       // CUDA's "0000:3b:00.0" (cudaDeviceGetPCIBusId); empty = none (CPU)
 };
 
-class Backend : public ActivationOps<float>, public ActivationOps<bf16> {
+class Backend {
  public:
-  ~Backend() override = default;
+  virtual ~Backend() = default;
   virtual std::string name() const = 0;
   /// Whether this backend implements op for dtype (a caller asks instead of crashing).
-  std::string pci_bus_id;       // CUDA's "0000:3b:00.0" (cudaDeviceGetPCIBusId); empty = none (CPU)
   /// kConvert is listed under kBF16; the optimizer ops under kF32 only.
   virtual bool supports(Op op, DType dtype) const = 0;
   virtual DeviceInfo device_info() const = 0;
@@ -127,30 +134,13 @@ class Backend : public ActivationOps<float>, public ActivationOps<bf16> {
   virtual void zero(void* p, size_t bytes) = 0;
   virtual void synchronize() = 0;
 
-  using ActivationOps<float>::encoder_forward;
-  using ActivationOps<bf16>::encoder_forward;
-  using ActivationOps<float>::encoder_backward;
-  using ActivationOps<bf16>::encoder_backward;
-  using ActivationOps<float>::layernorm_forward;
-  using ActivationOps<bf16>::layernorm_forward;
-  using ActivationOps<float>::layernorm_backward;
-  using ActivationOps<bf16>::layernorm_backward;
-  using ActivationOps<float>::matmul_forward;
-  using ActivationOps<bf16>::matmul_forward;
-  using ActivationOps<float>::matmul_backward;
-  using ActivationOps<bf16>::matmul_backward;
-  using ActivationOps<float>::attention_forward;
-  using ActivationOps<bf16>::attention_forward;
-  using ActivationOps<float>::attention_backward;
-  using ActivationOps<bf16>::attention_backward;
-  using ActivationOps<float>::gelu_forward;
-  using ActivationOps<bf16>::gelu_forward;
-  using ActivationOps<float>::gelu_backward;
-  using ActivationOps<bf16>::gelu_backward;
-  using ActivationOps<float>::residual_forward;
-  using ActivationOps<bf16>::residual_forward;
-  using ActivationOps<float>::softmax_cross_entropy;
-  using ActivationOps<bf16>::softmax_cross_entropy;
+  /// The activation ops in element type Act (float or bf16):
+  /// `backend.ops<Act>().layernorm_forward(...)`. A backend implements them once, as a class
+  /// template over Act (cpu_ops.cpp, cuda/backend.cu), and returns its two instances below.
+  template <class Act> ActivationOps<Act>& ops() {
+    if constexpr (std::is_same_v<Act, float>) return ops_f32();
+    else return ops_bf16();
+  }
 
   // dst (n) = bf16(src), round to nearest even (the bf16 copy of the master weights).
   virtual void convert(bf16* dst, const float* src, size_t n) = 0;
@@ -164,6 +154,10 @@ class Backend : public ActivationOps<float>, public ActivationOps<bf16> {
   virtual double grad_norm_squared(const float* g, size_t n) = 0;
   // x (n) *= s.
   virtual void scale(float* x, float s, size_t n) = 0;
+
+ protected:
+  virtual ActivationOps<float>& ops_f32() = 0;
+  virtual ActivationOps<bf16>& ops_bf16() = 0;
 };
 
 }  // namespace td

@@ -12,6 +12,13 @@
 #include <vector>
 
 #include "engine/ops/cpu_ops.h"
+#include "engine/ops/reference/attention.h"
+#include "engine/ops/reference/encoder.h"
+#include "engine/ops/reference/gelu.h"
+#include "engine/ops/reference/layernorm.h"
+#include "engine/ops/reference/matmul.h"
+#include "engine/ops/reference/optimizer.h"
+#include "engine/ops/reference/softmax_cross_entropy.h"
 
 using namespace td;
 using Vec = std::vector<double>;

@@ -34,6 +34,14 @@
 #include "engine/model/gpt.h"
 #include "engine/ops/backend.h"
 #include "engine/ops/cpu_ops.h"
+#include "engine/ops/reference/attention.h"
+#include "engine/ops/reference/encoder.h"
+#include "engine/ops/reference/gelu.h"
+#include "engine/ops/reference/layernorm.h"
+#include "engine/ops/reference/matmul.h"
+#include "engine/ops/reference/optimizer.h"
+#include "engine/ops/reference/residual.h"
+#include "engine/ops/reference/softmax_cross_entropy.h"
 #include "engine/optim/adamw.h"
 
 using namespace td;
@@ -159,7 +167,7 @@ template <class Act> double check_encoder_forward(Backend& be, const Shape& s) {
   Vec want((size_t)s.B * s.T * s.C);
   cpu::encoder_forward(want.data(), ids.data(), wte.data(), wpe.data(), s.B, s.T, s.C);
   Act* out = m.put<Act>(Vec(want.size()));
-  be.encoder_forward(out, m.upload(ids), m.put<Act>(wte), m.put<Act>(wpe), s.B, s.T, s.C);
+  be.ops<Act>().encoder_forward(out, m.upload(ids), m.put<Act>(wte), m.put<Act>(wpe), s.B, s.T, s.C);
   return rel_error(m.get(out, want.size()), want);
 }
 
@@ -172,7 +180,7 @@ template <class Act> double check_encoder_backward(Backend& be, const Shape& s) 
   float* g_dwte = m.put<float>(dwte);
   float* g_dwpe = m.put<float>(dwpe);
   cpu::encoder_backward(dwte.data(), dwpe.data(), dout.data(), ids.data(), s.B, s.T, s.C);
-  be.encoder_backward(g_dwte, g_dwpe, m.put<Act>(dout), m.upload(ids), s.B, s.T, s.C);
+  be.ops<Act>().encoder_backward(g_dwte, g_dwpe, m.put<Act>(dout), m.upload(ids), s.B, s.T, s.C);
   return std::max(rel_error(m.get(g_dwte, dwte.size()), dwte), rel_error(m.get(g_dwpe, dwpe.size()), dwpe));
 }
 
@@ -188,7 +196,7 @@ template <class Act> double check_layernorm_forward(Backend& be, const Shape& s)
   Act* out = m.put<Act>(Vec(want.size()));
   float* g_mean = m.put<float>(Vec(N));
   float* g_rstd = m.put<float>(Vec(N));
-  be.layernorm_forward(out, g_mean, g_rstd, m.put<Act>(x), m.put<Act>(w), m.put<Act>(b), N, s.C);
+  be.ops<Act>().layernorm_forward(out, g_mean, g_rstd, m.put<Act>(x), m.put<Act>(w), m.put<Act>(b), N, s.C);
   return std::max({rel_error(m.get(out, want.size()), want), rel_error(m.get(g_mean, N), mean),
                    rel_error(m.get(g_rstd, N), rstd)});
 }
@@ -209,7 +217,7 @@ template <class Act> double check_layernorm_backward(Backend& be, const Shape& s
   float* g_dw = m.put<float>(dw);
   float* g_db = m.put<float>(db);
   cpu::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), mean.data(), rstd.data(), N, s.C);
-  be.layernorm_backward(g_dx, g_dw, g_db, m.put<Act>(dout), m.put<Act>(x), m.put<Act>(w), m.put<float>(mean),
+  be.ops<Act>().layernorm_backward(g_dx, g_dw, g_db, m.put<Act>(dout), m.put<Act>(x), m.put<Act>(w), m.put<float>(mean),
                         m.put<float>(rstd), N, s.C);
   return std::max({rel_error(m.get(g_dx, NC), dx), rel_error(m.get(g_dw, s.C), dw), rel_error(m.get(g_db, s.C), db)});
 }
@@ -224,7 +232,7 @@ template <class Act> double check_matmul_forward(Backend& be, const Shape& s) {
     Vec want((size_t)N * s.OC);
     cpu::matmul_forward(want.data(), x.data(), w.data(), bias ? b.data() : nullptr, N, s.C, s.OC);
     Act* out = m.put<Act>(Vec(want.size()));
-    be.matmul_forward(out, m.put<Act>(x), m.put<Act>(w), bias ? m.put<Act>(b) : nullptr, N, s.C, s.OC);
+    be.ops<Act>().matmul_forward(out, m.put<Act>(x), m.put<Act>(w), bias ? m.put<Act>(b) : nullptr, N, s.C, s.OC);
     err = std::max(err, rel_error(m.get(out, want.size()), want));
   }
   return err;
@@ -243,7 +251,7 @@ template <class Act> double check_matmul_backward(Backend& be, const Shape& s) {
     float* g_db = all ? m.put<float>(db) : nullptr;
     cpu::matmul_backward(all ? dx.data() : nullptr, dw.data(), all ? db.data() : nullptr, dout.data(), x.data(),
                          w.data(), N, s.C, s.OC);
-    be.matmul_backward(g_dx, g_dw, g_db, m.put<Act>(dout), m.put<Act>(x), m.put<Act>(w), N, s.C, s.OC);
+    be.ops<Act>().matmul_backward(g_dx, g_dw, g_db, m.put<Act>(dout), m.put<Act>(x), m.put<Act>(w), N, s.C, s.OC);
     err = std::max(err, rel_error(m.get(g_dw, dw.size()), dw));
     if (all) err = std::max({err, rel_error(m.get(g_dx, dx.size()), dx), rel_error(m.get(g_db, db.size()), db)});
   }
@@ -258,7 +266,7 @@ template <class Act> double check_attention_forward(Backend& be, const Shape& s)
   cpu::attention_forward(want.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
   Act* out = m.put<Act>(Vec(want.size()));
   Act* g_att = m.put<Act>(Vec(att.size(), 0.5));  // the masked half must be written (zeros)
-  be.attention_forward(out, g_att, m.put<Act>(qkv), s.B, s.T, s.C, s.NH);
+  be.ops<Act>().attention_forward(out, g_att, m.put<Act>(qkv), s.B, s.T, s.C, s.NH);
   return std::max(rel_error(m.get(out, want.size()), want), rel_error(m.get(g_att, att.size()), att));
 }
 
@@ -272,7 +280,7 @@ template <class Act> double check_attention_backward(Backend& be, const Shape& s
   Vec dqkv = r.normal<Act>(qkv.size());
   Act* g_dqkv = m.put<Act>(dqkv);
   cpu::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, s.C, s.NH);
-  be.attention_backward(g_dqkv, m.put<Act>(dout), m.put<Act>(qkv), m.put<Act>(att), s.B, s.T, s.C, s.NH);
+  be.ops<Act>().attention_backward(g_dqkv, m.put<Act>(dout), m.put<Act>(qkv), m.put<Act>(att), s.B, s.T, s.C, s.NH);
   return rel_error(m.get(g_dqkv, dqkv.size()), dqkv);
 }
 
@@ -283,7 +291,7 @@ template <class Act> double check_gelu_forward(Backend& be, const Shape& s) {
   Vec x = r.normal<Act>(n, 3.0), want(n);
   cpu::gelu_forward(want.data(), x.data(), n);
   Act* out = m.put<Act>(Vec(n));
-  be.gelu_forward(out, m.put<Act>(x), n);
+  be.ops<Act>().gelu_forward(out, m.put<Act>(x), n);
   return rel_error(m.get(out, n), want);
 }
 
@@ -294,7 +302,7 @@ template <class Act> double check_gelu_backward(Backend& be, const Shape& s) {
   Vec x = r.normal<Act>(n, 3.0), dout = r.normal<Act>(n), dx = r.normal<Act>(n);
   Act* g_dx = m.put<Act>(dx);
   cpu::gelu_backward(dx.data(), x.data(), dout.data(), n);
-  be.gelu_backward(g_dx, m.put<Act>(x), m.put<Act>(dout), n);
+  be.ops<Act>().gelu_backward(g_dx, m.put<Act>(x), m.put<Act>(dout), n);
   return rel_error(m.get(g_dx, n), dx);
 }
 
@@ -305,7 +313,7 @@ template <class Act> double check_residual_forward(Backend& be, const Shape& s) 
   Vec a = r.normal<Act>(n), b = r.normal<Act>(n), want(n);
   cpu::residual_forward(want.data(), a.data(), b.data(), n);
   Act* out = m.put<Act>(Vec(n));
-  be.residual_forward(out, m.put<Act>(a), m.put<Act>(b), n);
+  be.ops<Act>().residual_forward(out, m.put<Act>(a), m.put<Act>(b), n);
   return rel_error(m.get(out, n), want);
 }
 
@@ -325,7 +333,7 @@ template <class Act> double check_softmax_cross_entropy(Backend& be, const Shape
     Act* g_z = m.put<Act>(z);
     Act* g_dz = mode == 0 ? m.put<Act>(Vec(NV)) : mode == 1 ? g_z : nullptr;
     float* g_l = m.put<float>(Vec(N));
-    be.softmax_cross_entropy(g_l, g_dz, g_z, g_tg, N, s.V, grad_scale);
+    be.ops<Act>().softmax_cross_entropy(g_l, g_dz, g_z, g_tg, N, s.V, grad_scale);
     err = std::max(err, rel_error(m.get(g_l, N), losses));
     if (g_dz) err = std::max(err, rel_error(m.get(g_dz, NV), dz));
   }

@@ -1,0 +1,37 @@
+#include "engine/ops/reference/softmax_cross_entropy.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace td::cpu {
+
+template <class R>
+void softmax_cross_entropy(R* losses, R* dlogits, const R* logits,
+                           const int32_t* targets, int N, int V, R grad_scale) {
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < N; i++) {
+    const R* z = logits + (size_t)i * V;
+    R mx = -INFINITY;
+    for (int j = 0; j < V; j++) mx = std::max(mx, z[j]);
+    double sum = 0.0;
+    for (int j = 0; j < V; j++) sum += std::exp((double)(z[j] - mx));
+    R logsum = (R)std::log(sum) + mx;
+    int y = targets[i];
+    losses[i] = logsum - z[y];
+    if (dlogits) {
+      R* dz = dlogits + (size_t)i * V;  // may alias z: each element is read before written
+      for (int j = 0; j < V; j++) {
+        R p = std::exp(z[j] - logsum);
+        dz[j] = (p - (j == y ? R(1.0) : R(0.0))) * grad_scale;
+      }
+    }
+  }
+}
+
+#define TD_INSTANTIATE(R) \
+  template void softmax_cross_entropy<R>(R*, R*, const R*, const int32_t*, int, int, R);
+TD_INSTANTIATE(float)
+TD_INSTANTIATE(double)
+#undef TD_INSTANTIATE
+
+}  // namespace td::cpu
