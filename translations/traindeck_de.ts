@@ -1088,6 +1088,21 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::Dashboard</name>
     <message>
+        <location filename="../gui/charts/dashboard.cpp" line="1"/>
+        <source>Memory and CPU</source>
+        <translation>Speicher und CPU</translation>
+    </message>
+    <message>
+        <location filename="../gui/charts/dashboard.cpp" line="1"/>
+        <source>CPU (% of one core)</source>
+        <translation>CPU (% eines Kerns)</translation>
+    </message>
+    <message>
+        <location filename="../gui/charts/dashboard.cpp" line="1"/>
+        <source>process CPU</source>
+        <translation>Prozess-CPU</translation>
+    </message>
+    <message>
         <location filename="../engine/metrics/step_fields.h" line="+145"/>
         <source>waiting for data</source>
         <translation>Warten auf Daten</translation>
@@ -1261,11 +1276,6 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <location line="+1"/>
         <source>No throughput yet: the run has not completed its first step.</source>
         <translation>Noch kein Durchsatz: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Memory</source>
-        <translation>Speicher</translation>
     </message>
     <message>
         <location line="+0"/>
@@ -4140,6 +4150,27 @@ Standard: %3</translation>
 </context>
 <context>
     <name>td::gui::RunView</name>
+    <message numerus="yes">
+        <location filename="../gui/app/run_view.cpp" line="1"/>
+        <source>Slowest rank: %1%2, %3 % slower than rank %4 over the last %n step(s) (the slowest in %5 of them)</source>
+        <translation>
+            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als Rank %4 im letzten %n Schritt (in %5 davon der langsamste)</numerusform>
+            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als Rank %4 in den letzten %n Schritten (in %5 davon der langsamste)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../gui/app/run_view.cpp" line="1"/>
+        <source>Slowest rank: %1%2, %3 % slower than the median of the other ranks over the last %n step(s) (the slowest in %4 of them)</source>
+        <translation>
+            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als der Median der anderen Ranks im letzten %n Schritt (in %4 davon der langsamste)</numerusform>
+            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als der Median der anderen Ranks in den letzten %n Schritten (in %4 davon der langsamste)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../gui/app/run_view.cpp" line="1"/>
+        <source>Each rank&apos;s compute time is its step time outside collectives (ranks[].compute_ms = step_ms - comm_ms): the ranks wait for the slowest one in the gradient all-reduce. Medians over the steps: rank %1 %2 ms, the other ranks %3 ms.</source>
+        <translation>Die Rechenzeit eines Ranks ist seine Schrittzeit außerhalb der kollektiven Operationen (ranks[].compute_ms = step_ms - comm_ms): Im All-Reduce der Gradienten warten die Ranks auf den langsamsten. Mediane über die Schritte: Rank %1 %2 ms, die anderen Ranks %3 ms.</translation>
+    </message>
     <message>
         <location filename="../gui/app/run_view.cpp" line="+71"/>
         <location line="+366"/>

@@ -111,6 +111,11 @@ inline constexpr EventField kTable[] = {
      line("throughput", nullptr, ChartAxis::RightScale)},
     {S, G, "rss_bytes", I, "bytes", "rss_bytes", "", false,
      "resident memory of rank 0's process", line("memory", TD_TRANSLATE_NOOP("td::gui::Dashboard", "process RSS"), ChartAxis::Left, true)},
+    {S, G, "cpu_util_pct", N, "%", "cpu_util_pct", "", false,
+     "CPU utilization of rank 0's process over the step, in % of one core as top counts it (its default Irix mode: 100 = one core busy, "
+     "at most 100 x the cores it may use; about 100 x train.threads when the GEMMs keep every thread busy): 100 x its "
+     "user + system CPU time in the step (getrusage(RUSAGE_SELF), all its threads) / step_ms",
+     line("memory", TD_TRANSLATE_NOOP("td::gui::Dashboard", "process CPU"), ChartAxis::Right, false, true)},
     // GPU telemetry from NVML (engine/metrics/nvml.h, docs/cuda.md "GPU telemetry"): the GPU of rank 0
     // (of each rank: the ranks entries), read after the step at most every 0.1 s; left out where
     // NVML is not (no NVIDIA driver), a reading fails, and in CPU runs (unless TRAINDECK_NVML_DEVICE).
@@ -186,6 +191,15 @@ inline constexpr EventField kTable[] = {
      line("network", TD_TRANSLATE_NOOP("td::gui::Dashboard", "bus bandwidth"), ChartAxis::Right, true, true)},
     {S, R, "rss_bytes", I, "bytes", "rank_rss_bytes", "", false,
      "this rank's resident memory", none},
+    {S, R, "cpu_util_pct", N, "%", "rank_cpu_util_pct", "", false,
+     "this rank's process's CPU utilization over the step (as cpu_util_pct)",
+     line("memory", TD_TRANSLATE_NOOP("td::gui::Dashboard", "process CPU"), ChartAxis::Right, true, true)},
+    {S, R, "step_ms", N, "ms", "rank_step_ms", "", false,
+     "wall time of the step on this rank, from its start to its last kernel (as step_ms)", none},
+    {S, R, "compute_ms", N, "ms", "rank_compute_ms", "", false,
+     "this rank's step_ms outside collectives (step_ms - comm_ms: forward, backward, optimizer, data loading): the ranks "
+     "wait for the slowest in the collectives, so its compute_ms is the largest (the straggler the Run page names)",
+     none},
     {S, R, "data_wait_ms", N, "ms", "rank_data_wait_ms", "", false,
      "time this rank's step waited for its data loader (as data_wait_ms)", none},
 

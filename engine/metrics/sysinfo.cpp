@@ -1,5 +1,6 @@
 #include "engine/metrics/sysinfo.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -12,6 +13,12 @@ uint64_t current_rss_bytes() {
   uint64_t size = 0, resident = 0;
   if (!(in >> size >> resident)) return 0;
   return resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+double process_cpu_seconds() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
 uint64_t peak_rss_bytes() {

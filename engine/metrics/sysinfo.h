@@ -10,6 +10,11 @@ namespace td {
 uint64_t current_rss_bytes();
 /// Peak resident set size (VmHWM) in bytes, 0 when unknown.
 uint64_t peak_rss_bytes();
+/// CPU time this process has used so far, all its threads, user plus system, in seconds
+/// (getrusage(RUSAGE_SELF): ru_utime + ru_stime); 0 when unknown. The difference of two calls
+/// over the wall time between them is the process's CPU utilization in cores (x 100: top's
+/// %CPU, which counts 100 per busy core).
+double process_cpu_seconds();
 /// This machine's host name.
 std::string host_name();
 /// The CPU model ("model name" in /proc/cpuinfo), or "unknown cpu".

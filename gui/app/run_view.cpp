@@ -9,6 +9,7 @@
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -40,6 +41,7 @@
 #include "gui/runs/run_controller.h"
 #include "store/format.h"
 #include "store/store.h"
+#include "store/straggler.h"
 
 namespace td::gui {
 
@@ -107,6 +109,14 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   remote_row->addWidget(download_);
   remote_bar_->setVisible(false);
   layout->addWidget(remote_bar_);
+  // A data-parallel run's slowest rank (the straggler), when it has more than one.
+  straggler_ = new QLabel(this);
+  straggler_->setObjectName(QStringLiteral("run_straggler"));
+  straggler_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  straggler_->setWordWrap(true);
+  straggler_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  straggler_->setVisible(false);
+  layout->addWidget(straggler_);
 
   auto* split = new QSplitter(Qt::Vertical, this);
   dashboard_ = new Dashboard(store, split);
@@ -180,6 +190,7 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
     updateStatus();
     loadSamples();
     checkpoints_->reload();
+    loadStraggler();
     // The comparison reads medians over the whole run: at most every 5 s while it grows.
     if (!runActive(run_) || !plan_loaded_.isValid() || plan_loaded_.elapsed() > 5000) loadPlan();
   });
@@ -414,6 +425,8 @@ void RunView::setRun(const QString& run_id) {
   loadPlan();
   checkpoints_->setRun(run_id);
   card_->setRun(run_id);
+  straggler_->setVisible(false);  // the previous run's line
+  loadStraggler();
 }
 
 void RunView::onIngested(const QString& run_id) {
@@ -659,6 +672,49 @@ void RunView::loadPlan() {
       },
       [this, id](const QString& m) {
         if (id == run_) plan_basis_->setText(m);
+      });
+}
+
+QString RunView::stragglerText(const td::store::Straggler& s) {
+  const QString host = s.host.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(s.host));
+  const QString pct = QLocale().toString(s.slower_pct, 'f', 0);
+  // For 2 ranks the other ranks' median is the other rank. One multi-arg QString::arg: a "%1" in
+  // the host name (the run's own text) stays as it is.
+  const QString text = s.world_size == 2
+                           ? tr("Slowest rank: %1%2, %3 % slower than rank %4 over the last %n step(s) (the slowest in %5 of them)",
+                                nullptr, s.steps)
+                                 .arg(QString::number(s.rank), host, pct, QString::number(s.rank == 0 ? 1 : 0),
+                                      QString::number(s.slowest_steps))
+                           : tr("Slowest rank: %1%2, %3 % slower than the median of the other ranks over the last %n step(s) (the "
+                                "slowest in %4 of them)",
+                                nullptr, s.steps)
+                                 .arg(QString::number(s.rank), host, pct, QString::number(s.slowest_steps));
+  return text;
+}
+
+void RunView::loadStraggler() {
+  if (run_.isEmpty() || !store_) {
+    straggler_->setVisible(false);
+    return;
+  }
+  // A query of the last 100 steps of every rank: on the store thread.
+  const QString id = run_;
+  store_->run<std::optional<td::store::Straggler>>(
+      this, [id = id.toStdString()](td::store::Store& s) { return td::store::run_straggler(s, id, td::store::Store::kThroughputSteps); },
+      [this, id](std::optional<td::store::Straggler> s) {
+        if (id != run_) return;
+        if (s) {
+          straggler_->setText(stragglerText(*s));
+          straggler_->setToolTip(tr("Each rank's compute time is its step time outside collectives (ranks[].compute_ms = step_ms - "
+                                    "comm_ms): the ranks wait for the slowest one in the gradient all-reduce. Medians over the "
+                                    "steps: rank %1 %2 ms, the other ranks %3 ms.")
+                                     .arg(s->rank)
+                                     .arg(QLocale().toString(s->median_ms, 'f', 2), QLocale().toString(s->others_median_ms, 'f', 2)));
+        }
+        straggler_->setVisible(s.has_value());
+      },
+      [this, id](const QString&) {
+        if (id == run_) straggler_->setVisible(false);
       });
 }
 

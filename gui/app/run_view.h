@@ -16,6 +16,10 @@
 
 #include "store/types.h"
 
+namespace td::store {
+struct Straggler;
+}
+
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
@@ -60,6 +64,15 @@ class RunView : public QWidget {
   QPushButton* stopButton() const { return stop_; }
   QPushButton* resumeButton() const { return resume_; }
   QLabel* statusLabel() const { return status_; }
+  /// The line that names a data-parallel run's straggler (store/straggler.h: the rank with the
+  /// largest median compute time over the last 100 steps, against the other ranks' median);
+  /// hidden for a run of one rank and for one without per-rank compute times. Read off the GUI
+  /// thread (a StoreClient job) with the status.
+  QLabel* stragglerLabel() const { return straggler_; }
+  /// That line's text: "Slowest rank: 1 (node-b), 12 % slower than rank 0 over the last 100
+  /// steps (the slowest in 97 of them)"; with more than 2 ranks "... than the median of the
+  /// other ranks ...".
+  static QString stragglerText(const td::store::Straggler& s);
   /// "Plan vs measured" tab: rows memory per rank, tokens/s and, for data-parallel runs,
   /// collective bytes and bus bandwidth; columns quantity, planned, measured, error
   /// (gui/plan/run_plan.h). Refreshed with the status. planBasisLabel() says the MFU assumed.
@@ -126,6 +139,7 @@ class RunView : public QWidget {
   void setWorldSize(int world);
   void loadSamples();
   void loadPlan();
+  void loadStraggler();  // the straggler line
   void showProgress(const QString& run_id, qint64 done, qint64 total, const QString& phase);
   void updateRemoteBar();
   bool runActive(const QString& run_id) const;
@@ -146,6 +160,7 @@ class RunView : public QWidget {
   QPushButton* download_;
   QString run_;
   QLabel* status_;
+  QLabel* straggler_;
   QPushButton* stop_;
   QPushButton* resume_;
   Dashboard* dashboard_;

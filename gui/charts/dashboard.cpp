@@ -165,7 +165,9 @@ QList<Dashboard::ChartSpec> Dashboard::chartSpecs() {
   // than a second line lying exactly on top of it.
   out.append({QStringLiteral("throughput"), tr("Throughput"), tr("tokens/s"), QString(), tr("MFU (0..1)"), {},
               tr("No throughput yet: the run has not completed its first step."), ValueFormat::Plain, 0, 1});
-  out.append({QStringLiteral("memory"), tr("Memory"), tr("bytes"), QString(), QString(), {},
+  // The process on the host: its resident memory (and GPU memory) left, its CPU utilization
+  // right in top's % of one core (docs/events.md cpu_util_pct).
+  out.append({QStringLiteral("memory"), tr("Memory and CPU"), tr("bytes"), tr("CPU (% of one core)"), QString(), {},
               tr("No memory figures yet: the run reports process RSS at every step (and GPU memory on the "
                  "CUDA backend)."),
               ValueFormat::Bytes, 1, 0});

@@ -3,7 +3,7 @@
 // Charts (ChartView, names for chart()); the lines of each are the step event's fields that
 // name it in the one field table (engine/metrics/step_fields.h): "loss" (train loss line, val_loss markers),
 // "throughput" (tokens_per_s and each rank's rank_tokens_per_s left, mfu right), "memory"
-// (rss_bytes, gpu_mem_bytes per rank), "network" (comm_bytes_sent left, busbw_gb_s right, per
+// (rss_bytes, gpu_mem_bytes per rank left, the process's cpu_util_pct right), "network" (comm_bytes_sent left, busbw_gb_s right, per
 // rank; a rank's series names its host), "optimizer" (lr left, grad_norm right), "input"
 // (data_wait_pct left, data_read_mb_s right), "checkpoints" (checkpoint_write_mb_s left,
 // checkpoint_pause_s right, a marker per checkpoint). Controls: x axis by step | tokens | wall time, smoothing (EMA weight 0..0.99),

@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QFile>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 
 #include <algorithm>
@@ -303,6 +304,40 @@ class TestStepFields : public QObject {
     QVERIFY2(!single_.isEmpty() && !dp2_.isEmpty(), "a training run failed (its stderr is above)");
     check_input_and_checkpoints(single_, 4);
     check_input_and_checkpoints(dp2_, 2);
+  }
+
+  // cpu_util_pct of real CPU runs: above 0 (a step does work) and at most what the threads the
+  // process has can use (train.threads GEMM threads and the loader's prefetch thread, never
+  // more than the cores it may run on; 10 points of slack). In the 2-rank run every ranks entry
+  // carries the rank's step time and its compute time, step_ms - comm_ms, and rank 0's step_ms
+  // is the event's own.
+  void cpu_utilization_and_per_rank_step_time() {
+    QVERIFY2(!single_.isEmpty() && !dp2_.isEmpty(), "a training run failed (its stderr is above)");
+    for (const QString& out : {single_, dp2_}) {
+      const auto ev = read_events(out + "/events.jsonl");
+      const int threads = events_of_type(ev, "run_start").at(0)["threads"].get<int>();
+      QCOMPARE(threads, 1);  // test_util.h's tiny run
+      const double bound = 100.0 * std::min(threads + 1, QThread::idealThreadCount()) + 10;
+      for (const json& e : events_of_type(ev, "step")) {
+        const double cpu = e["cpu_util_pct"].get<double>();
+        qInfo("%s step %d: cpu_util_pct %.1f (step_ms %.2f)", qPrintable(QFileInfo(out).fileName()), e["step"].get<int>(), cpu,
+              e["step_ms"].get<double>());
+        QVERIFY2(cpu > 0 && cpu <= bound, qPrintable(QString("cpu_util_pct %1 outside (0, %2]: %3").arg(cpu).arg(bound).arg(QString::fromStdString(e.dump()))));
+        if (!e.contains("ranks")) continue;
+        QCOMPARE(e["ranks"].size(), size_t(2));
+        for (const json& r : e["ranks"]) {
+          const double step_ms = r["step_ms"].get<double>(), compute_ms = r["compute_ms"].get<double>(), comm_ms = r["comm_ms"].get<double>();
+          QVERIFY2(step_ms > 0 && compute_ms > 0 && compute_ms <= step_ms, r.dump().c_str());
+          QVERIFY2(std::fabs(compute_ms + comm_ms - step_ms) <= 1e-9 * step_ms, r.dump().c_str());
+          const double rcpu = r["cpu_util_pct"].get<double>();
+          QVERIFY2(rcpu > 0 && rcpu <= bound, r.dump().c_str());
+          if (r["rank"].get<int>() == 0) {
+            QCOMPARE(step_ms, e["step_ms"].get<double>());
+            QCOMPARE(rcpu, cpu);
+          }
+        }
+      }
+    }
   }
 
   void a_field_outside_the_table_is_reported_not_stored() {

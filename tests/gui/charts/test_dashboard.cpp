@@ -292,7 +292,9 @@ class TestDashboard : public QObject {
     QCOMPARE(lines("loss"), (QStringList{"loss train loss line left rank0 smooth", "val_loss val loss markers left rank0 exact"}));
     QCOMPARE(lines("throughput"),
              (QStringList{"tokens_per_s tokens/s line left rank0 smooth", "rank_tokens_per_s tokens/s line left ranks smooth"}));
-    QCOMPARE(lines("memory"), (QStringList{"rss_bytes process RSS line left ranks exact", "gpu_mem_bytes GPU memory line left ranks exact"}));
+    QCOMPARE(lines("memory"), (QStringList{"rss_bytes process RSS line left ranks exact", "cpu_util_pct process CPU line right rank0 smooth",
+                                           "gpu_mem_bytes GPU memory line left ranks exact",
+                                           "rank_cpu_util_pct process CPU line right ranks smooth"}));
     QCOMPARE(lines("network"), (QStringList{"comm_bytes_sent collective bytes sent line left ranks exact",
                                             "busbw_gb_s bus bandwidth line right ranks smooth"}));
     QCOMPARE(lines("optimizer"),
