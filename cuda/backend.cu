@@ -341,6 +341,15 @@ class CudaBackend final : public Backend {
       float* s = static_cast<float*>(be_.scratch(td::cuda::layernorm_backward_scratch_floats(N, C) * sizeof(float)));
       td::cuda::layernorm_backward(dev(dinp), dweight, dbias, dev(dout), dev(inp), dev(weight), mean, rstd, N, C, s, be_.stream_);
     }
+    void rmsnorm_forward(Act* out, float* rstd, const Act* inp, const Act* weight, int N, int C, float eps) override {
+      be_.bind();
+      td::cuda::rmsnorm_forward(dev(out), rstd, dev(inp), dev(weight), N, C, eps, be_.stream_);
+    }
+    void rmsnorm_backward(Act* dinp, float* dweight, const Act* dout, const Act* inp, const Act* weight, const float* rstd, int N, int C) override {
+      be_.bind();
+      float* s = static_cast<float*>(be_.scratch(td::cuda::rmsnorm_backward_scratch_floats(N, C) * sizeof(float)));
+      td::cuda::rmsnorm_backward(dev(dinp), dweight, dev(dout), dev(inp), dev(weight), rstd, N, C, s, be_.stream_);
+    }
     void matmul_forward(Act* out, const Act* inp, const Act* weight, const Act* bias, int N, int C, int OC) override {
       be_.bind();
       be_.matmul_->forward(dev(out), dev(inp), dev(weight), dev(bias), N, C, OC, be_.stream_);

@@ -27,6 +27,12 @@ template <class Act> void layernorm_forward(Act* out, float* mean, float* rstd, 
 size_t layernorm_backward_scratch_floats(int N, int C);
 template <class Act> void layernorm_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight, const float* mean, const float* rstd, int N, int C, float* scratch, cudaStream_t stream);
 
+// rmsnorm.cu. rmsnorm_backward needs scratch of rmsnorm_backward_scratch_floats(N, C) floats
+// (per-chunk partial sums of dweight, reduced in a fixed order: deterministic).
+template <class Act> void rmsnorm_forward(Act* out, float* rstd, const Act* inp, const Act* weight, int N, int C, float eps, cudaStream_t stream);
+size_t rmsnorm_backward_scratch_floats(int N, int C);
+template <class Act> void rmsnorm_backward(Act* dinp, float* dweight, const Act* dout, const Act* inp, const Act* weight, const float* rstd, int N, int C, float* scratch, cudaStream_t stream);
+
 // gelu.cu, residual.cu
 template <class Act> void gelu_forward(Act* out, const Act* inp, size_t N, cudaStream_t stream);
 template <class Act> void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N, cudaStream_t stream);

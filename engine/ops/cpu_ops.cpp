@@ -17,6 +17,7 @@
 #include "engine/ops/reference/matmul.h"
 #include "engine/ops/reference/optimizer.h"
 #include "engine/ops/reference/residual.h"
+#include "engine/ops/reference/rmsnorm.h"
 #include "engine/ops/reference/softmax_cross_entropy.h"
 
 namespace td {
@@ -114,6 +115,17 @@ template <class Act> class CpuOps final : public ActivationOps<Act> {
     Io<Act> io;
     cpu::layernorm_backward(io.acc(dinp, NC), dweight, dbias, io.in(dout, NC), io.in(inp, NC), io.in(weight, C), mean,
                             rstd, N, C);
+  }
+  void rmsnorm_forward(Act* out, float* rstd, const Act* inp, const Act* weight, int N, int C, float eps) override {
+    const size_t NC = (size_t)N * C;
+    Io<Act> io;
+    cpu::rmsnorm_forward(io.out(out, NC), rstd, io.in(inp, NC), io.in(weight, C), N, C, eps);
+  }
+  void rmsnorm_backward(Act* dinp, float* dweight, const Act* dout, const Act* inp, const Act* weight,
+                        const float* rstd, int N, int C) override {
+    const size_t NC = (size_t)N * C;
+    Io<Act> io;
+    cpu::rmsnorm_backward(io.acc(dinp, NC), dweight, io.in(dout, NC), io.in(inp, NC), io.in(weight, C), rstd, N, C);
   }
   void matmul_forward(Act* out, const Act* inp, const Act* weight, const Act* bias, int N, int C, int OC) override {
     Io<Act> io;

@@ -33,6 +33,8 @@ namespace td {
   X(kEncoderBackward, "encoder_backward")          \
   X(kLayerNormForward, "layernorm_forward")        \
   X(kLayerNormBackward, "layernorm_backward")      \
+  X(kRmsNormForward, "rmsnorm_forward")            \
+  X(kRmsNormBackward, "rmsnorm_backward")          \
   X(kMatmulForward, "matmul_forward")              \
   X(kMatmulBackward, "matmul_backward")            \
   X(kAttentionForward, "attention_forward")        \
@@ -75,6 +77,15 @@ class ActivationOps {
   virtual void layernorm_backward(Act* dinp, float* dweight, float* dbias, const Act* dout,
                                   const Act* inp, const Act* weight, const float* mean,
                                   const float* rstd, int N, int C) = 0;
+  // out (N,C) = inp * rstd * weight, rstd (N) = 1 / sqrt(mean_c inp^2 + eps), saved for backward.
+  // No mean is subtracted and there is no bias. Source: Zhang & Sennrich 2019, "Root Mean Square
+  // Layer Normalization", eq. 4; transformers' LlamaRMSNorm (eps = model.rms_norm_eps).
+  virtual void rmsnorm_forward(Act* out, float* rstd, const Act* inp, const Act* weight, int N, int C,
+                               float eps) = 0;
+  // dinp (N,C) += rstd * (dnorm - norm * mean_c(dnorm * norm)), norm = inp * rstd,
+  // dnorm = dout * weight; dweight (C) += sum_n norm * dout.
+  virtual void rmsnorm_backward(Act* dinp, float* dweight, const Act* dout, const Act* inp,
+                                const Act* weight, const float* rstd, int N, int C) = 0;
   // out (N,OC) = inp (N,C) @ weight (OC,C)^T + bias (OC) (bias may be null).
   // Source: torch.nn.functional.linear.
   virtual void matmul_forward(Act* out, const Act* inp, const Act* weight, const Act* bias,

@@ -18,6 +18,7 @@
 #include "engine/ops/reference/layernorm.h"
 #include "engine/ops/reference/matmul.h"
 #include "engine/ops/reference/optimizer.h"
+#include "engine/ops/reference/rmsnorm.h"
 #include "engine/ops/reference/softmax_cross_entropy.h"
 
 using namespace td;
@@ -119,6 +120,19 @@ class TestOps : public QObject {
                     cpu::layernorm_backward(dx.data(), dw.data(), db.data(), d.data(), in[0].data(), in[1].data(), m.data(), s.data(), N, C);
                     return std::vector<Vec>{dx, dw, db};
                   }});
+    cs.push_back({"rmsnorm", {randn((size_t)N * C, 13), randn(C, 14)},
+                  [=](const std::vector<Vec>& in) {
+                    Vec out((size_t)N * C), s(N);
+                    cpu::rmsnorm_forward(out.data(), s.data(), in[0].data(), in[1].data(), N, C, 1e-5);
+                    return out;
+                  },
+                  [=](const std::vector<Vec>& in, const Vec& d) {
+                    Vec out((size_t)N * C), s(N);
+                    cpu::rmsnorm_forward(out.data(), s.data(), in[0].data(), in[1].data(), N, C, 1e-5);
+                    Vec dx(in[0].size(), 0.0), dw(C, 0.0);
+                    cpu::rmsnorm_backward(dx.data(), dw.data(), d.data(), in[0].data(), in[1].data(), s.data(), N, C);
+                    return std::vector<Vec>{dx, dw};
+                  }});
     cs.push_back({"matmul", {randn((size_t)N * C, 6), randn((size_t)OC * C, 7), randn(OC, 8)},
                   [=](const std::vector<Vec>& in) {
                     Vec out((size_t)N * OC);
@@ -199,6 +213,24 @@ class TestOps : public QObject {
     QVERIFY(std::abs(out[0] + 1.2247356) < 1e-6);
     QVERIFY(std::abs(out[1] - 0.5) < 1e-12);
     QVERIFY(std::abs(out[2] - 2 * 1.2247356) < 2e-6);
+  }
+  void rmsnorm_by_hand() {
+    // x = [3, 4], eps = 0.5: mean(x^2) + eps = 12.5 + 0.5 = 13, rstd = 1/sqrt(13) = 0.27735010;
+    // w = [1, 2]: out = [3, 8] / sqrt(13) = [0.83205029, 2.21880078].
+    double x[2] = {3, 4}, w[2] = {1, 2}, out[2], s;
+    cpu::rmsnorm_forward(out, &s, x, w, 1, 2, 0.5);
+    QVERIFY(std::abs(s - 1.0 / std::sqrt(13.0)) < 1e-15);
+    QVERIFY(std::abs(out[0] - 0.83205029) < 1e-8);
+    QVERIFY(std::abs(out[1] - 2.21880078) < 1e-8);
+    // Backward with w = [1, 1], dout = [1, 0]: y0 = x0 rstd, so dy0/dx0 = rstd (1 - x0^2 rstd^2 / 2)
+    // = rstd 17/26 = 0.18134430, dy0/dx1 = -x0 x1 rstd^3 / 2 = -rstd 6/13 = -0.12800774;
+    // dweight = norm * dout = [3 rstd, 0] = [0.83205029, 0]. dinp and dweight start at 1 (+=).
+    double w1[2] = {1, 1}, dy[2] = {1, 0}, dx[2] = {1, 1}, dw[2] = {1, 1};
+    cpu::rmsnorm_backward(dx, dw, dy, x, w1, &s, 1, 2);
+    QVERIFY(std::abs(dx[0] - 1.18134430) < 1e-8);
+    QVERIFY(std::abs(dx[1] - (1 - 0.12800774)) < 1e-8);
+    QVERIFY(std::abs(dw[0] - 1.83205029) < 1e-8);
+    QCOMPARE(dw[1], 1.0);
   }
   void softmax_cross_entropy_by_hand() {
     // logits [0, ln 2, ln 3] -> p = [1/6, 2/6, 3/6]; target 2: loss = ln 2; dlogits = p - onehot.

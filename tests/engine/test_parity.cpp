@@ -41,6 +41,7 @@
 #include "engine/ops/reference/matmul.h"
 #include "engine/ops/reference/optimizer.h"
 #include "engine/ops/reference/residual.h"
+#include "engine/ops/reference/rmsnorm.h"
 #include "engine/ops/reference/softmax_cross_entropy.h"
 #include "engine/optim/adamw.h"
 
@@ -220,6 +221,40 @@ template <class Act> double check_layernorm_backward(Backend& be, const Shape& s
   be.ops<Act>().layernorm_backward(g_dx, g_dw, g_db, m.put<Act>(dout), m.put<Act>(x), m.put<Act>(w), m.put<float>(mean),
                         m.put<float>(rstd), N, s.C);
   return std::max({rel_error(m.get(g_dx, NC), dx), rel_error(m.get(g_dw, s.C), dw), rel_error(m.get(g_db, s.C), db)});
+}
+
+// RMSNorm's eps (as model.rms_norm_eps would give it): fp32 on the backend, the same value in double.
+constexpr float kRmsEps = 1e-5f;
+
+template <class Act> double check_rmsnorm_forward(Backend& be, const Shape& s) {
+  Rand r(27);
+  Mem m(be);
+  const int N = s.B * s.T;
+  Vec x = r.normal<Act>((size_t)N * s.C, 2.0), w = r.normal<Act>(s.C);
+  Vec want((size_t)N * s.C), rstd(N);
+  cpu::rmsnorm_forward(want.data(), rstd.data(), x.data(), w.data(), N, s.C, (double)kRmsEps);
+  Act* out = m.put<Act>(Vec(want.size()));
+  float* g_rstd = m.put<float>(Vec(N));
+  be.ops<Act>().rmsnorm_forward(out, g_rstd, m.put<Act>(x), m.put<Act>(w), N, s.C, kRmsEps);
+  return std::max(rel_error(m.get(out, want.size()), want), rel_error(m.get(g_rstd, N), rstd));
+}
+
+template <class Act> double check_rmsnorm_backward(Backend& be, const Shape& s) {
+  Rand r(28);
+  Mem m(be);
+  const int N = s.B * s.T;
+  const size_t NC = (size_t)N * s.C;
+  Vec x = r.normal<Act>(NC, 2.0), w = r.normal<Act>(s.C), dout = r.normal<Act>(NC);
+  // rstd as a forward would have saved it: fp32, and the same for both sides.
+  Vec y(NC), rstd(N);
+  cpu::rmsnorm_forward(y.data(), rstd.data(), x.data(), w.data(), N, s.C, (double)kRmsEps);
+  for (auto& e : rstd) e = (float)e;
+  Vec dx = r.normal<Act>(NC), dw = r.normal<float>(s.C);
+  Act* g_dx = m.put<Act>(dx);
+  float* g_dw = m.put<float>(dw);
+  cpu::rmsnorm_backward(dx.data(), dw.data(), dout.data(), x.data(), w.data(), rstd.data(), N, s.C);
+  be.ops<Act>().rmsnorm_backward(g_dx, g_dw, m.put<Act>(dout), m.put<Act>(x), m.put<Act>(w), m.put<float>(rstd), N, s.C);
+  return std::max(rel_error(m.get(g_dx, NC), dx), rel_error(m.get(g_dw, s.C), dw));
 }
 
 template <class Act> double check_matmul_forward(Backend& be, const Shape& s) {
@@ -418,6 +453,8 @@ template <class Act> void add_activation_rows(std::vector<Row>& rows) {
   rows.push_back({Op::kEncoderBackward, d, kF32Reduction, check_encoder_backward<Act>});  // fp32 outputs
   rows.push_back({Op::kLayerNormForward, d, sum, check_layernorm_forward<Act>});
   rows.push_back({Op::kLayerNormBackward, d, sum, check_layernorm_backward<Act>});
+  rows.push_back({Op::kRmsNormForward, d, sum, check_rmsnorm_forward<Act>});
+  rows.push_back({Op::kRmsNormBackward, d, sum, check_rmsnorm_backward<Act>});
   rows.push_back({Op::kMatmulForward, d, sum, check_matmul_forward<Act>});
   rows.push_back({Op::kMatmulBackward, d, sum, check_matmul_backward<Act>});
   rows.push_back({Op::kAttentionForward, d, f32 ? kF32Reduction : kBF16Attention, check_attention_forward<Act>});
