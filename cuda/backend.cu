@@ -381,6 +381,22 @@ class CudaBackend final : public Backend {
       be_.bind();
       td::cuda::gelu_backward(dev(dinp), dev(inp), dev(dout), N, be_.stream_);
     }
+    void swiglu_forward(Act* out, const Act* inp, int N, int F) override {
+      be_.bind();
+      td::cuda::swiglu_forward(dev(out), dev(inp), N, F, be_.stream_);
+    }
+    void swiglu_backward(Act* dinp, const Act* inp, const Act* dout, int N, int F) override {
+      be_.bind();
+      td::cuda::swiglu_backward(dev(dinp), dev(inp), dev(dout), N, F, be_.stream_);
+    }
+    void rope_forward(Act* qkv, int B, int T, int NH, int NKV, int hs, float theta) override {
+      be_.bind();
+      td::cuda::rope_forward(dev(qkv), B, T, NH, NKV, hs, theta, be_.stream_);
+    }
+    void rope_backward(Act* dqkv, int B, int T, int NH, int NKV, int hs, float theta) override {
+      be_.bind();
+      td::cuda::rope_backward(dev(dqkv), B, T, NH, NKV, hs, theta, be_.stream_);
+    }
     void residual_forward(Act* out, const Act* a, const Act* b, size_t N) override {
       if (N == 0) return;
       be_.bind();

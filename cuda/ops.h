@@ -38,6 +38,12 @@ template <class Act> void gelu_forward(Act* out, const Act* inp, size_t N, cudaS
 template <class Act> void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N, cudaStream_t stream);
 template <class Act> void residual_forward(Act* out, const Act* a, const Act* b, size_t N, cudaStream_t stream);
 
+// swiglu.cu, rope.cu (rope works in place, on the q and k heads of qkv).
+template <class Act> void swiglu_forward(Act* out, const Act* inp, int N, int F, cudaStream_t stream);
+template <class Act> void swiglu_backward(Act* dinp, const Act* inp, const Act* dout, int N, int F, cudaStream_t stream);
+template <class Act> void rope_forward(Act* qkv, int B, int T, int NH, int NKV, int hs, float theta, cudaStream_t stream);
+template <class Act> void rope_backward(Act* dqkv, int B, int T, int NH, int NKV, int hs, float theta, cudaStream_t stream);
+
 // softmax_cross_entropy.cu: one block per row, online max/sum over V in fp32; dlogits may alias logits.
 template <class Act> void softmax_cross_entropy(float* losses, Act* dlogits, const Act* logits, const int32_t* targets, int N, int V, float grad_scale, cudaStream_t stream);
 

@@ -18,7 +18,9 @@
 #include "engine/ops/reference/optimizer.h"
 #include "engine/ops/reference/residual.h"
 #include "engine/ops/reference/rmsnorm.h"
+#include "engine/ops/reference/rope.h"
 #include "engine/ops/reference/softmax_cross_entropy.h"
+#include "engine/ops/reference/swiglu.h"
 
 namespace td {
 
@@ -157,6 +159,24 @@ template <class Act> class CpuOps final : public ActivationOps<Act> {
   void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N) override {
     Io<Act> io;
     cpu::gelu_backward(io.acc(dinp, N), io.in(inp, N), io.in(dout, N), N);
+  }
+  void swiglu_forward(Act* out, const Act* inp, int N, int F) override {
+    const size_t NF = (size_t)N * F;
+    Io<Act> io;
+    cpu::swiglu_forward(io.out(out, NF), io.in(inp, 2 * NF), N, F);
+  }
+  void swiglu_backward(Act* dinp, const Act* inp, const Act* dout, int N, int F) override {
+    const size_t NF = (size_t)N * F;
+    Io<Act> io;
+    cpu::swiglu_backward(io.acc(dinp, 2 * NF), io.in(inp, 2 * NF), io.in(dout, NF), N, F);
+  }
+  void rope_forward(Act* qkv, int B, int T, int NH, int NKV, int hs, float theta) override {
+    Io<Act> io;
+    cpu::rope_forward(io.acc(qkv, (size_t)B * T * (NH + 2 * NKV) * hs), B, T, NH, NKV, hs, (double)theta);
+  }
+  void rope_backward(Act* dqkv, int B, int T, int NH, int NKV, int hs, float theta) override {
+    Io<Act> io;
+    cpu::rope_backward(io.acc(dqkv, (size_t)B * T * (NH + 2 * NKV) * hs), B, T, NH, NKV, hs, (double)theta);
   }
   void residual_forward(Act* out, const Act* a, const Act* b, size_t N) override {
     Io<Act> io;

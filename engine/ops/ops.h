@@ -41,6 +41,10 @@ namespace td {
   X(kAttentionBackward, "attention_backward")      \
   X(kGeluForward, "gelu_forward")                  \
   X(kGeluBackward, "gelu_backward")                \
+  X(kSwigluForward, "swiglu_forward")              \
+  X(kSwigluBackward, "swiglu_backward")            \
+  X(kRopeForward, "rope_forward")                  \
+  X(kRopeBackward, "rope_backward")                \
   X(kResidualForward, "residual_forward")          \
   X(kSoftmaxCrossEntropy, "softmax_cross_entropy") \
   X(kConvert, "convert")                           \
@@ -108,6 +112,27 @@ class ActivationOps {
   virtual void gelu_forward(Act* out, const Act* inp, size_t N) = 0;
   // dinp (N) += GELU'(inp) * dout.
   virtual void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N) = 0;
+  // SwiGLU over a fused gate/up projection: inp (N,2F) holds rows [gate (F) | up (F)];
+  // out (N,F) = silu(gate) * up, silu(g) = g sigmoid(g). Source: Shazeer 2020, "GLU Variants
+  // Improve Transformer", eq. 6 (FFN_SwiGLU without its projections); transformers' LlamaMLP,
+  // act_fn(gate_proj(x)) * up_proj(x) with act_fn = silu.
+  virtual void swiglu_forward(Act* out, const Act* inp, int N, int F) = 0;
+  // dinp (N,2F) += [dout * up * silu'(gate) | dout * silu(gate)], dout (N,F);
+  // silu'(g) = sigmoid(g) (1 + g (1 - sigmoid(g))).
+  virtual void swiglu_backward(Act* dinp, const Act* inp, const Act* dout, int N, int F) = 0;
+  // Rotary position embedding, IN PLACE, on the q and k heads of qkv (B,T,(NH+2NKV)hs): the NH q
+  // heads and NKV k heads of each row (v is untouched) are rotated by the angles of position t
+  // (0-based): for i < hs/2, a = t theta^(-2i/hs),
+  //   x[i] <- x[i] cos a - x[i+hs/2] sin a,   x[i+hs/2] <- x[i+hs/2] cos a + x[i] sin a.
+  // That is the rotate_half convention over the two halves of each head that transformers'
+  // LlamaModel uses (q * cos + rotate_half(q) * sin), so its checkpoints load without permuting
+  // q/k. hs must be even. Angles are computed in double. Source: Su et al. 2021, "RoFormer",
+  // eq. 34; theta = model.rope_theta (10000; Llama 3: 500000).
+  virtual void rope_forward(Act* qkv, int B, int T, int NH, int NKV, int hs, float theta) = 0;
+  // The gradient through rope_forward, IN PLACE on dqkv (B,T,(NH+2NKV)hs): the inverse rotation
+  // (angle -a) of the dq and dk heads; dv is untouched. Unlike the other backward ops this does
+  // not accumulate: it turns the gradient of the rotated qkv into that of the unrotated one.
+  virtual void rope_backward(Act* dqkv, int B, int T, int NH, int NKV, int hs, float theta) = 0;
   // out (N) = a + b.
   virtual void residual_forward(Act* out, const Act* a, const Act* b, size_t N) = 0;
   // Fused softmax + cross-entropy over V classes for N rows. losses (N) = -log softmax(logits)[target].

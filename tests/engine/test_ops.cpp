@@ -19,7 +19,9 @@
 #include "engine/ops/reference/matmul.h"
 #include "engine/ops/reference/optimizer.h"
 #include "engine/ops/reference/rmsnorm.h"
+#include "engine/ops/reference/rope.h"
 #include "engine/ops/reference/softmax_cross_entropy.h"
+#include "engine/ops/reference/swiglu.h"
 
 using namespace td;
 using Vec = std::vector<double>;
@@ -168,6 +170,32 @@ class TestOps : public QObject {
                     cpu::gelu_backward(dx.data(), in[0].data(), d.data(), dx.size());
                     return std::vector<Vec>{dx};
                   }});
+    const int F = OC;
+    cs.push_back({"swiglu", {randn((size_t)N * 2 * F, 15, 2.0)},
+                  [=](const std::vector<Vec>& in) {
+                    Vec out((size_t)N * F);
+                    cpu::swiglu_forward(out.data(), in[0].data(), N, F);
+                    return out;
+                  },
+                  [=](const std::vector<Vec>& in, const Vec& d) {
+                    Vec dx(in[0].size(), 0.0);
+                    cpu::swiglu_backward(dx.data(), in[0].data(), d.data(), N, F);
+                    return std::vector<Vec>{dx};
+                  }});
+    // RoPE on qkv with NH = 3 q heads, NKV = 1 k/v head of hs = C / NH = 4; theta 500000.
+    const int hs = C / NH, NKV = 1;
+    const size_t nqkv = (size_t)N * (NH + 2 * NKV) * hs;
+    cs.push_back({"rope", {randn(nqkv, 16)},
+                  [=](const std::vector<Vec>& in) {
+                    Vec x = in[0];
+                    cpu::rope_forward(x.data(), B, T, NH, NKV, hs, 500000.0);
+                    return x;
+                  },
+                  [=](const std::vector<Vec>& in, const Vec& d) {
+                    Vec dx = d;
+                    cpu::rope_backward(dx.data(), B, T, NH, NKV, hs, 500000.0);
+                    return std::vector<Vec>{dx};
+                  }});
     auto targets = rand_ids(N, V, 11);
     // Softmax + cross-entropy: L = 0.37 * sum(losses); its backward is the op's dlogits with
     // grad_scale 0.37 (the fused op takes a uniform scale, so r is constant here).
@@ -249,6 +277,37 @@ class TestOps : public QObject {
     QVERIFY(std::abs(y[0] - 0.8411920) < 1e-6);
     QCOMPARE(y[1], 0.0);
     QVERIFY(std::abs(y[2] + 0.1588080) < 1e-6);
+  }
+  void swiglu_by_hand() {
+    // Rows [gate | up] with F = 2: gate [0, 1], up [5, 2]. silu(0) = 0, silu(1) = sigmoid(1) =
+    // 0.73105858: out = [0, 1.46211716]. With dout = [1, 1]: d gate = up sigmoid (1 + g (1 -
+    // sigmoid)) = [5 * 0.5 * 1, 2 * 0.73105858 * 1.26894142] = [2.5, 1.85534102]; d up = silu(gate)
+    // = [0, 0.73105858].
+    double x[4] = {0, 1, 5, 2}, out[2], dy[2] = {1, 1}, dx[4] = {0, 0, 0, 0};
+    cpu::swiglu_forward(out, x, 1, 2);
+    QCOMPARE(out[0], 0.0);
+    QVERIFY(std::abs(out[1] - 1.46211716) < 1e-8);
+    cpu::swiglu_backward(dx, x, dy, 1, 2);
+    QVERIFY(std::abs(dx[0] - 2.5) < 1e-12);
+    QVERIFY(std::abs(dx[1] - 1.85534102) < 1e-8);
+    QCOMPARE(dx[2], 0.0);
+    QVERIFY(std::abs(dx[3] - 0.73105858) < 1e-8);
+  }
+  void rope_by_hand() {
+    // One q, one k, one v head of hs = 4 (halves (0, 2) and (1, 3)), theta = 100: pair i turns by
+    // t * 100^(-2i/4), i.e. by t and by t / 10. Position 0 is not rotated; at t = 1, q = [1, 1, 0, 0]
+    // becomes [cos 1, cos 0.1, sin 1, sin 0.1] (rotate_half: x[i] cos - x[i+2] sin, x[i+2] cos +
+    // x[i] sin), k = [0, 0, 2, 0] becomes [-2 sin 1, 0, 2 cos 1, 0], and v stays.
+    Vec x = {1, 1, 0, 0, 0, 0, 2, 0, 5, 6, 7, 8,  /* t = 1: */ 1, 1, 0, 0, 0, 0, 2, 0, 5, 6, 7, 8};
+    const Vec x0 = x;
+    cpu::rope_forward(x.data(), 1, 2, 1, 1, 4, 100.0);
+    for (int j = 0; j < 12; j++) QCOMPARE(x[j], x0[j]);
+    const double want[12] = {0.54030231, 0.99500417, 0.84147098, 0.09983342, -2 * 0.84147098, 0, 2 * 0.54030231, 0,
+                             5, 6, 7, 8};
+    for (int j = 0; j < 12; j++) QVERIFY2(std::abs(x[12 + j] - want[j]) < 1e-8, qPrintable(QString::number(j)));
+    // The backward rotation undoes it.
+    cpu::rope_backward(x.data(), 1, 2, 1, 1, 4, 100.0);
+    for (int j = 0; j < 24; j++) QVERIFY(std::abs(x[j] - x0[j]) < 1e-15);
   }
   void attention_by_hand() {
     // One head of width 1, T = 2. q = [*, 1], k = [0, ln 3], v = [2, 6].

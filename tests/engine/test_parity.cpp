@@ -42,7 +42,9 @@
 #include "engine/ops/reference/optimizer.h"
 #include "engine/ops/reference/residual.h"
 #include "engine/ops/reference/rmsnorm.h"
+#include "engine/ops/reference/rope.h"
 #include "engine/ops/reference/softmax_cross_entropy.h"
+#include "engine/ops/reference/swiglu.h"
 #include "engine/optim/adamw.h"
 
 using namespace td;
@@ -76,12 +78,14 @@ constexpr double kBF16Attention = 3e-2;
 constexpr double kExact = 0.0;
 
 // ---- shapes ---------------------------------------------------------------------------------
-// B, T, C, NH, V, OC. Small odd sizes (no loop is accidentally a multiple of a vector width or a
+// B, T, C, NH, V, OC, NKV. Small odd sizes (no loop is accidentally a multiple of a vector width or a
 // tile), then one of GPT-like size.
+// NKV: key/value heads of the Llama ops (RoPE, grouped-query attention): multi-query (1), as
+// many as NH, and groups of 2.
 struct Shape {
-  int B, T, C, NH, V, OC;
+  int B, T, C, NH, V, OC, NKV;
 };
-const Shape kShapes[] = {{2, 5, 12, 3, 7, 9}, {3, 17, 40, 5, 67, 33}, {4, 64, 64, 4, 1000, 96}};
+const Shape kShapes[] = {{2, 5, 12, 3, 7, 9, 1}, {3, 17, 40, 5, 67, 33, 5}, {4, 64, 64, 4, 1000, 96, 2}};
 
 // ---- host data ------------------------------------------------------------------------------
 template <class T> T from_double(double x);
@@ -341,6 +345,53 @@ template <class Act> double check_gelu_backward(Backend& be, const Shape& s) {
   return rel_error(m.get(g_dx, n), dx);
 }
 
+// SwiGLU with F = OC hidden channels: inp (N,2F) = [gate | up].
+template <class Act> double check_swiglu_forward(Backend& be, const Shape& s) {
+  Rand r(29);
+  Mem m(be);
+  const int N = s.B * s.T, F = s.OC;
+  Vec x = r.normal<Act>((size_t)N * 2 * F, 3.0), want((size_t)N * F);
+  cpu::swiglu_forward(want.data(), x.data(), N, F);
+  Act* out = m.put<Act>(Vec(want.size()));
+  be.ops<Act>().swiglu_forward(out, m.put<Act>(x), N, F);
+  return rel_error(m.get(out, want.size()), want);
+}
+
+template <class Act> double check_swiglu_backward(Backend& be, const Shape& s) {
+  Rand r(30);
+  Mem m(be);
+  const int N = s.B * s.T, F = s.OC;
+  Vec x = r.normal<Act>((size_t)N * 2 * F, 3.0), dout = r.normal<Act>((size_t)N * F), dx = r.normal<Act>(x.size());
+  Act* g_dx = m.put<Act>(dx);
+  cpu::swiglu_backward(dx.data(), x.data(), dout.data(), N, F);
+  be.ops<Act>().swiglu_backward(g_dx, m.put<Act>(x), m.put<Act>(dout), N, F);
+  return rel_error(m.get(g_dx, dx.size()), dx);
+}
+
+// RoPE on qkv (B,T,(NH+2NKV)hs), in place, for Llama 2's and Llama 3's theta; forward = true
+// checks rope_forward, else rope_backward (the inverse rotation).
+template <class Act> double check_rope(Backend& be, const Shape& s, bool forward) {
+  Rand r(forward ? 31 : 32);
+  Mem m(be);
+  const int hs = s.C / s.NH;
+  double err = 0;
+  for (float theta : {10000.0f, 500000.0f}) {
+    Vec x = r.normal<Act>((size_t)s.B * s.T * (s.NH + 2 * s.NKV) * hs);
+    Act* g_x = m.put<Act>(x);
+    if (forward) {
+      cpu::rope_forward(x.data(), s.B, s.T, s.NH, s.NKV, hs, (double)theta);
+      be.ops<Act>().rope_forward(g_x, s.B, s.T, s.NH, s.NKV, hs, theta);
+    } else {
+      cpu::rope_backward(x.data(), s.B, s.T, s.NH, s.NKV, hs, (double)theta);
+      be.ops<Act>().rope_backward(g_x, s.B, s.T, s.NH, s.NKV, hs, theta);
+    }
+    err = std::max(err, rel_error(m.get(g_x, x.size()), x));
+  }
+  return err;
+}
+template <class Act> double check_rope_forward(Backend& be, const Shape& s) { return check_rope<Act>(be, s, true); }
+template <class Act> double check_rope_backward(Backend& be, const Shape& s) { return check_rope<Act>(be, s, false); }
+
 template <class Act> double check_residual_forward(Backend& be, const Shape& s) {
   Rand r(21);
   Mem m(be);
@@ -461,6 +512,10 @@ template <class Act> void add_activation_rows(std::vector<Row>& rows) {
   rows.push_back({Op::kAttentionBackward, d, f32 ? kF32Reduction : kBF16Attention, check_attention_backward<Act>});
   rows.push_back({Op::kGeluForward, d, f32 ? kF32Transcendental : kBF16Once, check_gelu_forward<Act>});
   rows.push_back({Op::kGeluBackward, d, f32 ? kF32Transcendental : kBF16Once, check_gelu_backward<Act>});
+  rows.push_back({Op::kSwigluForward, d, f32 ? kF32Transcendental : kBF16Once, check_swiglu_forward<Act>});
+  rows.push_back({Op::kSwigluBackward, d, f32 ? kF32Transcendental : kBF16Once, check_swiglu_backward<Act>});
+  rows.push_back({Op::kRopeForward, d, once, check_rope_forward<Act>});
+  rows.push_back({Op::kRopeBackward, d, once, check_rope_backward<Act>});
   rows.push_back({Op::kResidualForward, d, once, check_residual_forward<Act>});
   rows.push_back({Op::kSoftmaxCrossEntropy, d, sum, check_softmax_cross_entropy<Act>});
 }
