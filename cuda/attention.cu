@@ -65,10 +65,11 @@ void gemm_rm(cublasHandle_t h, bool ta, bool tb, int M, int N, int K, float alph
       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
-// qkv (bc,T,3,NH,hs) -> q, k, v (bc,NH,T,hs); one thread per element of q.
+// qkv (bc,T,NH+2NKV,hs) -> q, k, v (bc,NH,T,hs), k and v of head h taken from k/v head
+// h / (NH / NKV) (repeat_kv); one thread per element of q.
 template <class Act>
 __global__ void permute_qkv_kernel(Act* q, Act* k, Act* v, const Act* qkv, int bc, int T, int NH,
-                                   int hs) {
+                                   int NKV, int hs) {
   const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (size_t)bc * NH * T * hs) return;
   const int d = (int)(i % hs);
@@ -77,11 +78,12 @@ __global__ void permute_qkv_kernel(Act* q, Act* k, Act* v, const Act* qkv, int b
   r /= T;
   const int h = (int)(r % NH);
   const size_t b = r / NH;
-  const size_t C = (size_t)NH * hs;
-  const size_t src = (b * T + t) * 3 * C + (size_t)h * hs + d;
-  q[i] = qkv[src];
-  k[i] = qkv[src + C];
-  v[i] = qkv[src + 2 * C];
+  const size_t C = (size_t)NH * hs, CKV = (size_t)NKV * hs;
+  const size_t row = (b * T + t) * (C + 2 * CKV);
+  const size_t kv = row + C + (size_t)(h / (NH / NKV)) * hs + d;
+  q[i] = qkv[row + (size_t)h * hs + d];
+  k[i] = qkv[kv];
+  v[i] = qkv[kv + CKV];
 }
 
 // x (bc,T,NH,hs) -> y (bc,NH,T,hs) when to_heads, else y -> x (heads re-joined).
@@ -103,10 +105,12 @@ __global__ void permute_heads_kernel(Act* dst, const Act* src, int bc, int T, in
     dst[j] = src[i];
 }
 
-// dqkv (bc,T,3,NH,hs) += dq, dk, dv (bc,NH,T,hs), one rounding to Act per element.
+// dqkv (bc,T,NH+2NKV,hs) += dq, dk, dv (bc,NH,T,hs), one rounding to Act per element. The
+// thread of the first query head of a group also adds the group's dk and dv, summed over its
+// G = NH / NKV heads in order (deterministic).
 template <class Act>
 __global__ void accumulate_dqkv_kernel(Act* dqkv, const float* dq, const float* dk,
-                                       const float* dv, int bc, int T, int NH, int hs) {
+                                       const float* dv, int bc, int T, int NH, int NKV, int hs) {
   const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (size_t)bc * NH * T * hs) return;
   const int d = (int)(i % hs);
@@ -115,11 +119,21 @@ __global__ void accumulate_dqkv_kernel(Act* dqkv, const float* dq, const float* 
   r /= T;
   const int h = (int)(r % NH);
   const size_t b = r / NH;
-  const size_t C = (size_t)NH * hs;
-  const size_t j = (b * T + t) * 3 * C + (size_t)h * hs + d;
+  const size_t C = (size_t)NH * hs, CKV = (size_t)NKV * hs;
+  const int G = NH / NKV;
+  const size_t row = (b * T + t) * (C + 2 * CKV);
+  const size_t j = row + (size_t)h * hs + d;
   dqkv[j] = store_as<Act>(load_f(dqkv[j]) + dq[i]);
-  dqkv[j + C] = store_as<Act>(load_f(dqkv[j + C]) + dk[i]);
-  dqkv[j + 2 * C] = store_as<Act>(load_f(dqkv[j + 2 * C]) + dv[i]);
+  if (h % G != 0) return;
+  float sk = dk[i], sv = dv[i];
+  const size_t head = (size_t)T * hs;  // from head h to head h + 1 in (bc,NH,T,hs)
+  for (int g = 1; g < G; g++) {
+    sk += dk[i + g * head];
+    sv += dv[i + g * head];
+  }
+  const size_t jk = row + C + (size_t)(h / G) * hs + d;
+  dqkv[jk] = store_as<Act>(load_f(dqkv[jk]) + sk);
+  dqkv[jk + CKV] = store_as<Act>(load_f(dqkv[jk + CKV]) + sv);
 }
 
 // Butterfly reductions: every lane ends with the same value, in the same order on every run.
@@ -187,9 +201,10 @@ size_t attention_scratch_bytes(int B, int T, int C, int NH, size_t act_bytes, bo
 
 template <class Act>
 void attention_forward(cublasHandle_t blas, Act* out, Act* att, const Act* qkv, int B, int T,
-                       int C, int NH, void* scratch, size_t scratch_bytes, cudaStream_t stream) {
-  TD_ASSERT(B > 0 && T > 0 && NH > 0 && C % NH == 0);
+                       int C, int NH, int NKV, void* scratch, size_t scratch_bytes, cudaStream_t stream) {
+  TD_ASSERT(B > 0 && T > 0 && NH > 0 && C % NH == 0 && NKV > 0 && NH % NKV == 0);
   const int hs = C / NH;
+  const size_t W = (size_t)C + 2 * (size_t)NKV * hs;  // qkv row width
   const float scale = 1.0f / std::sqrt((float)hs);
   const int bc = batch_chunk(B, T, C, NH, sizeof(Act), false);
   const Layout L = layout(bc, T, C, NH, sizeof(Act), false);
@@ -207,8 +222,8 @@ void attention_forward(cublasHandle_t blas, Act* out, Act* att, const Act* qkv, 
     const size_t n = (size_t)nb * T * C;  // elements of q (and of out for this chunk)
     const size_t rows = (size_t)nb * NH * T;
     Act* att_b = att + (size_t)b0 * NH * T * T;
-    permute_qkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(q, k, v, qkv + (size_t)b0 * T * 3 * C,
-                                                            nb, T, NH, hs);
+    permute_qkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(q, k, v, qkv + (size_t)b0 * T * W,
+                                                            nb, T, NH, NKV, hs);
     check_launch("permute_qkv_kernel");
     // scores (T,T) = scale * q (T,hs) @ k^T, per (b, h).
     gemm_rm(blas, false, true, T, T, hs, scale, q, act, hs, s_th, k, act, hs, s_th, 0.0f, scores,
@@ -226,10 +241,11 @@ void attention_forward(cublasHandle_t blas, Act* out, Act* att, const Act* qkv, 
 
 template <class Act>
 void attention_backward(cublasHandle_t blas, Act* dqkv, const Act* dout, const Act* qkv,
-                        const Act* att, int B, int T, int C, int NH, void* scratch,
+                        const Act* att, int B, int T, int C, int NH, int NKV, void* scratch,
                         size_t scratch_bytes, cudaStream_t stream) {
-  TD_ASSERT(B > 0 && T > 0 && NH > 0 && C % NH == 0);
+  TD_ASSERT(B > 0 && T > 0 && NH > 0 && C % NH == 0 && NKV > 0 && NH % NKV == 0);
   const int hs = C / NH;
+  const size_t W = (size_t)C + 2 * (size_t)NKV * hs;  // qkv row width
   const float scale = 1.0f / std::sqrt((float)hs);
   const int bc = batch_chunk(B, T, C, NH, sizeof(Act), true);
   const Layout L = layout(bc, T, C, NH, sizeof(Act), true);
@@ -252,8 +268,8 @@ void attention_backward(cublasHandle_t blas, Act* dqkv, const Act* dout, const A
     const size_t rows = (size_t)nb * NH * T;
     const Act* att_b = att + (size_t)b0 * NH * T * T;
     const int batch = nb * NH;
-    permute_qkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(q, k, v, qkv + (size_t)b0 * T * 3 * C,
-                                                            nb, T, NH, hs);
+    permute_qkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(q, k, v, qkv + (size_t)b0 * T * W,
+                                                            nb, T, NH, NKV, hs);
     check_launch("permute_qkv_kernel");
     permute_heads_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(dy, dout + (size_t)b0 * T * C, nb,
                                                               T, NH, hs, true);
@@ -271,23 +287,23 @@ void attention_backward(cublasHandle_t blas, Act* dqkv, const Act* dout, const A
             CUDA_R_32F, hs, s_th, batch);
     gemm_rm(blas, true, false, T, hs, T, scale, dpre, act, T, s_tt, q, act, hs, s_th, 0.0f, dk,
             CUDA_R_32F, hs, s_th, batch);
-    accumulate_dqkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(dqkv + (size_t)b0 * T * 3 * C, dq,
-                                                                dk, dv, nb, T, NH, hs);
+    accumulate_dqkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(dqkv + (size_t)b0 * T * W, dq,
+                                                                dk, dv, nb, T, NH, NKV, hs);
     check_launch("accumulate_dqkv_kernel");
   }
 }
 
 template void attention_forward<float>(cublasHandle_t, float*, float*, const float*, int, int, int,
-                                       int, void*, size_t, cudaStream_t);
+                                       int, int, void*, size_t, cudaStream_t);
 template void attention_forward<__nv_bfloat16>(cublasHandle_t, __nv_bfloat16*, __nv_bfloat16*,
-                                               const __nv_bfloat16*, int, int, int, int, void*,
+                                               const __nv_bfloat16*, int, int, int, int, int, void*,
                                                size_t, cudaStream_t);
 template void attention_backward<float>(cublasHandle_t, float*, const float*, const float*,
-                                        const float*, int, int, int, int, void*, size_t,
+                                        const float*, int, int, int, int, int, void*, size_t,
                                         cudaStream_t);
 template void attention_backward<__nv_bfloat16>(cublasHandle_t, __nv_bfloat16*,
                                                 const __nv_bfloat16*, const __nv_bfloat16*,
-                                                const __nv_bfloat16*, int, int, int, int, void*,
+                                                const __nv_bfloat16*, int, int, int, int, int, void*,
                                                 size_t, cudaStream_t);
 
 }  // namespace td::cuda

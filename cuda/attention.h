@@ -27,17 +27,21 @@ constexpr size_t kAttentionScratchBudget = size_t(256) << 20;
 size_t attention_scratch_bytes(int B, int T, int C, int NH, size_t act_bytes, bool backward);
 
 /// out (B,T,C) = softmax_causal(q k^T / sqrt(hs)) v per head; att (B,NH,T,T) = the
-/// probabilities, zero above the diagonal. qkv (B,T,3C). blas is bound to `stream`; scratch
-/// holds attention_scratch_bytes(..., false) bytes. Act = float or __nv_bfloat16.
+/// probabilities, zero above the diagonal. qkv (B,T,C+2 NKV hs): q | k | v with NKV k/v heads,
+/// each shared by NH / NKV query heads (grouped-query attention; NKV = NH: qkv (B,T,3C)). k and
+/// v are expanded to NH heads in scratch (transformers' repeat_kv), so the GEMMs are those of
+/// multi-head attention. blas is bound to `stream`; scratch holds attention_scratch_bytes(...,
+/// false) bytes. Act = float or __nv_bfloat16.
 template <class Act>
 void attention_forward(cublasHandle_t blas, Act* out, Act* att, const Act* qkv, int B, int T,
-                       int C, int NH, void* scratch, size_t scratch_bytes, cudaStream_t stream);
+                       int C, int NH, int NKV, void* scratch, size_t scratch_bytes, cudaStream_t stream);
 
-/// dqkv (B,T,3C) += gradient of attention_forward given dout (B,T,C), qkv and the saved att.
+/// dqkv (B,T,C+2 NKV hs) += gradient of attention_forward given dout (B,T,C), qkv and the saved
+/// att; a k/v head's dk and dv are summed over its group of query heads in a fixed order.
 /// scratch holds attention_scratch_bytes(..., true) bytes.
 template <class Act>
 void attention_backward(cublasHandle_t blas, Act* dqkv, const Act* dout, const Act* qkv,
-                        const Act* att, int B, int T, int C, int NH, void* scratch,
+                        const Act* att, int B, int T, int C, int NH, int NKV, void* scratch,
                         size_t scratch_bytes, cudaStream_t stream);
 
 }  // namespace td::cuda

@@ -359,17 +359,17 @@ class CudaBackend final : public Backend {
       void* s = dbias ? be_.scratch(Matmul::backward_scratch_bytes(N, OC)) : nullptr;
       be_.matmul_->backward(dev(dinp), dweight, dbias, dev(dout), dev(inp), dev(weight), N, C, OC, s, be_.stream_);
     }
-    void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH) override {
+    void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
       be_.bind();
       const size_t bytes = attention_scratch_bytes(B, T, C, NH, sizeof(Act), false);
       void* s = be_.scratch(bytes);
-      td::cuda::attention_forward(be_.blas_, dev(out), dev(att), dev(qkv), B, T, C, NH, s, bytes, be_.stream_);
+      td::cuda::attention_forward(be_.blas_, dev(out), dev(att), dev(qkv), B, T, C, NH, NKV, s, bytes, be_.stream_);
     }
-    void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att, int B, int T, int C, int NH) override {
+    void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att, int B, int T, int C, int NH, int NKV) override {
       be_.bind();
       const size_t bytes = attention_scratch_bytes(B, T, C, NH, sizeof(Act), true);
       void* s = be_.scratch(bytes);
-      td::cuda::attention_backward(be_.blas_, dev(dqkv), dev(dout), dev(qkv), dev(att), B, T, C, NH, s, bytes, be_.stream_);
+      td::cuda::attention_backward(be_.blas_, dev(dqkv), dev(dout), dev(qkv), dev(att), B, T, C, NH, NKV, s, bytes, be_.stream_);
     }
     void gelu_forward(Act* out, const Act* inp, size_t N) override {
       if (N == 0) return;

@@ -94,6 +94,14 @@ template <> class Io<bf16> {
 // The activation ops of the CPU backend, once for both element types: each forwards to the fp32
 // instantiation of its reference op through an Io<Act>.
 template <class Act> class CpuOps final : public ActivationOps<Act> {
+  // Elements of qkv (B,T,C+2 NKV hs) for attention.
+  static size_t qkv_elements(int B, int T, int C, int NH, int NKV) {
+    return (size_t)B * T * (C + 2 * (size_t)NKV * (C / NH));
+  }
+  static void check_heads(int C, int NH, int NKV) {
+    TD_ASSERT(NH > 0 && NKV > 0 && C % NH == 0 && NH % NKV == 0);
+  }
+
  public:
   void encoder_forward(Act* out, const int32_t* inp, const Act* wte, const Act* wpe, int B, int T, int C) override {
     const size_t BT = (size_t)B * T;
@@ -140,17 +148,20 @@ template <class Act> class CpuOps final : public ActivationOps<Act> {
     cpu::matmul_backward(io.acc(dinp, (size_t)N * C), dweight, dbias, io.in(dout, (size_t)N * OC),
                          io.in(inp, (size_t)N * C), io.in(weight, (size_t)OC * C), N, C, OC);
   }
-  void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH) override {
+  void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
+    check_heads(C, NH, NKV);
     Io<Act> io;
     cpu::attention_forward(io.out(out, (size_t)B * T * C), io.out(att, (size_t)B * NH * T * T),
-                           io.in(qkv, (size_t)B * T * 3 * C), B, T, C, NH);
+                           io.in(qkv, qkv_elements(B, T, C, NH, NKV)), B, T, C, NH, NKV);
   }
-  void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att, int B, int T, int C, int NH) override {
-    const size_t n3 = (size_t)B * T * 3 * C, natt = (size_t)B * NH * T * T;
+  void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att, int B, int T, int C, int NH,
+                          int NKV) override {
+    check_heads(C, NH, NKV);
+    const size_t nqkv = qkv_elements(B, T, C, NH, NKV), natt = (size_t)B * NH * T * T;
     scratch_.resize(natt);
     Io<Act> io;
-    cpu::attention_backward(io.acc(dqkv, n3), scratch_.data(), io.in(dout, (size_t)B * T * C), io.in(qkv, n3),
-                            io.in(att, natt), B, T, C, NH);
+    cpu::attention_backward(io.acc(dqkv, nqkv), scratch_.data(), io.in(dout, (size_t)B * T * C), io.in(qkv, nqkv),
+                            io.in(att, natt), B, T, C, NH, NKV);
   }
   void gelu_forward(Act* out, const Act* inp, size_t N) override {
     Io<Act> io;

@@ -1,21 +1,24 @@
-// The backend interface: every op the GPT model needs, one entry point each.
+// The backend interface: every op the GPT-2 and Llama models need, one entry point each.
 //
 // Pointers are backend memory (host memory for the CPU backend, device memory for CUDA).
 // Shapes use B = batch, T = sequence length, C = channels (d_model), NH = heads, hs = C / NH,
-// V = vocabulary, N = rows (B*T), OC = output channels. Tensors are row-major and contiguous.
-// Backward ops ACCUMULATE into their gradient outputs (+=), as PyTorch's autograd does for
-// leaves; the caller zeroes gradients before a step (llm.c's convention).
+// NKV = key/value heads (grouped-query attention), V = vocabulary, N = rows (B*T), OC = output
+// channels, F = MLP hidden channels. Tensors are row-major and contiguous. Backward ops
+// ACCUMULATE into their gradient outputs (+=), as PyTorch's autograd does for leaves; the caller
+// zeroes gradients before a step (llm.c's convention). The one exception, rope_backward, works
+// in place (see there).
 //
 // Mixed precision (train.precision = "bf16"): the activation ops come in two element types Act,
 // float and bf16 (engine/ops/dtype.h). With Act = bf16, activations and the weights the ops
 // read are bf16 (a copy of the fp32 master weights, made by convert()), while everything that
 // accumulates over many rows or steps stays fp32: weight and bias gradients, LayerNorm's mean
-// and rstd, per-token losses, and all arithmetic inside an op (fp32 accumulation, one rounding
-// to bf16 per output element). The optimizer ops (AdamW, norm, scale) are fp32 only.
+// and rstd, RMSNorm's rstd, per-token losses, and all arithmetic inside an op (fp32
+// accumulation, one rounding to bf16 per output element). The optimizer ops (AdamW, norm, scale) are fp32 only.
 //
 // The CPU reference (engine/ops/reference/<op>.h) is the definition; other backends are tested
-// against it op by op in the parity harness (tests/engine/test_parity.cpp holds the table of (op, dtype)
-// rows; it fails when a backend supports an op that has no row).
+// against it op by op in the parity harness (tests/engine/test_parity.cpp holds the table of
+// (op, dtype) rows; it fails when a backend supports an op that has no row). docs/cuda.md
+// "Adding an op" lists the files a new op touches.
 #pragma once
 
 #include <cstddef>
@@ -98,15 +101,20 @@ class ActivationOps {
   // non-null). dinp may be null (no input gradient wanted).
   virtual void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout,
                                const Act* inp, const Act* weight, int N, int C, int OC) = 0;
-  // Causal multi-head self-attention core. qkv (B,T,3C) holds q | k | v, each split into NH
-  // heads of hs channels (PyTorch's view(B,T,NH,hs)); att (B,NH,T,T) saves the softmax
-  // probabilities (zero above the diagonal); out (B,T,C) = att @ v with heads re-joined.
-  // Source: Vaswani et al. 2017, eq. 1, with the causal mask of GPT-2; scale 1/sqrt(hs).
+  // Causal multi-head self-attention core, with grouped-query attention. hs = C / NH; qkv
+  // (B,T,C+2 NKV hs) holds q (NH heads) | k (NKV heads) | v (NKV heads), each head hs channels
+  // (PyTorch's view(B,T,heads,hs)); query head h attends with k/v head h / (NH / NKV), so each
+  // k/v head serves a group of NH / NKV query heads (NKV = NH: multi-head attention, qkv
+  // (B,T,3C), GPT-2; NKV = 1: multi-query). NH must be a multiple of NKV. att (B,NH,T,T) saves
+  // the softmax probabilities (zero above the diagonal); out (B,T,C) = att @ v with heads
+  // re-joined. Source: Vaswani et al. 2017, eq. 1, with the causal mask of GPT-2, scale
+  // 1/sqrt(hs); GQA: Ainslie et al. 2023, "GQA", sec. 2.2 (transformers' repeat_kv).
   virtual void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C,
-                                 int NH) = 0;
-  // dqkv (B,T,3C) += gradient of attention_forward given dout (B,T,C) and the saved att.
+                                 int NH, int NKV) = 0;
+  // dqkv (B,T,C+2 NKV hs) += gradient of attention_forward given dout (B,T,C) and the saved
+  // att; dk and dv of a k/v head are the sums over the query heads of its group.
   virtual void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att,
-                                  int B, int T, int C, int NH) = 0;
+                                  int B, int T, int C, int NH, int NKV) = 0;
   // out (N) = GELU(inp), tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
   // Source: Hendrycks & Gimpel 2016; torch.nn.functional.gelu(approximate="tanh").
   virtual void gelu_forward(Act* out, const Act* inp, size_t N) = 0;

@@ -6,7 +6,11 @@
 // tests/engine/test_parity.cpp (a plain executable, so that it runs where Qt is not installed).
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <functional>
 #include <random>
 #include <vector>
@@ -146,19 +150,23 @@ class TestOps : public QObject {
                     cpu::matmul_backward(dx.data(), dw.data(), db.data(), d.data(), in[0].data(), in[1].data(), N, C, OC);
                     return std::vector<Vec>{dx, dw, db};
                   }});
-    cs.push_back({"attention", {randn((size_t)N * 3 * C, 9)},
-                  [=](const std::vector<Vec>& in) {
-                    Vec out((size_t)N * C), att((size_t)B * NH * T * T);
-                    cpu::attention_forward(out.data(), att.data(), in[0].data(), B, T, C, NH);
-                    return out;
-                  },
-                  [=](const std::vector<Vec>& in, const Vec& d) {
-                    Vec out((size_t)N * C), att((size_t)B * NH * T * T), scratch(att.size());
-                    cpu::attention_forward(out.data(), att.data(), in[0].data(), B, T, C, NH);
-                    Vec dqkv(in[0].size(), 0.0);
-                    cpu::attention_backward(dqkv.data(), scratch.data(), d.data(), in[0].data(), att.data(), B, T, C, NH);
-                    return std::vector<Vec>{dqkv};
-                  }});
+    // Multi-head (NKV = NH = 3, GPT-2) and multi-query (NKV = 1: dk, dv summed over 3 heads).
+    for (int nkv : {NH, 1}) {
+      cs.push_back({nkv == NH ? "attention" : "attention_mqa", {randn((size_t)N * (C + 2 * nkv * (C / NH)), 9)},
+                    [=](const std::vector<Vec>& in) {
+                      Vec out((size_t)N * C), att((size_t)B * NH * T * T);
+                      cpu::attention_forward(out.data(), att.data(), in[0].data(), B, T, C, NH, nkv);
+                      return out;
+                    },
+                    [=](const std::vector<Vec>& in, const Vec& d) {
+                      Vec out((size_t)N * C), att((size_t)B * NH * T * T), scratch(att.size());
+                      cpu::attention_forward(out.data(), att.data(), in[0].data(), B, T, C, NH, nkv);
+                      Vec dqkv(in[0].size(), 0.0);
+                      cpu::attention_backward(dqkv.data(), scratch.data(), d.data(), in[0].data(), att.data(), B, T, C,
+                                              NH, nkv);
+                      return std::vector<Vec>{dqkv};
+                    }});
+    }
     cs.push_back({"gelu", {randn(64, 10, 2.0)},
                   [=](const std::vector<Vec>& in) {
                     Vec out(in[0].size());
@@ -314,11 +322,136 @@ class TestOps : public QObject {
     // t = 0 sees itself only: out0 = v0 = 2. t = 1: scores [0, ln 3] -> p = [1/4, 3/4]:
     // out1 = 2/4 + 3*6/4 = 5.
     double qkv[6] = {/*t0*/ 0.5, 0.0, 2.0, /*t1*/ 1.0, std::log(3.0), 6.0}, out[2], att[4];
-    cpu::attention_forward(out, att, qkv, 1, 2, 1, 1);
+    cpu::attention_forward(out, att, qkv, 1, 2, 1, 1, 1);
     QVERIFY(std::abs(out[0] - 2.0) < 1e-12);
     QVERIFY(std::abs(out[1] - 5.0) < 1e-12);
     QVERIFY(std::abs(att[2] - 0.25) < 1e-12 && std::abs(att[3] - 0.75) < 1e-12);
     QCOMPARE(att[1], 0.0);  // masked
+  }
+  void grouped_query_attention_is_attention_over_repeated_kv() {
+    // GQA (Ainslie et al. 2023) defined as transformers' repeat_kv does it: NH = 4 query heads, NKV
+    // = 2 k/v heads of hs = 3, heads (0, 1) share k/v head 0 and (2, 3) head 1. The same q with k/v
+    // copied out to 4 heads, run as multi-head attention, must give the same out and att; dq the
+    // same, and the GQA dk/dv of a k/v head the sum of its two copies' multi-head dk/dv.
+    const int b = 2, t = 6, nh = 4, nkv = 2, hs = 3, c = nh * hs, G = nh / nkv;
+    const Vec gqa = randn((size_t)b * t * (c + 2 * nkv * hs), 41);
+    Vec mha((size_t)b * t * 3 * c);
+    for (int r = 0; r < b * t; r++) {
+      const double* src = gqa.data() + (size_t)r * (c + 2 * nkv * hs);
+      double* dst = mha.data() + (size_t)r * 3 * c;
+      for (int j = 0; j < c; j++) dst[j] = src[j];  // q
+      for (int h = 0; h < nh; h++)
+        for (int d = 0; d < hs; d++) {
+          dst[c + h * hs + d] = src[c + (h / G) * hs + d];                 // k
+          dst[2 * c + h * hs + d] = src[c + nkv * hs + (h / G) * hs + d];  // v
+        }
+    }
+    Vec out1((size_t)b * t * c), out2(out1.size()), att1((size_t)b * nh * t * t), att2(att1.size()), scratch(att1.size());
+    cpu::attention_forward(out1.data(), att1.data(), gqa.data(), b, t, c, nh, nkv);
+    cpu::attention_forward(out2.data(), att2.data(), mha.data(), b, t, c, nh, nh);
+    for (size_t i = 0; i < out1.size(); i++) QVERIFY(std::abs(out1[i] - out2[i]) < 1e-12);
+    for (size_t i = 0; i < att1.size(); i++) QVERIFY(std::abs(att1[i] - att2[i]) < 1e-12);
+    const Vec dout = randn(out1.size(), 42);
+    Vec d1(gqa.size(), 0.0), d2(mha.size(), 0.0);
+    cpu::attention_backward(d1.data(), scratch.data(), dout.data(), gqa.data(), att1.data(), b, t, c, nh, nkv);
+    cpu::attention_backward(d2.data(), scratch.data(), dout.data(), mha.data(), att2.data(), b, t, c, nh, nh);
+    for (int r = 0; r < b * t; r++) {
+      const double* g1 = d1.data() + (size_t)r * (c + 2 * nkv * hs);
+      const double* g2 = d2.data() + (size_t)r * 3 * c;
+      for (int j = 0; j < c; j++) QVERIFY(std::abs(g1[j] - g2[j]) < 1e-12);
+      for (int kh = 0; kh < nkv; kh++)
+        for (int d = 0; d < hs; d++) {
+          double dk = 0, dv = 0;
+          for (int g = 0; g < G; g++) {
+            dk += g2[c + (kh * G + g) * hs + d];
+            dv += g2[2 * c + (kh * G + g) * hs + d];
+          }
+          QVERIFY(std::abs(g1[c + kh * hs + d] - dk) < 1e-12);
+          QVERIFY(std::abs(g1[c + nkv * hs + kh * hs + d] - dv) < 1e-12);
+        }
+    }
+  }
+  // ---- the Llama ops against PyTorch (tests/reference/llama_ops_reference.py, float64) ------
+  // Forward outputs and the autograd gradients of sum(out * dout), against the double reference:
+  // shapes with NKV = 1 (multi-query) and 2 (groups of 2) of NH = 4, theta 500000.
+  void llama_ops_match_pytorch() {
+    using nlohmann::json;
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const int b = 2, t = 7, nh = 4, hs = 6, c = nh * hs, n = b * t, f = 10;
+    const double eps = 1e-5, theta = 500000.0;
+    json in;
+    struct Ours {
+      Vec out;
+      std::map<std::string, Vec> grad;
+    };
+    std::map<std::string, Ours> ours;
+    {
+      Vec x = randn((size_t)n * c, 50, 2.0), w = randn(c, 51), dout = randn(x.size(), 52);
+      Ours o{Vec(x.size()), {{"x", Vec(x.size(), 0.0)}, {"w", Vec(c, 0.0)}}};
+      Vec rs(n);
+      cpu::rmsnorm_forward(o.out.data(), rs.data(), x.data(), w.data(), n, c, eps);
+      cpu::rmsnorm_backward(o.grad["x"].data(), o.grad["w"].data(), dout.data(), x.data(), w.data(), rs.data(), n, c);
+      in["rmsnorm"] = {{"x", x}, {"w", w}, {"N", n}, {"C", c}, {"eps", eps}, {"dout", dout}};
+      ours["rmsnorm"] = o;
+    }
+    for (int nkv : {1, 2}) {
+      const std::string name = nkv == 1 ? "rope" : "attention";  // rope with MQA, attention with GQA
+      Vec qkv = randn((size_t)n * (nh + 2 * nkv) * hs, 53 + nkv);
+      if (name == "rope") {
+        Vec dout = randn(qkv.size(), 55);
+        Ours o{qkv, {{"qkv", dout}}};
+        cpu::rope_forward(o.out.data(), b, t, nh, nkv, hs, theta);
+        cpu::rope_backward(o.grad["qkv"].data(), b, t, nh, nkv, hs, theta);
+        in[name] = {{"qkv", qkv}, {"B", b}, {"T", t}, {"NH", nh}, {"NKV", nkv}, {"hs", hs}, {"theta", theta}, {"dout", dout}};
+        ours[name] = o;
+      } else {
+        Vec dout = randn((size_t)n * c, 56), att((size_t)b * nh * t * t), scratch(att.size());
+        Ours o{Vec(dout.size()), {{"qkv", Vec(qkv.size(), 0.0)}}};
+        cpu::attention_forward(o.out.data(), att.data(), qkv.data(), b, t, c, nh, nkv);
+        cpu::attention_backward(o.grad["qkv"].data(), scratch.data(), dout.data(), qkv.data(), att.data(), b, t, c, nh, nkv);
+        in[name] = {{"qkv", qkv}, {"B", b}, {"T", t}, {"NH", nh}, {"NKV", nkv}, {"hs", hs}, {"dout", dout}};
+        ours[name] = o;
+      }
+    }
+    {
+      Vec x = randn((size_t)n * 2 * f, 57, 2.0), dout = randn((size_t)n * f, 58);
+      Ours o{Vec(dout.size()), {{"x", Vec(x.size(), 0.0)}}};
+      cpu::swiglu_forward(o.out.data(), x.data(), n, f);
+      cpu::swiglu_backward(o.grad["x"].data(), x.data(), dout.data(), n, f);
+      in["swiglu"] = {{"x", x}, {"N", n}, {"F", f}, {"dout", dout}};
+      ours["swiglu"] = o;
+    }
+    const QString in_path = dir.filePath("in.json"), out_path = dir.filePath("out.json");
+    std::ofstream(in_path.toStdString()) << in.dump();
+    QProcess py;
+    py.start(TD_SYSTEM_PYTHON, {TD_SOURCE_DIR "/tests/reference/llama_ops_reference.py", in_path, out_path});
+    QVERIFY2(py.waitForFinished(120000), "waited 120 s for the PyTorch reference of the Llama ops");
+    const QByteArray err = py.readAllStandardError();
+    if (py.exitCode() != 0 && err.contains("No module named 'torch'"))
+      QSKIP("PyTorch is not installed (Debian's python3-torch; ./traindeck.sh test installs it)");
+    QVERIFY2(py.exitCode() == 0, err.constData());
+    json ref;
+    std::ifstream(out_path.toStdString()) >> ref;
+    auto worst = [](const Vec& got, const std::vector<double>& want) -> double {
+      if (got.size() != want.size()) return INFINITY;
+      double num = 0, den = 1e-30;
+      for (size_t i = 0; i < got.size(); i++) {
+        num = std::max(num, std::abs(got[i] - want[i]));
+        den = std::max(den, std::abs(want[i]));
+      }
+      return num / den;
+    };
+    for (const auto& [name, o] : ours) {
+      const double e_out = worst(o.out, ref[name]["out"].get<std::vector<double>>());
+      qInfo("%s: out %.1e", name.c_str(), e_out);
+      QVERIFY2(e_out < 1e-12, qPrintable(QString("%1 forward differs from PyTorch by %2").arg(name.c_str()).arg(e_out)));
+      for (const auto& [input, g] : o.grad) {
+        const double e = worst(g, ref[name]["grad"][input].get<std::vector<double>>());
+        qInfo("%s: grad %s %.1e", name.c_str(), input.c_str(), e);
+        QVERIFY2(e < 1e-12, qPrintable(QString("%1 gradient of %2 differs from PyTorch by %3").arg(name.c_str(), input.c_str()).arg(e)));
+      }
+    }
   }
   void adamw_by_hand() {
     // p = 1, g = 0.5, lr 0.1, betas (0.9, 0.999), eps 1e-8, wd 0.01, t = 1:

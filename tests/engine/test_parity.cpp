@@ -297,30 +297,45 @@ template <class Act> double check_matmul_backward(Backend& be, const Shape& s) {
   return err;
 }
 
+// Attention runs with NKV = NH (multi-head, GPT-2) and with the shape's NKV (grouped-query).
+std::vector<int> kv_heads(const Shape& s) {
+  return s.NKV == s.NH ? std::vector<int>{s.NH} : std::vector<int>{s.NH, s.NKV};
+}
+size_t qkv_size(const Shape& s, int nkv) { return (size_t)s.B * s.T * (s.C + 2 * nkv * (s.C / s.NH)); }
+
 template <class Act> double check_attention_forward(Backend& be, const Shape& s) {
   Rand r(17);
   Mem m(be);
-  Vec qkv = r.normal<Act>((size_t)s.B * s.T * 3 * s.C);
-  Vec want((size_t)s.B * s.T * s.C), att((size_t)s.B * s.NH * s.T * s.T);
-  cpu::attention_forward(want.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
-  Act* out = m.put<Act>(Vec(want.size()));
-  Act* g_att = m.put<Act>(Vec(att.size(), 0.5));  // the masked half must be written (zeros)
-  be.ops<Act>().attention_forward(out, g_att, m.put<Act>(qkv), s.B, s.T, s.C, s.NH);
-  return std::max(rel_error(m.get(out, want.size()), want), rel_error(m.get(g_att, att.size()), att));
+  double err = 0;
+  for (int nkv : kv_heads(s)) {
+    Vec qkv = r.normal<Act>(qkv_size(s, nkv));
+    Vec want((size_t)s.B * s.T * s.C), att((size_t)s.B * s.NH * s.T * s.T);
+    cpu::attention_forward(want.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH, nkv);
+    Act* out = m.put<Act>(Vec(want.size()));
+    Act* g_att = m.put<Act>(Vec(att.size(), 0.5));  // the masked half must be written (zeros)
+    be.ops<Act>().attention_forward(out, g_att, m.put<Act>(qkv), s.B, s.T, s.C, s.NH, nkv);
+    err = std::max({err, rel_error(m.get(out, want.size()), want), rel_error(m.get(g_att, att.size()), att)});
+  }
+  return err;
 }
 
 template <class Act> double check_attention_backward(Backend& be, const Shape& s) {
   Rand r(18);
   Mem m(be);
-  Vec qkv = r.normal<Act>((size_t)s.B * s.T * 3 * s.C), dout = r.normal<Act>((size_t)s.B * s.T * s.C);
-  Vec out(dout.size()), att((size_t)s.B * s.NH * s.T * s.T), scratch(att.size());
-  cpu::attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
-  for (auto& a : att) a = to_float(from_double<Act>(a));  // the saved probabilities, as Act
-  Vec dqkv = r.normal<Act>(qkv.size());
-  Act* g_dqkv = m.put<Act>(dqkv);
-  cpu::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, s.C, s.NH);
-  be.ops<Act>().attention_backward(g_dqkv, m.put<Act>(dout), m.put<Act>(qkv), m.put<Act>(att), s.B, s.T, s.C, s.NH);
-  return rel_error(m.get(g_dqkv, dqkv.size()), dqkv);
+  double err = 0;
+  for (int nkv : kv_heads(s)) {
+    Vec qkv = r.normal<Act>(qkv_size(s, nkv)), dout = r.normal<Act>((size_t)s.B * s.T * s.C);
+    Vec out(dout.size()), att((size_t)s.B * s.NH * s.T * s.T), scratch(att.size());
+    cpu::attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH, nkv);
+    for (auto& a : att) a = to_float(from_double<Act>(a));  // the saved probabilities, as Act
+    Vec dqkv = r.normal<Act>(qkv.size());
+    Act* g_dqkv = m.put<Act>(dqkv);
+    cpu::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, s.C, s.NH, nkv);
+    be.ops<Act>().attention_backward(g_dqkv, m.put<Act>(dout), m.put<Act>(qkv), m.put<Act>(att), s.B, s.T, s.C, s.NH,
+                                     nkv);
+    err = std::max(err, rel_error(m.get(g_dqkv, dqkv.size()), dqkv));
+  }
+  return err;
 }
 
 template <class Act> double check_gelu_forward(Backend& be, const Shape& s) {
