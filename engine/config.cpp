@@ -178,7 +178,7 @@ const std::vector<Field>& fields() {
     v.push_back(make_int<T>("train", "checkpoint_interval", t, &T::checkpoint_interval, 0, big, "Steps between checkpoints; 0 writes one only at the end."));
     v.push_back(make_int<T>("train", "keep_checkpoints", t, &T::keep_checkpoints, 1, 1 << 20, "Newest checkpoints kept; older ones are deleted."));
     v.push_back(make_int<T>("train", "log_interval", t, &T::log_interval, 1, big, "Steps between progress lines on stderr (every step is an event)."));
-    v.push_back(make_int<T>("train", "zero", t, &T::zero, 0, 1, "Data parallel across ranks (docs/distributed.md): 0 averages gradients with an all-reduce; 1 (ZeRO-1) reduce-scatters them, updates each rank's shard with AdamW (optimizer state sharded) and all-gathers the parameters."));
+    v.push_back(make_int<T>("train", "zero", t, &T::zero, 0, 2, "Data parallel across ranks (docs/distributed.md): 0 averages gradients with an all-reduce; 1 (ZeRO-1) reduce-scatters them, updates each rank's shard with AdamW (optimizer state sharded) and all-gathers the parameters; 2 (ZeRO-2) also shards the gradients: each layer's gradient is reduce-scattered as soon as backward has computed it, and a rank keeps only its shard. 3 (parameters sharded too) is not trained yet."));
     v.push_back(make_real<T>("train", "dist_timeout_s", t, &T::dist_timeout_s, 0, 86400, true, "Seconds the rendezvous and each collective wait for the other ranks; a dead or frozen rank ends the run with an error naming it after this long."));
     v.push_back(make_string<T>("train", "dist_ifname", t, &T::dist_ifname, {}, "Network interface Gloo uses between ranks (e.g. \"eth0\"); empty: TRAINDECK_GLOO_IFNAME, else the loopback for local ranks or this host's name."));
 

@@ -53,7 +53,7 @@ struct TrainConfig {
   int checkpoint_interval = 500;  // 0: only at the end
   int keep_checkpoints = 3;
   int log_interval = 1;  // steps between stderr progress lines
-  int zero = 0;  // ZeRO stage: 0 all-reduce of gradients, 1 optimizer state sharded over ranks
+  int zero = 0;  // ZeRO stage: 0 all-reduce of gradients, 1 optimizer state sharded over ranks, 2 gradients too (engine/train/zero.h)
   double dist_timeout_s = 60;  // rendezvous and collective timeout (a dead or frozen rank)
   std::string dist_ifname;     // network interface for Gloo ("" = TRAINDECK_GLOO_IFNAME or default)
   int metrics_port = -1;       // rank 0 serves Prometheus text on it (-1 off, 0 a free port; metrics/prometheus.h)

@@ -161,6 +161,15 @@ size_t gpt_num_params(const ModelConfig& m) {
   return t.back().offset + t.back().numel;
 }
 
+std::vector<std::pair<size_t, size_t>> gpt_grad_buckets(const ModelConfig& m) {
+  const std::vector<ParamTensor> t = gpt_param_tensors(m);
+  auto at = [&](size_t i) { return i < t.size() ? t[i].offset : t.back().offset + t.back().numel; };
+  std::vector<std::pair<size_t, size_t>> b{{0, at(2)}};
+  for (int l = 0; l < m.n_layer; l++) b.push_back({at(2 + (size_t)l * kPerBlock), at(2 + (size_t)(l + 1) * kPerBlock)});
+  b.push_back({at(2 + (size_t)m.n_layer * kPerBlock), at(t.size())});
+  return b;
+}
+
 size_t gpt_activation_floats(const ModelConfig& m, int B, int T) { return activation_bytes<float>(m, B, T) / sizeof(float); }
 
 size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
@@ -272,7 +281,7 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
     LayerActs<Act>& L = A.layers[l];
     ops.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
     ops.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * C);
-    ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH, NH);
+    ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
     ops.matmul_forward(L.attproj, L.atty, W(l, kProjW), W(l, kProjB), (int)BT, C, C);
     ops.residual_forward(L.res2, x, L.attproj, BT * C);
     ops.layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res2, W(l, kLn2W), W(l, kLn2B), (int)BT, C);
@@ -313,7 +322,14 @@ void GPT::download_logits(float* dst, size_t first_row, size_t rows) const {
   for (size_t i = 0; i < tmp.size(); i++) dst[i] = to_float(tmp[i]);
 }
 
-void GPT::zero_grad() { be_.zero(grads_, num_params_ * sizeof(float)); }
+void GPT::zero_grad() {
+  if (grads_) be_.zero(grads_, num_params_ * sizeof(float));
+}
+
+void GPT::release_grads() {
+  be_.free(grads_);
+  grads_ = nullptr;
+}
 
 void GPT::backward(float loss_scale) {
   TD_ASSERT(has_targets_);
@@ -336,8 +352,21 @@ void GPT::backward_impl(float loss_scale) {
   layout_dacts<Act>(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
   const Act* P = static_cast<const Act*>(params_act_);
   float* G = grads_;
+  TD_ASSERT(G || sink_);
+  // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
+  const auto buckets = gpt_grad_buckets(cfg_);
+  const int last = cfg_.n_layer + 1;  // the bucket of ln_f (and an untied lm_head)
+  std::vector<float*> open(buckets.size(), nullptr);
+  auto open_bucket = [&](int b) { if (sink_) open[b] = sink_->open(b); };
+  auto close_bucket = [&](int b) { if (sink_) sink_->close(b); };
+  auto dT = [&](size_t t) {  // the gradient of tensor t
+    if (!sink_) return G + tensors_[t].offset;
+    const int b = t < 2 ? 0 : t >= 2 + (size_t)cfg_.n_layer * kPerBlock ? last : 1 + (int)((t - 2) / kPerBlock);
+    TD_ASSERT(open[b]);
+    return open[b] + (tensors_[t].offset - buckets[b].first);
+  };
   auto W = [&](int l, int k) { return P + tensors_[2 + l * kPerBlock + k].offset; };
-  auto dW = [&](int l, int k) { return G + tensors_[2 + l * kPerBlock + k].offset; };
+  auto dW = [&](int l, int k) { return dT(2 + l * kPerBlock + k); };
   const int32_t* d_in = tokens_;
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
 
@@ -346,15 +375,19 @@ void GPT::backward_impl(float loss_scale) {
   const size_t nt = tensors_.size();
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
   const size_t head_t = cfg_.tie_embeddings ? 0 : nt - 1;
+  open_bucket(last);
+  if (cfg_.tie_embeddings) open_bucket(0);
   // logits = lnf @ head^T: dlnf (in dc), dhead.
   be_.zero(D.dc, BT * C * sizeof(Act));
-  ops.matmul_backward(D.dc, G + tensors_[head_t].offset, nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, (int)BT, C, V);
+  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, (int)BT, C, V);
   // lnf = LN(x_L): dres = d x_L.
   const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
   be_.zero(D.dres, BT * C * sizeof(Act));
-  ops.layernorm_backward(D.dres, G + tensors_[lnf].offset, G + tensors_[lnf + 1].offset, D.dc, xL,
+  ops.layernorm_backward(D.dres, dT(lnf), dT(lnf + 1), D.dc, xL,
                          P + tensors_[lnf].offset, A.lnf_mean, A.lnf_rstd, (int)BT, C);
+  close_bucket(last);
   for (int l = cfg_.n_layer - 1; l >= 0; l--) {
+    open_bucket(1 + l);
     LayerActs<Act>& L = A.layers[l];
     const Act* x = l == 0 ? A.encoded : A.layers[l - 1].res3;
     // res3 = res2 + fcproj: d fcproj = dres, and dres carries on as d res2.
@@ -369,12 +402,15 @@ void GPT::backward_impl(float loss_scale) {
     be_.zero(D.dc, BT * C * sizeof(Act));
     ops.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, C, C);
     be_.zero(D.dqkv, BT * 3 * C * sizeof(Act));
-    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH, NH);
+    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH);
     be_.zero(D.dc, BT * C * sizeof(Act));
     ops.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * C);
     ops.layernorm_backward(D.dres, dW(l, kLn1W), dW(l, kLn1B), D.dc, x, W(l, kLn1W), L.ln1_mean, L.ln1_rstd, (int)BT, C);
+    close_bucket(1 + l);
   }
-  ops.encoder_backward(G + tensors_[0].offset, G + tensors_[1].offset, D.dres, d_in, B, T, C);
+  if (!cfg_.tie_embeddings) open_bucket(0);
+  ops.encoder_backward(dT(0), dT(1), D.dres, d_in, B, T, C);
+  close_bucket(0);
 }
 
 template const float* GPT::forward_impl<float>(const int32_t*, const int32_t*, int, int);

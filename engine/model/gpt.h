@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/config.h"
@@ -38,6 +39,27 @@ size_t gpt_activation_floats(const ModelConfig& m, int B, int T);
 /// Bytes of the same with activations of type act (bf16 halves the activations; LayerNorm
 /// statistics and losses stay fp32). Buffers are 64-byte aligned, as GPT allocates them.
 size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act);
+
+/// The gradient buckets of a GPT-2 shape: element ranges [first, second) of the parameter layout,
+/// in layout order: bucket 0 = wte and wpe, bucket 1 + l = block l (l = 0..L-1), bucket L + 1 =
+/// ln_f (and lm_head when untied). They partition [0, gpt_num_params(m)). ZeRO-2 reduces and
+/// shards the gradient bucket by bucket (GradSink; engine/train/zero.h).
+std::vector<std::pair<size_t, size_t>> gpt_grad_buckets(const ModelConfig& m);
+
+/// Receives backward's gradients bucket by bucket (gpt_grad_buckets) instead of grads():
+/// ZeRO-2's reduce-scatter during backward (engine/train/zero.h), so that a rank never holds the
+/// whole gradient. For each backward, every bucket b is opened once, written, then closed once:
+/// open(b) returns a buffer of hi - lo floats in backend memory (element i: the gradient of
+/// parameter lo + i) that backward ADDS to, as it adds to grads(); close(b) says the bucket's
+/// gradient of this backward is complete. The order: open(L+1); with tied embeddings open(0)
+/// (the LM head's gradient goes to wte); close(L+1); then for l = L-1 down to 0 open(1+l),
+/// close(1+l); open(0) when untied; close(0). So at most buckets 0, L+1 and one block are open.
+class GradSink {
+ public:
+  virtual ~GradSink() = default;
+  virtual float* open(int bucket) = 0;
+  virtual void close(int bucket) = 0;
+};
 
 class GPT {
  public:
@@ -78,6 +100,16 @@ class GPT {
   void download_logits(float* dst, size_t first_row, size_t rows) const;
   void zero_grad();
 
+  /// Gradient buckets of this model (gpt_grad_buckets of its config).
+  std::vector<std::pair<size_t, size_t>> grad_buckets() const { return gpt_grad_buckets(cfg_); }
+  /// Backward writes into `sink` instead of grads() (null: grads() again). Not owned; it must
+  /// outlive its use.
+  void set_grad_sink(GradSink* sink) { sink_ = sink; }
+  /// Frees the full-size gradient buffer (4 num_params() bytes) when a GradSink takes the
+  /// gradients: grads() is then null and zero_grad() does nothing; a backward without a sink
+  /// after it is a programming error (TD_ASSERT).
+  void release_grads();
+
  private:
   void check_tokens(const int32_t* ids, size_t n) const;
   template <class Act> const float* forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T);
@@ -90,6 +122,7 @@ class GPT {
   size_t num_params_ = 0;
   float* params_ = nullptr;
   float* grads_ = nullptr;
+  GradSink* sink_ = nullptr;
   void* params_act_ = nullptr;  // the weights the ops read: params_ (fp32) or a bf16 copy
   void* acts_ = nullptr;        // forward activations, layout in gpt.cpp
   void* dacts_ = nullptr;       // backward scratch

@@ -54,7 +54,7 @@ double collective_bytes_per_step(uint64_t n_params, Precision p, int stage, int 
 struct ClusterOptions {
   std::string device = "cpu";        // a catalogue name
   int world_size = 1;                 // data-parallel devices
-  int zero = 0;                       // ZeRO stage 0..3 (the engine trains 0 and 1)
+  int zero = 0;                       // ZeRO stage 0..3 (the engine trains 0 to 2)
   std::optional<Precision> precision; // default: the device's (mixed where it has bf16/fp16)
   double tokens = 0;                  // token budget; 0: train.steps x tokens per step
   double mfu = 0.4;                   // model FLOPs utilisation assumed, (0, 1]

@@ -1,7 +1,10 @@
 #include "engine/plan/plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
+
+#include "engine/train/zero.h"
 
 #include "engine/model/gpt.h"
 
@@ -27,10 +30,27 @@ Plan make_plan(const RunConfig& c, int world_size) {
   // Mixed precision keeps a bf16 copy of the weights beside the fp32 master (engine/model/gpt.h).
   const bool bf16 = resolved_precision(c.train) == "bf16";
   p.weights_bytes = (bf16 ? 6 : 4) * p.n_params;
-  p.grads_bytes = 4 * p.n_params;
+  // ZeRO-2 (engine/train/zero.h) frees the full-size gradient: a rank holds its accumulated
+  // slices of every bucket and the bucket buffers open during backward (zero2_grad_floats), and
+  // the AdamW moments of its slices only.
+  const bool zero2 = c.train.zero == 2 && world_size > 1 && m.family == "gpt2";
+  p.grads_bytes = 4 * (zero2 ? (uint64_t)zero2_grad_floats(m, world_size) : p.n_params);
   // ZeRO-1 keeps this rank's shard of m and v (dist::shard_range: at most ceil(N / world)).
   const uint64_t n_world = world_size > 1 ? (uint64_t)world_size : 1;
-  p.optimizer_bytes = 8 * (c.train.zero == 1 ? (p.n_params + n_world - 1) / n_world : p.n_params);
+  p.optimizer_bytes = 8 * (c.train.zero == 1 ? (p.n_params + n_world - 1) / n_world
+                          : zero2           ? (uint64_t)zero2_max_share(m, world_size)
+                                            : p.n_params);
+  // Gloo's reduce-scatter (CPU ranks) keeps a receive buffer of the largest chunk it reduced
+  // (engine/dist/gloo_communicator.cpp, scratch_): ZeRO-1 ceil(N / n) floats, ZeRO-2 the largest
+  // bucket's ceil(len / n). Counted with the gradients.
+  if (c.train.device == "cpu" && world_size > 1 && (c.train.zero == 1 || zero2)) {
+    uint64_t chunk = (p.n_params + n_world - 1) / n_world;
+    if (zero2) {
+      chunk = 0;
+      for (const auto& [lo, hi] : gpt_grad_buckets(m)) chunk = std::max<uint64_t>(chunk, (hi - lo + n_world - 1) / n_world);
+    }
+    p.grads_bytes += 4 * chunk;
+  }
   p.activations_bytes = gpt_activation_bytes(m, c.train.micro_batch, m.seq_len, bf16 ? DType::kBF16 : DType::kF32);
   if (c.train.device == "cpu") p.activations_bytes += cpu_backend_scratch_bytes(m, c.train.micro_batch);
   p.total_bytes = p.weights_bytes + p.grads_bytes + p.optimizer_bytes + p.activations_bytes;

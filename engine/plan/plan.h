@@ -38,7 +38,11 @@ uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch);
 
 /// Estimates for a validated config and world size. Memory is per rank as the engine allocates
 /// it (engine/model/gpt.h, engine/train/trainer.cpp); with train.zero = 1 and world_size > 1 the
-/// AdamW moments are the largest rank's shard, 8 ceil(N / world_size) bytes.
+/// AdamW moments are the largest rank's shard, 8 ceil(N / world_size) bytes; with train.zero = 2 the
+/// gradients are zero2_grad_floats (the rank's slices and the bucket buffers of backward) and the
+/// moments the largest rank's slices, 8 zero2_max_share (engine/train/zero.h). CPU ranks at ZeRO-1 and
+/// 2 add Gloo's reduce-scatter receive buffer to the gradients (4 ceil(N / n) bytes; ZeRO-2: of the
+/// largest bucket).
 Plan make_plan(const RunConfig& c, int world_size = 1);
 /// A human-readable table.
 std::string plan_table(const Plan& p);

@@ -42,6 +42,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/train/sampler.h"
 #include "engine/train/step_rate.h"
+#include "engine/train/zero.h"
 
 namespace td {
 
@@ -372,6 +373,10 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const int world = comm->world_size(), rank = comm->rank();
   const bool rank0 = rank == 0;
   const bool zero1 = tc.zero == 1 && world > 1;
+  // ZeRO-2 (engine/train/zero.h): gradients reduce-scattered bucket by bucket during backward
+  // and kept sharded, with the optimizer state; `adam` is then empty.
+  const bool zero2 = tc.zero == 2 && world > 1;
+  const bool sharded = zero1 || zero2;
 
   // Run directory and state: rank 0's alone.
   const std::string ckpt_root = opt.out_dir + "/checkpoints";
@@ -391,11 +396,14 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   }
   GPT& model = *model_ptr;
   const size_t N = model.num_params();
-  const auto [shard_lo, shard_hi] = zero1 ? dist::shard_range(N, rank, world) : std::pair<size_t, size_t>{0, N};
-  AdamW adam(*backend, zero1 ? shard_tensors(model.tensors(), shard_lo, shard_hi) : model.tensors(), shard_hi - shard_lo, tc.beta1,
+  const auto [shard_lo, shard_hi] =
+      zero1 ? dist::shard_range(N, rank, world) : std::pair<size_t, size_t>{0, zero2 ? 0 : N};
+  AdamW adam(*backend, sharded ? shard_tensors(model.tensors(), shard_lo, shard_hi) : model.tensors(), shard_hi - shard_lo, tc.beta1,
              tc.beta2, tc.eps, tc.weight_decay);
   // A full-size AdamW for rank 0's checkpoint reads and writes when the state is sharded.
   auto full_adam = [&]() { return std::make_unique<AdamW>(*backend, model.tensors(), N, tc.beta1, tc.beta2, tc.eps, tc.weight_decay); };
+  std::unique_ptr<Zero2> z2;  // frees the model's full-size gradient buffer
+  if (zero2) z2 = std::make_unique<Zero2>(model, *comm, tc);
 
   TrainerState st;
   std::optional<int> resumed_from;
@@ -444,8 +452,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
               changed.push_back(std::string(sec) + "." + it.key() + ": " + before.dump() + " -> " + it.value().dump());
           }
         }
-        if (zero1) loaded = full_adam();
-        load_checkpoint(*latest, model, zero1 ? loaded.get() : &adam);
+        if (sharded) loaded = full_adam();
+        load_checkpoint(*latest, model, sharded ? loaded.get() : &adam);
         // The attempt comes from the run's own state, checked: it never wraps (docs/events.md).
         if (st.attempt < 0 || st.attempt >= kMaxAttempt)
           fail("'" + *latest + "/trainer.json' gives attempt " + std::to_string(st.attempt) + ", outside 0.." +
@@ -491,14 +499,17 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     }
     comm->broadcast(model.params(), N * sizeof(float), 0);
     if (resumed_from) {
-      if (zero1) {
+      if (sharded) {
         // Rank 0's full moments (backend memory) reach every rank, which keeps its shard. The
         // others receive into a full-size backend buffer (GPU memory with NCCL).
         BackendBuffer full_buf(*backend, rank0 ? 0 : N);
         for (int which = 0; which < 2; which++) {
           float* full = rank0 ? (which ? loaded->v() : loaded->m()) : full_buf.data();
           comm->broadcast(full, N * sizeof(float), 0);
-          copy_in_backend(*backend, which ? adam.v() : adam.m(), full + shard_lo, shard_hi - shard_lo);
+          if (z2)
+            z2->load_moment(which, full);
+          else
+            copy_in_backend(*backend, which ? adam.v() : adam.m(), full + shard_lo, shard_hi - shard_lo);
         }
         loaded.reset();
       } else {
@@ -572,7 +583,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (!quiet)
     std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
                  model.num_params(), threads,
-                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1)" : ")")).c_str() : "",
+                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1)" : zero2 ? ", ZeRO-2)" : ")")).c_str() : "",
                  resumed_from ? ("resuming at step " + std::to_string(*resumed_from)).c_str() : "fresh start");
 
   const int B = tc.micro_batch, T = mc.seq_len;
@@ -605,11 +616,15 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     // Rank 0 gathers straight into its full-size state; the others into one full-size backend
     // buffer (GPU memory with NCCL), used for m then v.
     std::unique_ptr<AdamW> gathered;
-    if (zero1) {
+    if (sharded) {
       if (rank0) gathered = full_adam();
       BackendBuffer buf(*backend, rank0 ? 0 : N);
       for (int which = 0; which < 2; which++) {
         float* full = rank0 ? (which ? gathered->v() : gathered->m()) : buf.data();
+        if (z2) {
+          z2->gather_moment(which, full);
+          continue;
+        }
         copy_in_backend(*backend, full + shard_lo, which ? adam.v() : adam.m(), shard_hi - shard_lo);
         comm->all_gather(full, N);
       }
@@ -619,7 +634,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     st.loader = train_loader.state();
     st.sample_rng = sample_rng.state();
     const auto write_t0 = std::chrono::steady_clock::now();
-    CheckpointInfo ci = save_checkpoint(ckpt_root, model, zero1 ? gathered.get() : &adam, st);
+    CheckpointInfo ci = save_checkpoint(ckpt_root, model, sharded ? gathered.get() : &adam, st);
     const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_t0).count();
     if (!ci.problem.empty())
       warn("damaged_checkpoint", "the checkpoint just written does not verify and is deleted (older ones are kept): " + ci.path + ": " + ci.problem,
@@ -695,6 +710,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       if (!quiet) std::fprintf(stderr, "stopped at step %d (%s); resume with --resume\n", st.step, why.c_str());
       return 0;
     }
+    if (z2) z2->begin_step();
     model.zero_grad();
     double loss_sum = 0.0;
     const LoaderStats data0 = train_loader.stats();
@@ -723,6 +739,10 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       norm = std::sqrt(all_sum_double(*comm, backend->grad_norm_squared(g, n)));
     const double cpu0 = process_cpu_seconds();
       if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) backend->scale(g, (float)(tc.grad_clip / (norm + 1e-6)), n);
+    } else if (z2) {
+      // ZeRO-2: the gradient was reduce-scattered during backward; this rank holds its slices.
+      norm = std::sqrt(all_sum_double(*comm, z2->local_norm_squared()));
+      if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) z2->scale((float)(tc.grad_clip / (norm + 1e-6)));
     } else {
       if (world > 1) comm->all_reduce(model.grads(), N, dist::ReduceOp::sum);
       norm = clip_grad_norm(*backend, model.grads(), N, tc.grad_clip);
@@ -751,6 +771,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     if (zero1) {
       adam.step(model.params() + shard_lo, model.grads() + shard_lo, lr, st.adam_t);
       comm->all_gather(model.params(), N);
+    } else if (z2) {
+      z2->step(lr, st.adam_t);
     } else {
       adam.step(model.params(), model.grads(), lr, st.adam_t);
     }

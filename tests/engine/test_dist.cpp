@@ -1,8 +1,9 @@
 // Data-parallel runs through the traindeck-engine binary (engine/dist, docs/distributed.md):
 // 2 and 4 CPU ranks started by `launch` reproduce the single-process run with the same global
 // batch (losses and final parameters, to fp32 rounding); the ranks' windows are disjoint and
-// cover each global batch; ZeRO-1 equals the all-reduce run; a run resumes with another world
-// size; a missing, killed or frozen rank ends the others with an error naming it; a stop sent to
+// cover each global batch; ZeRO-1 equals the all-reduce run; ZeRO-2 with 2 and 3 ranks (gradient
+// accumulation, clipping active) equals the single process, with the collective bytes of its
+// bucketed reduce-scatters; a run resumes with another world size and ZeRO stage; a missing, killed or frozen rank ends the others with an error naming it; a stop sent to
 // one rank stops all at the same step; step events carry per-rank traffic.
 //
 // Tolerances: the single process sums a micro batch's gradient in one GEMM over B*T rows, the
@@ -188,6 +189,7 @@ class TestDist : public QObject {
     QTest::newRow("4 ranks, all-reduce") << 4 << 0;
     QTest::newRow("2 ranks, ZeRO-1") << 2 << 1;
     QTest::newRow("4 ranks, ZeRO-1") << 4 << 1;
+    QTest::newRow("2 ranks, ZeRO-2") << 2 << 2;
   }
   void ranks_reproduce_the_single_process_run() {
     QFETCH(int, n);
@@ -242,21 +244,70 @@ class TestDist : public QObject {
         auto expect = (uint64_t)(2.0 * (n - 1) / n * 4 * N) + (uint64_t)(2.0 * (n - 1) / n * 8) + (uint64_t)((n - 1.0) / n * 8 * n);
         QCOMPARE(ranks_ev[k]["comm_bytes_sent"].get<uint64_t>(), expect);
       }
+      if (zero == 2) {
+        // ZeRO-2 (engine/train/zero.h): per micro batch (2) a ring reduce-scatter of each gradient
+        // bucket ((n-1)/n of it each way), then an all-gather of each parameter bucket; beside
+        // them the stop flags (all-reduce of 8 bytes) and the loss and the squared norm (all-gathers
+        // of 8n bytes). Buckets of this shape (V 257, T 32, C 32, F 128, 2 blocks, tied): wte + wpe
+        // 257*32 + 32*32 = 9248 floats; a block 4C^2 + 2CF + 9C + F = 12704; ln_f 2C = 64.
+        QCOMPARE(N, 9248.0 + 2 * 12704 + 64);
+        auto part = [&](double bytes) { return (uint64_t)((n - 1.0) / n * bytes); };
+        uint64_t expect = (uint64_t)(2.0 * (n - 1) / n * 8) + 2 * part(8.0 * n);
+        for (double floats : {9248.0, 12704.0, 12704.0, 64.0}) expect += 3 * part(4 * floats);  // 2 reduce-scatters, 1 all-gather
+        QCOMPARE(ranks_ev[k]["comm_bytes_sent"].get<uint64_t>(), expect);
+      }
     }
+  }
+
+  // ZeRO-2 with 2 and 3 ranks against one process with the same global batch (12 sequences:
+  // micro batch 12 / n, 2 micro batches), clipping at 0.5 so that it is active at every step.
+  void zero2_reproduces_the_single_process_run_data() {
+    QTest::addColumn<int>("n");
+    QTest::newRow("2 ranks") << 2;
+    QTest::newRow("3 ranks") << 3;
+  }
+  void zero2_reproduces_the_single_process_run() {
+    QFETCH(int, n);
+    const QStringList clip{"--set", "train.grad_clip=0.5"};
+    const QString single = dir_.filePath("single_clip");
+    if (!QFileInfo::exists(single + "/events.jsonl")) {
+      auto s = engine(common(single) + clip + QStringList{"--set", "train.micro_batch=6"});
+      QVERIFY2(s.exit_code == 0, qPrintable(s.err));
+    }
+    for (const auto& e : events_of_type(read_events(single + "/events.jsonl"), "step"))
+      QVERIFY2(e["grad_norm"].get<double>() > 0.5, e.dump().c_str());  // clipping acted at every step
+    const QString out = dir_.filePath(QString("zero2_%1").arg(n));
+    auto r = launch(n, common(out) + clip + QStringList{"--set", QString("train.micro_batch=%1").arg(6 / n), "--set", "train.zero=2"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    auto ls = losses(single), ld = losses(out);
+    QCOMPARE(ld.size(), size_t(6));
+    const double dl = max_rel_loss_diff(ls, ld), dp = max_param_diff(single, out);
+    qInfo("ZeRO-2, %d ranks, clipped: max relative loss difference %.3g, max parameter difference %.3g", n, dl, dp);
+    QVERIFY2(dl < 2e-6, qPrintable(QString::number(dl)));
+    QVERIFY2(dp < 2e-5, qPrintable(QString::number(dp)));
+    // The optimizer state gathered into the checkpoint equals the single run's too.
+    QVERIFY(QFileInfo::exists(out + "/checkpoints/step_00000006/optimizer.safetensors"));
   }
 
   void resume_with_another_world_size_data() {
     QTest::addColumn<int>("first");
     QTest::addColumn<int>("then");
-    QTest::newRow("2 -> 1") << 2 << 1;
-    QTest::newRow("1 -> 2") << 1 << 2;
+    QTest::addColumn<int>("zero_first");
+    QTest::addColumn<int>("zero_then");
+    QTest::newRow("2 -> 1") << 2 << 1 << 1 << 1;
+    QTest::newRow("1 -> 2") << 1 << 2 << 1 << 1;
+    QTest::newRow("ZeRO-2 on 2 -> ZeRO-0 on 1") << 2 << 1 << 2 << 0;
+    QTest::newRow("ZeRO-0 on 1 -> ZeRO-2 on 2") << 1 << 2 << 0 << 2;
   }
   void resume_with_another_world_size() {
     QFETCH(int, first);
     QFETCH(int, then);
-    QString out = dir_.filePath(QString("resume_%1_%2").arg(first).arg(then));
+    QFETCH(int, zero_first);
+    QFETCH(int, zero_then);
+    QString out = dir_.filePath(QString("resume_%1_%2_%3_%4").arg(first).arg(then).arg(zero_first).arg(zero_then));
     auto with = [&](int n, QStringList extra) {
-      QStringList a = common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(4 / n), "--set", "train.zero=1"} + extra;
+      const int zero = n == first ? zero_first : zero_then;
+      QStringList a = common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(4 / n), "--set", QString("train.zero=%1").arg(zero)} + extra;
       return n == 1 ? engine(a) : launch(n, a);
     };
     auto r1 = with(first, {"--debug-stop-after", "3"});

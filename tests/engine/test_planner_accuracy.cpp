@@ -106,7 +106,18 @@ class TestPlannerAccuracy : public QObject {
     // ZeRO-1 over 3 ranks: the largest shard holds ceil(34720 / 3) = 11574 -> 92592 bytes of m, v.
     c.train.zero = 1;
     QCOMPARE(td::make_plan(c, 3).optimizer_bytes, uint64_t(92592));
-    QCOMPARE(td::make_plan(c, 3).total_bytes, one.total_bytes - 8 * 34720 + 92592);
+    // ... and Gloo's reduce-scatter keeps a receive buffer of one shard, ceil(N / 3) floats (CPU).
+    QCOMPARE(td::make_plan(c, 3).grads_bytes, uint64_t(4 * 34720 + 4 * 11574));
+    QCOMPARE(td::make_plan(c, 3).total_bytes, one.total_bytes - 8 * 34720 + 92592 + 4 * 11574);
+    // ZeRO-2 over 3 ranks (engine/train/zero.h): buckets wte + wpe 257*32 + 32*32 = 9248, two
+    // blocks of 12704, ln_f 64; rank 0's slices 3082 + 4234 + 4234 + 21 = 11571, rank 2's
+    // 3083 + 4235 + 4235 + 22 = 11575, the largest. Gradients: that share + the buffers of
+    // buckets 0, 3 (ln_f) and one block + Gloo's receive buffer ceil(12704 / 3) = 4235.
+    c.train.zero = 2;
+    const td::Plan z2 = td::make_plan(c, 3);
+    QCOMPARE(z2.optimizer_bytes, uint64_t(8 * 11575));
+    QCOMPARE(z2.grads_bytes, uint64_t(4 * (11575 + 9248 + 64 + 12704 + 4235)));
+    QCOMPARE(z2.total_bytes, one.total_bytes - 12 * 34720 + 8 * 11575 + 4 * (11575 + 9248 + 64 + 12704 + 4235));
     c.train.zero = 0;
 
     td::RunMeasured m;

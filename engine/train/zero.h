@@ -1,0 +1,117 @@
+// ZeRO-2: gradients and optimizer state partitioned over the data-parallel ranks (Rajbhandari,
+// Rasley, Ruwase, He 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+// arXiv:1910.02054, section 5.2, P_os+g), bucket by bucket as DeepSpeed's stage 2 and PyTorch
+// FSDP's SHARD_GRAD_OP do. docs/distributed.md "What a step does" says what each rank holds.
+//
+// The model's gradient layout is cut into buckets (gpt_grad_buckets: the embeddings, each block,
+// the final LayerNorm and head). Rank r owns elements shard_range(len_b, r, n) of each bucket b,
+// so its share is the concatenation of one slice per bucket (at most sum_b ceil(len_b / n)
+// floats, about N / n). During backward the model writes each bucket into a bucket-sized buffer
+// (GradSink); when the bucket is complete it is reduce-scattered (sum) at once and the rank keeps
+// its slice in a persistent accumulator of its share. With gradient accumulation, the next
+// micro-batch's buffer starts from the rank's accumulated slice (the other ranks' slices are
+// zero), so the reduce-scatter adds the accumulated value once: no separate add kernel. After
+// the last micro-batch the accumulator holds this rank's slices of the global batch's gradient;
+// clipping uses the global norm (sum of the slices' squared norms, summed in double in rank
+// order); AdamW updates each slice (moments of the share only); then each bucket's parameters
+// are all-gathered.
+//
+// Collectives per step: one reduce-scatter of each bucket per micro-batch and one all-gather of
+// each bucket; every rank calls them in the same order with the same sizes.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "engine/config.h"
+#include "engine/dist/communicator.h"
+#include "engine/model/gpt.h"
+#include "engine/optim/adamw.h"
+
+namespace td {
+
+/// Elements this rank holds of ZeRO-2's gradient share for buckets `buckets` (gpt_grad_buckets)
+/// over `world` ranks: sum over buckets of shard_range's length. world = 1: every element.
+/// (Inline, as the next two: the planner's library uses them without the training code.)
+inline size_t zero2_share(const std::vector<std::pair<size_t, size_t>>& buckets, int rank, int world) {
+  size_t n = 0;
+  for (const auto& [lo, hi] : buckets) {
+    const auto [a, b] = dist::shard_range(hi - lo, rank, world);
+    n += b - a;
+  }
+  return n;
+}
+
+/// The largest rank's zero2_share for a GPT-2 shape over `world` ranks (the AdamW moments of a
+/// rank are 2 x this).
+inline size_t zero2_max_share(const ModelConfig& m, int world) {
+  const auto buckets = gpt_grad_buckets(m);
+  size_t share = 0;
+  for (int r = 0; r < std::max(1, world); r++) share = std::max(share, zero2_share(buckets, r, std::max(1, world)));
+  return share;
+}
+
+/// Floats of gradient memory a ZeRO-2 rank allocates (the largest rank's): the accumulator
+/// (max over ranks of zero2_share) plus the buckets' buffers open at once during backward:
+/// bucket 0 (embeddings), the last bucket (ln_f, lm_head) and one block.
+inline size_t zero2_grad_floats(const ModelConfig& m, int world) {
+  const auto buckets = gpt_grad_buckets(m);
+  const size_t block = buckets.size() > 2 ? buckets[1].second - buckets[1].first : 0;
+  return zero2_max_share(m, world) + (buckets.front().second - buckets.front().first) +
+         (buckets.back().second - buckets.back().first) + block;
+}
+
+class Zero2 : public GradSink {
+ public:
+  /// Sets itself as the model's GradSink and frees the model's full-size gradient buffer.
+  /// Allocates (backend memory) the accumulator, the bucket buffers and one AdamW per bucket
+  /// slice. comm: the run's communicator (world >= 1).
+  Zero2(GPT& model, dist::Communicator& comm, const TrainConfig& tc);
+  ~Zero2() override;
+  Zero2(const Zero2&) = delete;
+  Zero2& operator=(const Zero2&) = delete;
+
+  /// Before the first micro-batch of a step: the accumulator starts again from zero.
+  void begin_step();
+  float* open(int bucket) override;
+  void close(int bucket) override;
+
+  /// Squared L2 norm of this rank's accumulated slices (double); the global norm is the square
+  /// root of the sum over ranks.
+  double local_norm_squared();
+  /// Scales the accumulated gradient by s (clipping: s = max_norm / (norm + 1e-6)).
+  void scale(float s);
+  /// AdamW on this rank's slices (lr, 1-based update count t), then every bucket's parameters
+  /// all-gathered: every rank ends with the same parameters.
+  void step(double lr, int t);
+
+  /// Collective: the full-size moment m (which = 0) or v (1) gathered into `full` (backend
+  /// memory, num_params floats) on every rank, for a checkpoint.
+  void gather_moment(int which, float* full);
+  /// This rank's slices of the full-size moment m (0) or v (1) in `full` (backend memory), for a
+  /// resume. Not collective.
+  void load_moment(int which, const float* full);
+
+  size_t share() const { return share_; }
+
+ private:
+  GPT& model_;
+  dist::Communicator& comm_;
+  Backend& be_;
+  std::vector<std::pair<size_t, size_t>> buckets_;
+  std::vector<std::pair<size_t, size_t>> own_;  // per bucket: this rank's slice, relative to the bucket
+  std::vector<size_t> acc_off_;                 // per bucket: where its slice starts in acc_
+  std::vector<int> opened_;                     // per bucket: micro-batches opened this step
+  std::vector<std::unique_ptr<AdamW>> adam_;    // per bucket slice
+  size_t share_ = 0;
+  float* acc_ = nullptr;                        // share_ floats
+  float* first_ = nullptr;                      // bucket 0's buffer
+  float* last_ = nullptr;                       // the last bucket's buffer
+  float* block_ = nullptr;                      // one block's buffer (blocks are open one at a time)
+  int block_open_ = -1;
+};
+
+}  // namespace td
