@@ -60,7 +60,7 @@ const TypeFields kTypeFields[] = {
                    "resumed_from_step", "out_dir", "pid", "hosts", "name", "engine_build", "dataset"}},
     {"sample", {"step", "prompt", "text"}},
     {"warning", {"step", "code", "message"}},
-    {"alert", {"kind", "severity", "message", "step", "value", "threshold"}},
+    {"alert", {"kind", "severity", "message", "step", "value", "threshold", "ranks", "hosts"}},
     {"run_end", {"status", "reason", "step"}},
 };
 

@@ -2227,8 +2227,8 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+1"/>
-        <source>2: + gradients sharded (planning only)</source>
-        <translation>2: + Gradienten partitioniert (nur Planung)</translation>
+        <source>2: + gradients sharded</source>
+        <translation>2: + Gradienten partitioniert</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -2237,8 +2237,8 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+1"/>
-        <source>ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 and 1</source>
-        <translation>ZeRO-Stufe (Rajbhandari et al. 2020); die Engine trainiert die Stufen 0 und 1</translation>
+        <source>ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 to 2</source>
+        <translation>ZeRO-Stufe (Rajbhandari et al. 2020); die Engine trainiert die Stufen 0 bis 2</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -2374,8 +2374,8 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+1"/>
-        <source>ZeRO stages 2 and 3 are planning estimates: the engine trains stages 0 and 1.</source>
-        <translation>Die ZeRO-Stufen 2 und 3 sind Planungsschätzungen: Die Engine trainiert die Stufen 0 und 1.</translation>
+        <source>ZeRO stage 3 gives planning estimates: the engine trains stages 0 to 2.</source>
+        <translation>ZeRO-Stufe 3 ergibt Planungsschätzungen: Die Engine trainiert die Stufen 0 bis 2.</translation>
     </message>
     <message>
         <location line="+2"/>

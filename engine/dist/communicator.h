@@ -8,8 +8,8 @@
 // its GPU (enqueued on the CUDA backend's stream, asynchronous to the host, like a kernel) or
 // host memory (staged through a device buffer; the call returns with the result in place).
 // A collective that does not complete within the communicator's timeout (train.dist_timeout_s),
-// or whose peer went away, throws td::Error naming the rank and host at fault when the
-// rendezvous store can tell (see kv_store.h diagnose()). After such an error the communicator is
+// or whose peer went away, throws CollectiveError (a td::Error) naming the rank and host at
+// fault when the rendezvous store can tell (see kv_store.h diagnose()). After such an error the communicator is
 // unusable: the process should end.
 //
 // Traffic counters: bytes sent and received are the payload bytes the algorithm moves for this
@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/common/error.h"
 #include "engine/dist/env.h"
 
 namespace td {
@@ -50,6 +51,32 @@ struct CommStats {
   uint64_t bytes_received = 0;  // payload bytes received by this rank
   double seconds = 0;           // wall time inside collectives
   double bus_bytes = 0;         // sum over collectives of busbw * t (nccl-tests): busbw = bus_bytes / seconds
+};
+
+/// A rank that the rendezvous store's liveness table (kv_store.h diagnose()) shows gone or
+/// frozen when a collective failed.
+struct LostRank {
+  int rank = 0;
+  std::string host;  ///< its host name from the rendezvous ("?" when unknown)
+  /// How it was lost: "ended: its connection to the rendezvous store closed" (the process died),
+  /// "is not responding: no heartbeat for 4.1 s (frozen, stopped or cut off)", or for rank 0
+  /// "is not responding: <why the store did not answer>".
+  std::string what;
+  /// "rank 1 (host node-b)".
+  std::string who() const { return "rank " + std::to_string(rank) + " (host " + host + ")"; }
+};
+
+/// What a failed collective throws (both communicators): the message names the collective, the
+/// rank that saw it fail, the time waited and the ranks at fault ("all_reduce on rank 0 failed
+/// after 0.1 s: rank 1 (host h) ended: ... [gloo: ...]"); lost() holds those ranks, empty when
+/// none looked dead or frozen (a timeout: a rank slower than train.dist_timeout_s, or the network).
+class CollectiveError : public Error {
+ public:
+  CollectiveError(const std::string& msg, std::vector<LostRank> lost) : Error(msg), lost_(std::move(lost)) {}
+  const std::vector<LostRank>& lost() const { return lost_; }
+
+ private:
+  std::vector<LostRank> lost_;
 };
 
 /// Elements [first, second) of a buffer of `count` elements that rank `rank` of `world` owns in

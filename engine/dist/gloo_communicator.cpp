@@ -181,8 +181,8 @@ class GlooCommunicator : public Communicator {
     if (!b.waitSend(nullptr, timeout_)) throw gloo::IoException("send aborted");
   }
 
-  // Runs one collective, times and counts it; a Gloo failure becomes a td::Error naming the
-  // rank at fault (from the store's liveness table) when it can be told.
+  // Runs one collective, times and counts it; a Gloo failure becomes a CollectiveError naming
+  // the rank at fault (from the store's liveness table) when it can be told.
   template <class F>
   void run(const char* kind, size_t bytes, F&& f, int root = -1) {
     if (failed_) fail(std::string(kind) + ": the communicator failed earlier; the run must end");
@@ -192,14 +192,15 @@ class GlooCommunicator : public Communicator {
     } catch (const std::exception& e) {
       failed_ = true;
       const double waited = std::chrono::duration<double>(clk::now() - t0).count();
-      std::string who = diagnose(store_.get(), hosts_, rank_);
+      std::vector<LostRank> lost = diagnose(store_.get(), hosts_, rank_);
+      const std::string who = describe(lost);
       std::string what = e.what();
       if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-      fail(std::string(kind) + " on rank " + std::to_string(rank_) + " failed after " + std::to_string(waited).substr(0, std::to_string(waited).find('.') + 2) +
+      throw CollectiveError(std::string(kind) + " on rank " + std::to_string(rank_) + " failed after " + std::to_string(waited).substr(0, std::to_string(waited).find('.') + 2) +
            " s: " + (who.empty() ? "no rank looks dead or frozen (a rank may be slower than train.dist_timeout_s = " +
                                        std::to_string((int)(timeout_.count() / 1000)) + " s; raise it)"
                                  : who) +
-           " [gloo: " + what + "]");
+           " [gloo: " + what + "]", std::move(lost));
     }
     if (std::strcmp(kind, "barrier") != 0) account(kind, bytes, std::chrono::duration<double>(clk::now() - t0).count(), root);
   }

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -372,28 +373,28 @@ void KvClient::bye() {
 }
 
 namespace {
-std::string diagnose_once(KvClient* store, const std::vector<std::string>& hosts, int self_rank) {
+std::vector<LostRank> diagnose_once(KvClient* store, const std::vector<std::string>& hosts, int self_rank) {
   auto host_of = [&](int r) { return r < (int)hosts.size() && !hosts[(size_t)r].empty() ? hosts[(size_t)r] : std::string("?"); };
-  if (!store) return "";
+  std::vector<LostRank> out;
+  if (!store) return out;
   std::vector<RankHealth> hs;
   try {
     hs = store->health();
   } catch (const std::exception& e) {
-    if (self_rank == 0) return "";
-    return "rank 0 (host " + host_of(0) + ") is not responding: " + e.what();
+    if (self_rank != 0) out.push_back({0, host_of(0), std::string("is not responding: ") + e.what()});
+    return out;
   }
-  std::string out;
   constexpr double kSilentS = 3.0;  // three missed heartbeats
   for (const auto& h : hs) {
     if (h.rank == self_rank) continue;
-    std::string host = h.host.empty() ? host_of(h.rank) : h.host;
-    std::string what;
-    if (h.closed) what = "rank " + std::to_string(h.rank) + " (host " + host + ") ended: its connection to the rendezvous store closed";
+    const std::string host = h.host.empty() ? host_of(h.rank) : h.host;
+    if (h.closed) out.push_back({h.rank, host, "ended: its connection to the rendezvous store closed"});
     else if (h.arrived && h.silent_s > kSilentS)
-      what = "rank " + std::to_string(h.rank) + " (host " + host + ") is not responding: no heartbeat for " +
-             std::to_string(h.silent_s).substr(0, std::to_string(h.silent_s).find('.') + 2) + " s (frozen, stopped or cut off)";
-    if (!what.empty()) out += (out.empty() ? "" : "; ") + what;
+      out.push_back({h.rank, host,
+                     "is not responding: no heartbeat for " + std::to_string(h.silent_s).substr(0, std::to_string(h.silent_s).find('.') + 2) +
+                         " s (frozen, stopped or cut off)"});
   }
+  std::sort(out.begin(), out.end(), [](const LostRank& a, const LostRank& b) { return a.rank < b.rank; });
   return out;
 }
 }  // namespace
@@ -431,15 +432,21 @@ Rendezvous rendezvous(const DistEnv& env, std::chrono::milliseconds timeout) {
   return rv;
 }
 
-std::string diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank) {
+std::vector<LostRank> diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank) {
   // The store may learn of a closed connection a moment after Gloo did, and a frozen rank turns
   // silent only after three missed heartbeats: ask again for a few seconds before giving up.
   const auto deadline = clk::now() + std::chrono::seconds(4);
   for (;;) {
-    std::string who = diagnose_once(store, hosts, self_rank);
+    std::vector<LostRank> who = diagnose_once(store, hosts, self_rank);
     if (!who.empty() || clk::now() > deadline) return who;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+std::string describe(const std::vector<LostRank>& lost) {
+  std::string out;
+  for (const auto& l : lost) out += (out.empty() ? "" : "; ") + l.who() + " " + l.what;
+  return out;
 }
 
 }  // namespace td::dist

@@ -27,6 +27,7 @@
 
 #include <gloo/rendezvous/store.h>
 
+#include "engine/dist/communicator.h"
 #include "engine/dist/env.h"
 
 namespace td::dist {
@@ -114,12 +115,16 @@ struct Rendezvous {
 };
 Rendezvous rendezvous(const DistEnv& env, std::chrono::milliseconds timeout);
 
-/// Names the rank(s) that make a collective fail, from the store's liveness table:
-/// "rank 1 (host h) ended (its connection to the rendezvous store closed)", "rank 1 (host h) is
-/// not responding (no heartbeat for 12.0 s: frozen, stopped or cut off)", or, when the store
-/// itself does not answer, "rank 0 (host h) is not responding (its rendezvous store ...)".
-/// Asks again for up to 4 s while every rank looks alive (the store may see a closed connection
-/// a moment after Gloo did); then returns "". Never throws.
-std::string diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank);
+/// The rank(s) that make a collective fail, from the store's liveness table, in rank order:
+/// one that ended (its connection to the store closed without BYE: the process died), one not
+/// responding (no heartbeat for more than 3 s: frozen, stopped or cut off), or, when the store
+/// itself does not answer (and self_rank is not 0), rank 0. Asks again for up to 4 s while every
+/// rank looks alive (the store may see a closed connection a moment after Gloo did); then
+/// returns none. Never throws.
+std::vector<LostRank> diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank);
+
+/// The lost ranks as a failed collective's message names them: "rank 1 (host h) ended: its
+/// connection to the rendezvous store closed; rank 2 (host g) is not responding: ..."; "" for none.
+std::string describe(const std::vector<LostRank>& lost);
 
 }  // namespace td::dist

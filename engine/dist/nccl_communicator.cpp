@@ -139,12 +139,13 @@ class NcclCommunicator : public Communicator {
 
   // "<what>: <rank at fault> [nccl: <detail>]", as the Gloo communicator words it.
   [[noreturn]] void fail_with_culprit(const std::string& what, const std::string& detail) {
-    const std::string who = diagnose(store_.get(), hosts_, rank_);
-    fail(what + ": " +
+    std::vector<LostRank> lost = diagnose(store_.get(), hosts_, rank_);
+    const std::string who = describe(lost);
+    throw CollectiveError(what + ": " +
          (who.empty() ? "no rank looks dead or frozen (a rank may be slower than train.dist_timeout_s = " + std::to_string((int)timeout_s_) +
                             " s; raise it)"
                       : who) +
-         " [nccl: " + detail + "]");
+         " [nccl: " + detail + "]", std::move(lost));
   }
 
   int rank_, world_;

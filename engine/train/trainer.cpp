@@ -600,10 +600,29 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   // Alerts the engine sees (engine/metrics/alerts.h, docs/events.md "Alerts"): non-finite steps,
   // loss spikes, throughput drops, a nearly full disk under the run directory. Rank 0 writes them.
   alerts::AlertEvaluator alert_ev(alert_rules(tc));
-  auto emit_alert = [&](const alerts::Alert& a) {
+  auto alert_json = [](const alerts::Alert& a) {
     auto num = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
-    emit("alert", {{"kind", std::string(alerts::kind_name(a.kind))}, {"severity", std::string(alerts::severity_name(a.severity))},
-                   {"message", a.message}, {"step", a.step}, {"value", num(a.value)}, {"threshold", num(a.threshold)}});
+    return json{{"kind", std::string(alerts::kind_name(a.kind))}, {"severity", std::string(alerts::severity_name(a.severity))},
+                {"message", a.message}, {"step", a.step}, {"value", num(a.value)}, {"threshold", num(a.threshold)}};
+  };
+  auto emit_alert = [&](const alerts::Alert& a) { emit("alert", alert_json(a)); };
+  // A collective that failed because a peer rank died or froze (dist::CollectiveError): the
+  // rank_lost alert, naming the ranks and hosts the rendezvous store found at fault (`ranks`,
+  // `hosts`), with the run's end reason, before the run_end that follows. Only rank 0 writes
+  // events: a run that lost rank 0 is reported by the workbench (its process is gone).
+  auto emit_rank_lost = [&](const dist::CollectiveError& e) {
+    std::string who;
+    json ranks = json::array(), hosts = json::array();
+    for (const auto& l : e.lost()) {
+      who += (who.empty() ? "" : ", ") + l.who();
+      ranks.push_back(l.rank);
+      hosts.push_back(l.host);
+    }
+    if (who.empty()) who = "a rank (none looked dead or frozen: a collective timed out)";
+    json j = alert_json(alerts::rank_lost(st.step, who, std::string("the run ends failed: ") + e.what()));
+    j["ranks"] = std::move(ranks);
+    j["hosts"] = std::move(hosts);
+    emit("alert", std::move(j));
   };
   auto check_disk = [&]() {
     struct statvfs sv {};
@@ -860,6 +879,10 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   end_run("completed", "reached train.steps");
   } catch (const std::exception& e) {
     // Say so in the events before leaving (best effort: the error may be a full disk).
+    try {
+      if (const auto* lost = dynamic_cast<const dist::CollectiveError*>(&e)) emit_rank_lost(*lost);
+    } catch (const std::exception&) {
+    }
     try {
       end_run("failed", e.what());
     } catch (const std::exception&) {

@@ -35,6 +35,7 @@
 #include "gui/look/icons.h"
 #include "gui/plan/format.h"
 #include "gui/plan/run_plan.h"
+#include "gui/runs/alert_watch.h"
 #include "gui/runs/rank_logs.h"
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_targets.h"
@@ -495,8 +496,7 @@ void RunView::updateStatus() {
             this, [id = id.toStdString()](td::store::Store& s) { return s.alerts(id); },
             [this, id, text](std::vector<td::store::RunAlert> a) {
               if (id != run_ || a.empty()) return;
-              status_->setText(text + QStringLiteral("\n⚠ ") +
-                               tr("%n alert(s), newest: %1", nullptr, int(a.size())).arg(QString::fromStdString(a.back().message)));
+              status_->setText(text + QStringLiteral("\n") + alertsText(a));
             },
             [](const QString&) {});
         stop_->setEnabled(active);
@@ -507,6 +507,14 @@ void RunView::updateStatus() {
                                               : tr("This run wrote no checkpoint: start a new run instead"));
       },
       [this](const QString& m) { status_->setText(m); });
+}
+
+QString RunView::alertsText(const std::vector<td::store::RunAlert>& alerts) {
+  if (alerts.empty()) return {};
+  const td::store::RunAlert& newest = alerts.back();
+  return QStringLiteral("⚠ ") + tr("%n alert(s), newest: %1: %2", nullptr, int(alerts.size()))
+                                     .arg(AlertNotifier::kindLabel(QString::fromStdString(newest.kind)),
+                                          QString::fromStdString(newest.message));
 }
 
 namespace {

@@ -119,6 +119,10 @@ class RunView : public QWidget {
   /// "11748 tokens/s (median of last 100 steps)": the run's one tokens/s (Store::run_throughput,
   /// store::format_tokens_per_s), labelled.
   static QString tokensPerSText(std::optional<double> tokens_per_s);
+  /// The line under the status with the run's alerts (Store::alerts, oldest first; docs/events.md
+  /// "Alerts"): "⚠ 3 alert(s), newest: Rank or node lost: rank 1 (host b) lost: ..." (the newest
+  /// alert's kind as Run > Alert notifications names it, and its message); "" for none.
+  static QString alertsText(const std::vector<td::store::RunAlert>& alerts);
   /// The Log tab's text while the run's engine.log (at `log_path`) has nothing to show: the
   /// file is empty (`exists`), or missing and the run is started or followed by TrainDeck
   /// (`followed`: its output arrives here), or missing for a run TrainDeck does not follow (then,

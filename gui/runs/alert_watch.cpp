@@ -1,8 +1,10 @@
 #include "gui/runs/alert_watch.h"
 
 #include <QCoreApplication>
+#include <QRegularExpression>
 #include <QSettings>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/common/error.h"
@@ -46,6 +48,25 @@ td::alerts::AlertRules rules_of(const std::string& config_json) {
 bool names_lost_rank(const std::string& reason) {
   return reason.find("NODE_FAIL") != std::string::npos ||
          (reason.find(" on rank ") != std::string::npos && reason.find(" failed after ") != std::string::npos);
+}
+
+// Who such a reason names: the failed collective's "rank N (host H)" after its " failed after
+// S s: ", else "a node" (Slurm's NODE_FAIL), else "a rank".
+std::string lost_rank_of(const std::string& reason) {
+  static const QRegularExpression kRank(QStringLiteral(" failed after [0-9.]+ s: (rank [0-9]+ \\(host [^)]*\\))"));
+  const auto m = kRank.match(QString::fromStdString(reason));
+  if (m.hasMatch()) return m.captured(1).toStdString();
+  return reason.find("NODE_FAIL") != std::string::npos ? "a node" : "a rank";
+}
+
+// Whether the run's newest attempt has a rank_lost alert already (the engine's, written by rank
+// 0 when a collective failed, or the workbench's from a target's report): one loss, one alert.
+bool has_rank_lost(td::store::Store& s, const std::string& run_id) {
+  const auto info = s.find_run(run_id);
+  if (!info) return false;
+  for (const auto& a : s.alerts(run_id))
+    if (a.kind == "rank_lost" && a.attempt >= info->attempts - 1) return true;
+  return false;
 }
 
 }  // namespace
@@ -164,8 +185,8 @@ void AlertWatch::onEnded(const QString& run_id, const QString& status) {
         const auto info = s.find_run(id);
         if (!info) return out;
         const int64_t step = info->last_step.value_or(0);
-        if (st == "failed" && names_lost_rank(info->end_reason))
-          out.push_back(to_row(td::alerts::rank_lost(step, "a rank or node", info->end_reason)));
+        if (st == "failed" && names_lost_rank(info->end_reason) && !has_rank_lost(s, id))
+          out.push_back(to_row(td::alerts::rank_lost(step, lost_rank_of(info->end_reason), info->end_reason)));
         out.push_back(to_row(td::alerts::run_ended(step, st, info->end_reason)));
         for (const auto& a : out) s.add_alert(id, a);
         return out;
@@ -178,23 +199,29 @@ void AlertWatch::onEnded(const QString& run_id, const QString& status) {
       [](const QString&) {});
 }
 
-// A remote target's connection state (gui/runs/remote_run_job.cpp, slurm_target.cpp: the
-// state's detail while Running is "connected" or "reconnecting (attempt N): why", translated in
-// context td::gui), compared in the language it was written in.
+// A remote target's state while Running (RunTargetState: the SSH and Slurm targets set
+// connection and lost_ranks): the connection's loss starts the connection_lost clock (no stall
+// is judged meanwhile), its return restarts the stall clock and re-arms the rule; each rank the
+// target newly reports gone is a rank_lost alert.
 void AlertWatch::onState(const QString& run_id) {
   auto it = runs_.find(run_id);
   if (it == runs_.end() || !targets_) return;
   const RunTargetState st = targets_->state(run_id);
   if (st.phase != RunTargetState::Phase::Running) return;
-  const QString connected = QCoreApplication::translate("td::gui", "connected");
-  QString reconnecting = QCoreApplication::translate("td::gui", "reconnecting (attempt %1): %2");
-  reconnecting.truncate(reconnecting.indexOf(QLatin1String("%1")));
-  if (st.detail == connected) {
+  using Connection = RunTargetState::Connection;
+  if (st.connection == Connection::Connected) {
     if (it->lost.isValid()) it->since_step.restart();  // steps come again from now on
     it->lost.invalidate();
     if (it->eval) it->eval->check_connection(0);  // re-arms
-  } else if (!reconnecting.isEmpty() && st.detail.startsWith(reconnecting) && !it->lost.isValid()) {
+  } else if (st.connection == Connection::Reconnecting && !it->lost.isValid()) {
     it->lost.start();
+  }
+  for (const QString& who : st.lost_ranks) {
+    if (it->lost_ranks.contains(who)) continue;
+    it->lost_ranks.insert(who);
+    const qint64 step = std::max<qint64>(it->last_step, 0);
+    storeAndNotify(run_id, to_row(td::alerts::rank_lost(step, who.toStdString(),
+                                                        "its engine process is gone from the node while rank 0 goes on")));
   }
 }
 
@@ -225,7 +252,7 @@ void AlertWatch::storeAndNotify(const QString& run_id, std::optional<RunAlert> a
       this,
       [id = run_id.toStdString(), a](td::store::Store& s) {
         Out o;
-        if (a) o.added = s.add_alert(id, *a);
+        if (a && !(a->kind == "rank_lost" && has_rank_lost(s, id))) o.added = s.add_alert(id, *a);
         o.fresh = s.take_unnotified_alerts(id);
         if (const auto info = s.find_run(id)) o.label = info->display_name();
         return o;

@@ -4,7 +4,10 @@
 //  * evaluates the rules only a follower can see (engine/metrics/alerts.h AlertEvaluator, with
 //    the thresholds of the run's own config): a stall (no new step for max(m x the median step
 //    time, floor)), a remote run's connection down for longer than train.alert_connection_lost_s
-//    (the target's state says "reconnecting ..."; no stall is judged meanwhile), a rank or node lost (a failed run whose end names one), the run's end
+//    (the target's RunTargetState::connection is Reconnecting; no stall is judged meanwhile), a
+//    rank or node lost (a rank the target reports gone while the run goes on,
+//    RunTargetState::lost_ranks, or a failed run whose end names one; none is added to an attempt
+//    that already has one, e.g. the engine's own when a collective failed), the run's end
 //    (completed, stopped, failed), and writes each into the store (Store::add_alert, kept once);
 //  * hands every alert of the run not notified yet (the engine's, ingested from its events, and
 //    its own; Store::take_unnotified_alerts: once each, also for those written while no
@@ -21,6 +24,7 @@
 #include <QHash>
 #include <QObject>
 #include <QPointer>
+#include <QSet>
 #include <QString>
 #include <QTimer>
 
@@ -86,6 +90,7 @@ class AlertWatch : public QObject {
     qint64 last_step = -1;
     QElapsedTimer since_step;  // restarted whenever last_step advances (or watching begins)
     QElapsedTimer lost;        // valid while a remote target reports the connection down
+    QSet<QString> lost_ranks;  // the target's lost ranks already alerted ("rank 1 on node-b")
     bool ended = false;
   };
   void watch(const QString& run_id);

@@ -260,7 +260,13 @@ void RemoteRunController::onEvent(const QString& run_id, quint64 serial, const R
     case K::State:
       states_[run_id] = e.text;
       if (it->second.state.phase == RunTargetState::Phase::Running) it->second.state.detail = e.text;
+      it->second.state.connection = e.connection;
+      it->second.state.reconnect_attempt = e.connection == RunTargetState::Connection::Reconnecting ? int(e.a) : 0;
       emit connectionState(run_id, e.text);
+      emit stateChanged(run_id);
+      break;
+    case K::RanksLost:
+      it->second.state.lost_ranks += e.ranks;
       emit stateChanged(run_id);
       break;
     case K::Ended:

@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -345,12 +346,38 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
   };
 
   QString state;
-  auto set_state = [&](const QString& s) {
-    if (s == state) return;
+  using Connection = RunTargetState::Connection;
+  Connection connection = Connection::None;
+  auto set_state = [&](const QString& s, Connection c, int attempt_no = 0) {
+    if (s == state && c == connection) return;
     state = s;
-    report({Event::Kind::State, 0, 0, s, false});
+    connection = c;
+    report({Event::Kind::State, attempt_no, 0, s, false, c});
   };
-  set_state(tr("connecting"));
+  set_state(tr("connecting"), Connection::Connecting);
+  // A multi-rank run: every kRankCheckEvery polls while rank 0 trains, which ranks still run
+  // (signal_cluster_run without a signal: one command per node). Those gone are reported once
+  // each (RanksLost) for the alerts; a node that cannot be reached tells nothing.
+  constexpr int kRankCheckEvery = 10;
+  std::vector<int> reported_lost;
+  auto check_ranks = [&] {
+    if (!layout || !follower->remote_alive()) return;
+    const td::remote::RankSignalReport rep = td::remote::signal_cluster_run(*layout, connect, "");
+    if (!rep.errors.empty() || std::find(rep.alive.begin(), rep.alive.end(), 0) == rep.alive.end()) return;
+    QStringList lost;
+    for (const auto& n : layout->nodes)
+      for (const auto& r : n.ranks)
+        if (std::find(rep.alive.begin(), rep.alive.end(), r.rank) == rep.alive.end() &&
+            std::find(reported_lost.begin(), reported_lost.end(), r.rank) == reported_lost.end()) {
+          reported_lost.push_back(r.rank);
+          lost << QStringLiteral("rank %1 on %2").arg(r.rank).arg(QString::fromStdString(n.node.display_name()));
+        }
+    if (!lost.isEmpty()) {
+      Event e{Event::Kind::RanksLost, 0, 0, {}, false};
+      e.ranks = lost;
+      report(e);
+    }
+  };
   int attempt = 0;
   int polls = 0;
   bool term_sent = false, kill_sent = false;
@@ -367,17 +394,24 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
         if (signal_run("TERM")) {
           term_sent = true;
           kill_at = Clock::now() + std::chrono::milliseconds(control.kill_timeout_ms.load());
-          set_state(tr("stopping"));
+          set_state(tr("stopping"), Connection::Connected);
         }
       } else if (term_sent && !kill_sent && Clock::now() >= kill_at) {
         if (signal_run("KILL")) kill_sent = true;
       }
       const td::remote::FollowState st = follower->poll();
       attempt = 0;
-      if (!term_sent) set_state(tr("connected"));
+      set_state(term_sent ? tr("stopping") : tr("connected"), Connection::Connected);
       if (st.ingest.rows > 0) {
         const auto info = store->find_run(run_id);
         report({Event::Kind::Ingested, info ? info->last_step.value_or(0) : 0, 0, {}, false});
+      }
+      if (!st.finished && !term_sent && (polls + 1) % kRankCheckEvery == 0) {
+        try {
+          check_ranks();
+        } catch (const std::exception&) {
+          // The nodes could not be asked now: the next check asks again.
+        }
       }
       if (!st.finished && ++polls % std::max(1, spec.log_every) == 0) {
         try {
@@ -405,7 +439,7 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
             // A node that cannot be reached keeps its rank until it notices on its own.
           }
         }
-        set_state(tr("ended"));
+        set_state(tr("ended"), Connection::None);
         report({Event::Kind::Ended, 0, 0, QString::fromStdString(st.status), false});
         return;
       }
@@ -419,7 +453,7 @@ void run_remote_job(const RemoteRunSpec& spec, const RemoteConnector& connect, R
       }
       // The node cannot be reached: keep trying, waiting longer each time (the run goes on there).
       ++attempt;
-      set_state(tr("reconnecting (attempt %1): %2").arg(attempt).arg(QString::fromStdString(e.what())));
+      set_state(tr("reconnecting (attempt %1): %2").arg(attempt).arg(QString::fromStdString(e.what())), Connection::Reconnecting, attempt);
       const int backoff = std::min(kBackoffMaxMs, kBackoffInitialMs << std::min(attempt - 1, 10));
       next = Clock::now() + std::chrono::milliseconds(backoff);
     }

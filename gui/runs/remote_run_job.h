@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gui/runs/remote_task.h"
+#include "gui/runs/run_target.h"
 #include "remote/cluster.h"
 #include "remote/session.h"
 
@@ -66,7 +67,8 @@ struct RemoteRunEvent {
     Launched,     ///< the engine runs on the node and the store has the run: a = pid, text = its run folder there
     Ingested,     ///< rows ingested: a = the run's last step in the store
     Log,          ///< text = new bytes of the node's engine.log
-    State,        ///< text = connection state ("connected", "reconnecting (attempt 2): ...")
+    State,        ///< text = connection state in words ("connected", "reconnecting (attempt 2): ..."), connection and a = the attempt
+    RanksLost,    ///< a multi-rank run's ranks whose processes are gone while rank 0 goes on: ranks ("rank 1 on node-b")
     Ended,        ///< the run has its end in the store: text = status
     StartFailed,  ///< deploy or launch failed, nothing launched: text = message, cancelled
     Failed,       ///< following failed for good (mirror replaced, store error): text = message
@@ -75,6 +77,8 @@ struct RemoteRunEvent {
   qint64 a = 0, b = 0;
   QString text;
   bool cancelled = false;
+  RunTargetState::Connection connection = RunTargetState::Connection::None;  ///< State: the connection
+  QStringList ranks;                                                         ///< RanksLost
 };
 
 /// Whether `spec` is a multi-rank run (RemoteRunSpec::nodes set).

@@ -49,14 +49,29 @@ struct RunTargetState {
     Unknown,    ///< not followed by this target
     Queued,     ///< submitted, waiting for the scheduler: detail = its reason ("waiting for resources")
     Deploying,  ///< bundle, dataset and config going to the node: detail = phase, done/total = bytes
-    Running,    ///< the engine trains: detail = connection state ("connected", "reconnecting ...") or ""
+    Running,    ///< the engine trains: detail = connection state in words ("connected", "reconnecting ...") or ""
     Stopping,   ///< a stop was asked for: the engine finishes its step and checkpoints
     Ended,      ///< detail = the store's status (completed, stopped, failed) and its reason
   };
+  /// How a remote target reaches the run while it follows it (the SSH node, a Slurm cluster's
+  /// login node); what the alerts read (gui/runs/alert_watch.h), while detail says it in words.
+  enum class Connection {
+    None,          ///< a run on this machine, or one not followed now
+    Connecting,    ///< the first connection is being made
+    Connected,     ///< the last poll reached it
+    Reconnecting,  ///< the last poll could not: retried with backoff (reconnect_attempt)
+  };
+
   Phase phase = Phase::Unknown;
   QString detail;
   qint64 done = 0;   ///< Deploying: bytes sent or checked
   qint64 total = 0;  ///< Deploying: bytes in all (0 while a phase has no byte count)
+  Connection connection = Connection::None;
+  int reconnect_attempt = 0;  ///< Reconnecting: 1 for the first retry, 2 for the next, ...
+  /// Ranks of a multi-rank run the target found gone while the run goes on (an SSH cluster
+  /// node no longer runs that rank's engine process), in rank order, each "rank 1 on node-b";
+  /// empty when none is, or the target cannot tell.
+  QStringList lost_ranks{};
 };
 
 /// Where a run's files are (RunTarget::files()).

@@ -56,11 +56,14 @@ double now_s() {
 
 // What a task reports to the GUI thread.
 struct Report {
-  enum class Kind { Progress, Submitted, Job, Ingested, Log, Ended, StartFailed, Failed };
+  // Connection: the login node reached again (text: the job's last words, to show again) or not
+  // (text: "reconnecting (attempt N): why", a = N); connection says which.
+  enum class Kind { Progress, Submitted, Job, Ingested, Log, Ended, StartFailed, Failed, Connection };
   Kind kind = Kind::Progress;
   qint64 a = 0, b = 0;
   QString text, job, remote_dir;
   Phase phase = Phase::Unknown;
+  RunTargetState::Connection connection = RunTargetState::Connection::None;
 };
 
 // remote_runs.layout of a Slurm run: {"slurm": <its settings at submission>}.
@@ -175,6 +178,8 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
   bool term_sent = false, cancel_sent = false;
   Clock::time_point cancel_at{};
   int polls = 0, attempt = 0;
+  RunTargetState::Connection connection = RunTargetState::Connection::None;
+  QString job_text;  // the job's state in words, as last reported
   auto next = Clock::now();
   while (!shared.cancelled()) {
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count();
@@ -183,6 +188,10 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
     try {
       const td::remote::FollowState st = follower->poll();
       attempt = 0;
+      if (connection != RunTargetState::Connection::Connected) {
+        connection = RunTargetState::Connection::Connected;
+        report({Report::Kind::Connection, 0, 0, job_text, q(job), {}, Phase::Unknown, connection});
+      }
       if (st.ingest.rows > 0) {
         const auto info = store->find_run(run_id);
         report({Report::Kind::Ingested, info ? info->last_step.value_or(0) : 0, 0, {}, {}, {}, Phase::Unknown});
@@ -223,6 +232,7 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
         store->note_run_job(run_id, {job, 0, js.state, reason});
         const Phase phase = term_sent ? Phase::Stopping : js.pending() ? Phase::Queued : js.running() ? Phase::Running : Phase::Ended;
         const QString text = js.pending() ? q(reason) : js.running() ? tr("job %1 on %2").arg(q(job), q(js.nodes)) : q(reason);
+        job_text = text;
         report({Report::Kind::Job, 0, 0, text, q(job), {}, phase});
       }
       if (!js.ended() && js.state != "UNKNOWN") continue;
@@ -247,8 +257,9 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
         return;
       }
       ++attempt;
-      report({Report::Kind::Job, 0, 0, tr("reconnecting (attempt %1): %2").arg(attempt).arg(q(e.what())), q(job), {},
-              Phase::Unknown});
+      connection = RunTargetState::Connection::Reconnecting;
+      report({Report::Kind::Connection, attempt, 0, tr("reconnecting (attempt %1): %2").arg(attempt).arg(q(e.what())), q(job), {},
+              Phase::Unknown, connection});
       next = Clock::now() + std::chrono::milliseconds(std::min(kBackoffMaxMs, kBackoffInitialMs << std::min(attempt - 1, 10)));
     }
   }
@@ -387,10 +398,21 @@ void SlurmTarget::launch(SlurmRunSpec spec) {
                   [] {}, [this](const QString& m) { emit error(m); });
             emit stateChanged(id);
             break;
+          case K::Connection:
+            run.state.connection = r.connection;
+            run.state.reconnect_attempt = r.connection == RunTargetState::Connection::Reconnecting ? int(r.a) : 0;
+            if (!r.text.isEmpty()) run.state.detail = r.text;
+            emit stateChanged(id);
+            break;
           case K::Job:
             if (!r.job.isEmpty() && !run.jobs.contains(r.job)) run.jobs << r.job;
-            if (r.phase != Phase::Unknown) run.state = {r.phase, r.text, 0, 0};
-            else run.state.detail = r.text;
+            if (r.phase != Phase::Unknown) {
+              const auto connection = run.state.connection;  // the login node's, not the job's
+              run.state = {r.phase, r.text, 0, 0};
+              run.state.connection = connection;
+            } else {
+              run.state.detail = r.text;
+            }
             if (r.phase == Phase::Running && !run.started) {
               run.started = true;
               emit runStarted(id);

@@ -3,7 +3,8 @@
 // batch (losses and final parameters, to fp32 rounding); the ranks' windows are disjoint and
 // cover each global batch; ZeRO-1 equals the all-reduce run; ZeRO-2 with 2 and 3 ranks (gradient
 // accumulation, clipping active) equals the single process, with the collective bytes of its
-// bucketed reduce-scatters; a run resumes with another world size and ZeRO stage; a missing, killed or frozen rank ends the others with an error naming it; a stop sent to
+// bucketed reduce-scatters; a run resumes with another world size and ZeRO stage; a missing, killed or frozen rank ends the others with an error naming it (and rank 0
+// writes a rank_lost alert naming it, which the store ingests as an alert row); a stop sent to
 // one rank stops all at the same step; step events carry per-rank traffic.
 //
 // Tolerances: the single process sums a micro batch's gradient in one GEMM over B*T rows, the
@@ -32,6 +33,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "store/ingest.h"
+#include "store/store.h"
 #include "test_util.h"
 
 using json = nlohmann::json;
@@ -156,10 +159,46 @@ class TestDist : public QObject {
     const QString err = QString::fromUtf8(survivor->readAllStandardError());
     QVERIFY2(err.contains(expect_in_error), qPrintable(err));
     if (victim == 1) {
-      auto ends = events_of_type(read_events(out + "/events.jsonl"), "run_end");
+      const auto ev = read_events(out + "/events.jsonl");
+      auto ends = events_of_type(ev, "run_end");
       QVERIFY(!ends.empty());
       QCOMPARE(ends.back()["status"].get<std::string>(), std::string("failed"));
-      QVERIFY2(ends.back()["reason"].get<std::string>().find("rank 1 (host ") != std::string::npos, ends.back().dump().c_str());
+      const std::string reason = ends.back()["reason"].get<std::string>();
+      QVERIFY2(reason.find("rank 1 (host ") != std::string::npos, ends.back().dump().c_str());
+      // The rank_lost alert (docs/events.md "Alerts"), written by rank 0 before its run_end:
+      // rank 1 and its host named, the end reason in the message, critical.
+      const auto alerts = events_of_type(ev, "alert");
+      QCOMPARE(alerts.size(), size_t(1));
+      const json& a = alerts[0];
+      QCOMPARE(a["kind"].get<std::string>(), std::string("rank_lost"));
+      QCOMPARE(a["severity"].get<std::string>(), std::string("critical"));
+      QCOMPARE(a["ranks"], json::array({1}));
+      QCOMPARE(a["hosts"].size(), size_t(1));
+      const std::string host = a["hosts"][0].get<std::string>();
+      QVERIFY(!host.empty());
+      QCOMPARE(a["message"].get<std::string>().substr(0, ("rank 1 (host " + host + ") lost: the run ends failed: ").size()),
+               "rank 1 (host " + host + ") lost: the run ends failed: ");
+      QVERIFY2(a["message"].get<std::string>().find(reason) != std::string::npos, a.dump().c_str());
+      QCOMPARE(a["step"].get<int>(), ends.back()["step"].get<int>());
+      QVERIFY(a["value"].is_null() && a["threshold"].is_null());
+      QVERIFY(ev.back()["type"] == "run_end");  // the alert came before the end
+
+      // ... and in the store, as the workbench ingests it: the alert row and the failed run.
+      td::store::Store store(dir_.filePath(QString("fail_%1_%2.db").arg(victim).arg(sig)).toStdString());
+      const auto stats = td::store::Ingester(store, (out + "/events.jsonl").toStdString()).poll_all();
+      std::string said;
+      for (const auto& m : stats.messages) said += m + "\n";
+      QVERIFY2(stats.messages.empty(), said.c_str());  // every field known (ranks, hosts), no line skipped
+      const auto info = store.find_run(ev.front()["run_id"].get<std::string>());
+      QVERIFY(info);
+      QCOMPARE(info->status, std::string("failed"));
+      const auto rows = store.alerts(info->run_id);
+      QCOMPARE(rows.size(), size_t(1));
+      QCOMPARE(rows[0].kind, std::string("rank_lost"));
+      QCOMPARE(rows[0].source, std::string("engine"));
+      QCOMPARE(rows[0].severity, std::string("critical"));
+      QCOMPARE(rows[0].message, a["message"].get<std::string>());
+      QVERIFY(!rows[0].value && !rows[0].threshold);
     }
   }
 

@@ -2,8 +2,13 @@
 // target (RunController behind RunTargets) and the real engine: an engine alert written while no
 // workbench watched (the disk rule with a limit of the whole disk fires at step 1) is notified at
 // reattach, once; a SIGSTOPped engine is reported as a stall with the run's own limit; the run's
-// end (Stop) is stored and notified. The desktop is a recording backend. Waits are for events,
+// end (Stop) is stored and notified. With a fake remote target: the connection lost (its
+// structured RunTargetState::connection) past the config's limit, a rank it reports gone, a
+// failed end naming a rank (one rank_lost per loss). The desktop is a recording backend. Waits are for events,
 // with generous limits; nothing assumes how fast this machine trains.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -51,7 +56,8 @@ size_t wait_alert(const QString& db, const QString& id, const char* kind, int ti
   return 0;
 }
 
-// A remote target as the watch sees it: one run, Running, its connection state in the detail.
+// A remote target as the watch sees it: one run, Running, its connection state (structured, and
+// in words in the detail) and the ranks it found gone.
 class FakeRemote : public RunTarget {
  public:
   using RunTarget::RunTarget;
@@ -63,14 +69,43 @@ class FakeRemote : public RunTarget {
   void reattach() override {}
   void detachAll() override {}
   QStringList activeRuns() const override { return {QStringLiteral("remote-1")}; }
-  RunTargetState state(const QString&) const override { return {RunTargetState::Phase::Running, detail, 0, 0}; }
+  RunTargetState state(const QString&) const override {
+    RunTargetState st{RunTargetState::Phase::Running, detail, 0, 0};
+    st.connection = connection;
+    st.reconnect_attempt = connection == RunTargetState::Connection::Reconnecting ? 1 : 0;
+    st.lost_ranks = lost;
+    return st;
+  }
   RunFiles files(const QString&) const override { return {}; }
-  void say(const QString& d) {
+  void say(RunTargetState::Connection c, const QString& d) {
+    connection = c;
     detail = d;
     emit stateChanged(QStringLiteral("remote-1"));
   }
+  void lose(const QString& who) {
+    lost << who;
+    emit stateChanged(QStringLiteral("remote-1"));
+  }
+  RunTargetState::Connection connection = RunTargetState::Connection::None;
   QString detail;
+  QStringList lost;
 };
+
+// A remote run "remote-1" in a fresh store `db`: its run_start (config `rc`) and step 1, plus
+// `more` lines (JSON objects without the common fields).
+void write_remote_run(const QString& dir, const QString& db, const td::RunConfig& rc, const std::vector<nlohmann::json>& more = {}) {
+  auto line = [](nlohmann::json j, double t) {
+    j.update({{"v", 1}, {"t", t}, {"run_id", "remote-1"}, {"attempt", 0}, {"rank", 0}});
+    return j.dump() + "\n";
+  };
+  std::string text = line({{"type", "run_start"}, {"config", td::to_json(rc)}}, 100.0) +
+                     line({{"type", "step"}, {"step", 1}, {"loss", 3.0}, {"step_ms", 100.0}}, 101.0);
+  for (size_t i = 0; i < more.size(); ++i) text += line(more[i], 102.0 + double(i));
+  const QString file = QDir(dir).filePath(QFileInfo(db).completeBaseName() + ".jsonl");
+  tdguitest::writeFile(file, QByteArray::fromStdString(text));
+  Store s(db.toStdString());
+  td::store::Ingester(s, file.toStdString()).poll_all();
+}
 
 }  // namespace
 
@@ -123,15 +158,7 @@ class TestAlertWatch : public QObject {
     rc.data.path = "/data/on/the/node";
     rc.train.alert_connection_lost_s = 1.0;
     rc.train.alert_stall_min_s = 0.5;
-    nlohmann::json start = {{"type", "run_start"}, {"v", 1}, {"t", 100.0}, {"run_id", "remote-1"}, {"attempt", 0},
-                            {"rank", 0}, {"config", td::to_json(rc)}};
-    nlohmann::json step = {{"type", "step"}, {"v", 1}, {"t", 101.0}, {"run_id", "remote-1"}, {"attempt", 0}, {"rank", 0},
-                           {"step", 1}, {"loss", 3.0}, {"step_ms", 100.0}};
-    tdguitest::writeFile(dir_.filePath("remote.jsonl"), QByteArray::fromStdString(start.dump() + "\n" + step.dump() + "\n"));
-    {
-      Store s(db.toStdString());
-      td::store::Ingester(s, dir_.filePath("remote.jsonl").toStdString()).poll_all();
-    }
+    write_remote_run(dir_.path(), db, rc);
     StoreClient client(db);
     FakeRemote fake;
     AlertNotifier notifier;
@@ -143,10 +170,11 @@ class TestAlertWatch : public QObject {
     AlertWatch watch(&fake, &notifier);
     watch.setCheckIntervalMs(100);
     watch.setStoreClient(&client);
-    fake.say(QStringLiteral("connected"));
+    fake.say(RunTargetState::Connection::Connected, QStringLiteral("connected"));
     emit fake.runAttached(QStringLiteral("remote-1"));
     emit fake.runIngested(QStringLiteral("remote-1"), 1);
-    fake.say(QStringLiteral("reconnecting (attempt 1): timed out"));
+    // The words are not read (a translation, another target's): the structured state is.
+    fake.say(RunTargetState::Connection::Reconnecting, QStringLiteral("Verbindung wird wiederhergestellt"));
     QCOMPARE(wait_alert(db, "remote-1", "connection_lost"), size_t(1));
     const auto a = alerts_of(db, "remote-1", "connection_lost")[0];
     QCOMPARE(a.threshold, std::optional<double>(1.0));
@@ -154,7 +182,89 @@ class TestAlertWatch : public QObject {
     QVERIFY(alerts_of(db, "remote-1", "stall").empty());  // the connection, not a stall
     QTRY_VERIFY_WITH_TIMEOUT(std::any_of(sent.begin(), sent.end(), [](const Sent& s) { return s.title.contains("Connection lost"); }),
                              tdguitest::kSlowMs);
-    fake.say(QStringLiteral("connected"));
+    fake.say(RunTargetState::Connection::Connected, QStringLiteral("connected"));
+  }
+
+  // A rank the target reports gone (an SSH cluster node's rank process) while the run goes on:
+  // one rank_lost alert naming it, notified, not repeated; the run's failed end that names the
+  // same loss adds no second one, only the run_end.
+  void rank_lost_from_the_target_once() {
+    const QString db = dir_.filePath("lost.db");
+    td::RunConfig rc;
+    rc.data.path = "/data/on/the/node";
+    write_remote_run(dir_.path(), db, rc);
+    StoreClient client(db);
+    FakeRemote fake;
+    AlertNotifier notifier;
+    QList<Sent> sent;
+    notifier.setBackend([&](const QString& t, const QString& b, const QString& sev) {
+      sent.push_back({t, b, sev});
+      return true;
+    });
+    AlertWatch watch(&fake, &notifier);
+    watch.setCheckIntervalMs(100);
+    watch.setStoreClient(&client);
+    fake.say(RunTargetState::Connection::Connected, QStringLiteral("connected"));
+    emit fake.runAttached(QStringLiteral("remote-1"));
+    emit fake.runIngested(QStringLiteral("remote-1"), 1);
+    fake.lose(QStringLiteral("rank 1 on node-b"));
+    QCOMPARE(wait_alert(db, "remote-1", "rank_lost"), size_t(1));
+    const auto a = alerts_of(db, "remote-1", "rank_lost")[0];
+    QCOMPARE(a.source, std::string("workbench"));
+    QCOMPARE(a.severity, std::string("critical"));
+    QCOMPARE(a.step, int64_t(1));
+    QCOMPARE(a.message, std::string("rank 1 on node-b lost: its engine process is gone from the node while rank 0 goes on"));
+    QVERIFY(!a.value && !a.threshold);
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(sent.begin(), sent.end(),
+                                         [](const Sent& s) {
+                                           return s.title == QStringLiteral("TrainDeck: remote-1 — Rank or node lost") &&
+                                                  s.severity == QStringLiteral("critical");
+                                         }),
+                             tdguitest::kSlowMs);
+    fake.say(RunTargetState::Connection::Connected, QStringLiteral("connected"));  // the same list again: nothing new
+
+    // The run ends failed naming rank 1 (as rank 0's failed collective words it).
+    const QString more = dir_.filePath("lost.jsonl");
+    QFile f(more);
+    QVERIFY(f.open(QIODevice::Append));
+    f.write(nlohmann::json({{"type", "run_end"}, {"v", 1}, {"t", 110.0}, {"run_id", "remote-1"}, {"attempt", 0}, {"rank", 0},
+                            {"status", "failed"}, {"step", 1},
+                            {"reason", "all_reduce on rank 0 failed after 0.1 s: rank 1 (host node-b) ended: its connection to the "
+                                       "rendezvous store closed [gloo: Connection closed by peer]"}})
+                .dump()
+                .append("\n")
+                .c_str());
+    f.close();
+    {
+      Store s(db.toStdString());
+      td::store::Ingester(s, more.toStdString()).poll_all();
+    }
+    emit fake.runEnded(QStringLiteral("remote-1"), QStringLiteral("failed"));
+    QCOMPARE(wait_alert(db, "remote-1", "run_end"), size_t(1));
+    QCOMPARE(alerts_of(db, "remote-1", "rank_lost").size(), size_t(1));
+    QCOMPARE(alerts_of(db, "remote-1", "run_end")[0].severity, std::string("critical"));
+  }
+
+  // A failed run whose end reason names the lost rank, with no rank_lost alert of its own (the
+  // engine that wrote it was older, or a target ended it): the workbench's names that rank.
+  void rank_lost_named_from_the_end_reason() {
+    const QString db = dir_.filePath("ended.db");
+    td::RunConfig rc;
+    rc.data.path = "/data/on/the/node";
+    const std::string reason =
+        "all_reduce on rank 0 failed after 3.0 s: rank 2 (host node-c) is not responding: no heartbeat for 4.1 s (frozen, stopped "
+        "or cut off) [gloo: Timed out]";
+    write_remote_run(dir_.path(), db, rc, {{{"type", "run_end"}, {"status", "failed"}, {"step", 1}, {"reason", reason}}});
+    StoreClient client(db);
+    FakeRemote fake;
+    AlertWatch watch(&fake, nullptr);
+    watch.setStoreClient(&client);
+    emit fake.runAttached(QStringLiteral("remote-1"));
+    emit fake.runEnded(QStringLiteral("remote-1"), QStringLiteral("failed"));
+    QCOMPARE(wait_alert(db, "remote-1", "run_end"), size_t(1));
+    const auto lost = alerts_of(db, "remote-1", "rank_lost");
+    QCOMPARE(lost.size(), size_t(1));
+    QCOMPARE(lost[0].message, "rank 2 (host node-c) lost: " + reason);
   }
 
   void detached_alerts_at_reattach_then_stall_then_end() {

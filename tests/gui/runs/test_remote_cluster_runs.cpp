@@ -3,10 +3,12 @@
 // is on the loopback and both ranks run on this machine (the namespaced nodes with their own
 // addresses are tests/remote/test_multinode.cpp). Start → completed with both ranks' figures and
 // the layout in the store; a long run detached, re-attached by a new controller from the stored
-// layout, stopped there (every rank ends), then resumed on both nodes from its checkpoint.
+// layout, stopped there (every rank ends), then resumed on both nodes from its checkpoint; a
+// rank killed while rank 0 is held is reported by the target, then by rank 0's alert.
 #include <QtTest>
 
 #include <dirent.h>
+#include <signal.h>
 
 #include <filesystem>
 
@@ -154,6 +156,43 @@ class TestRemoteClusterRuns : public QObject {
     QVERIFY2(errs.isEmpty(), qPrintable(errs.isEmpty() ? QString() : errs.first().at(0).toString()));
     td::store::Store s(fx_.db.toStdString());
     QCOMPARE(s.get_run(id.toStdString()).attempts, 2);
+  }
+
+  // A rank whose process is gone while rank 0 goes on: the target's state names it
+  // (RunTargetState::lost_ranks, from its check of every node's ranks). Rank 0 is held with
+  // SIGSTOP meanwhile, so that it cannot end the run first; once continued its collective fails
+  // (train.dist_timeout_s 3 s) and the run ends failed, with rank 0's own rank_lost alert.
+  void a_lost_rank_is_reported_while_rank0_goes_on() {
+    StoreClient client(fx_.db);
+    RemoteRunController c(&client, connector());
+    QSignalSpy ingested(&c, &RemoteRunController::runIngested), ended(&c, &RemoteRunController::runEnded);
+    nlohmann::json cfg = tdguitest::tiny_config(fx_.data, 1000000);
+    cfg["train"]["dist_timeout_s"] = 3.0;
+    QString err;
+    const QString id = c.startClusterRun(cluster_, "cluster-exp", cfg, &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    QVERIFY2(tdguitest::wait_step(ingested, id, 3) >= 3, qPrintable("waited for step 3: " + why(id)));
+    const auto remote = td::store::Store(fx_.db.toStdString()).remote_run(id.toStdString());
+    QVERIFY(remote);
+    const auto layout = td::remote::cluster_run_from_json(nlohmann::json::parse(remote->layout_json));
+    const pid_t rank0 = pid_t(layout.rank0_pid()), rank1 = pid_t(layout.nodes[1].ranks[0].pid);
+    QVERIFY(rank0 > 0 && rank1 > 0);
+    QCOMPARE(::kill(rank0, SIGSTOP), 0);
+    QCOMPARE(::kill(rank1, SIGKILL), 0);
+    QTRY_VERIFY2_WITH_TIMEOUT(c.state(id).lost_ranks == QStringList{QStringLiteral("rank 1 on node-b")},
+                              "waited for the target to report rank 1 on node-b gone", tdguitest::kSlowMs);
+    QCOMPARE(c.state(id).phase, RunTargetState::Phase::Running);
+    QCOMPARE(c.state(id).connection, RunTargetState::Connection::Connected);
+    ::kill(rank0, SIGCONT);
+    const QString status = tdguitest::wait_ended(ended, id);
+    QVERIFY2(status == "failed", qPrintable(status + " " + why(id)));
+    td::store::Store s(fx_.db.toStdString());
+    const auto alerts = s.alerts(id.toStdString());
+    QVERIFY2(std::any_of(alerts.begin(), alerts.end(),
+                         [](const td::store::RunAlert& a) {
+                           return a.kind == "rank_lost" && a.source == "engine" && a.message.find("rank 1 (host ") == 0;
+                         }),
+             qPrintable("rank 0's rank_lost alert naming rank 1: " + why(id)));
   }
 };
 
