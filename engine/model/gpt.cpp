@@ -281,7 +281,7 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
     LayerActs<Act>& L = A.layers[l];
     ops.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
     ops.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * C);
-    ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
+    ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH, NH);
     ops.matmul_forward(L.attproj, L.atty, W(l, kProjW), W(l, kProjB), (int)BT, C, C);
     ops.residual_forward(L.res2, x, L.attproj, BT * C);
     ops.layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res2, W(l, kLn2W), W(l, kLn2B), (int)BT, C);
@@ -402,7 +402,7 @@ void GPT::backward_impl(float loss_scale) {
     be_.zero(D.dc, BT * C * sizeof(Act));
     ops.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, C, C);
     be_.zero(D.dqkv, BT * 3 * C * sizeof(Act));
-    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH);
+    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH, NH);
     be_.zero(D.dc, BT * C * sizeof(Act));
     ops.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * C);
     ops.layernorm_backward(D.dres, dW(l, kLn1W), dW(l, kLn1B), D.dc, x, W(l, kLn1W), L.ln1_mean, L.ln1_rstd, (int)BT, C);
