@@ -20,6 +20,7 @@ using json = nlohmann::json;
 struct Field {
   std::string section, name;
   std::string range, meaning;
+  std::string family;  // "" for every model family, else the only model.family it may be set in
   std::function<void(RunConfig&, const json&, const std::string&)> read;
   std::function<json(const RunConfig&)> write;
 };
@@ -143,13 +144,26 @@ const std::vector<Field>& fields() {
     auto d = &RunConfig::data;
     const long big = 1L << 30;
     std::vector<Field> v;
+    v.push_back(make_string<M>("model", "family", m, &M::family, {"gpt2", "llama"},
+                               "Model family. \"gpt2\": GPT-2 (LayerNorm, GELU MLP, learned position embeddings, biases); \"llama\": the Llama layout "
+                               "(RMSNorm, SwiGLU MLP, rotary position embeddings, grouped-query attention, no biases; Touvron et al. 2023), as Llama 3, "
+                               "SmolLM2, Qwen and Mistral. The llama-only fields below are errors in a gpt2 config. This build plans llama models but "
+                               "cannot train them yet."));
     v.push_back(make_int<M>("model", "vocab_size", m, &M::vocab_size, 2, 1 << 24, "Vocabulary size V; must equal the dataset's tokenizer (257 for the byte tokenizer)."));
-    v.push_back(make_int<M>("model", "seq_len", m, &M::seq_len, 1, 1 << 16, "Context length T in tokens (learned position embeddings)."));
+    v.push_back(make_int<M>("model", "seq_len", m, &M::seq_len, 1, 1 << 16, "Context length T in tokens (gpt2: the learned position embeddings' length; llama: the longest sequence trained, RoPE has no table)."));
     v.push_back(make_int<M>("model", "n_layer", m, &M::n_layer, 1, 1024, "Number of transformer blocks L."));
-    v.push_back(make_int<M>("model", "n_head", m, &M::n_head, 1, 1024, "Attention heads NH; d_model must be a multiple of n_head."));
+    v.push_back(make_int<M>("model", "n_head", m, &M::n_head, 1, 1024, "Attention (query) heads NH; d_model must be a multiple of n_head (llama: with an even head size d_model / n_head, as RoPE rotates pairs)."));
     v.push_back(make_int<M>("model", "d_model", m, &M::d_model, 1, 1 << 16, "Residual stream width C."));
-    v.push_back(make_int<M>("model", "d_ff", m, &M::d_ff, 0, 1 << 18, "MLP hidden width F; 0 means 4 * d_model."));
-    v.push_back(make_bool<M>("model", "tie_embeddings", m, &M::tie_embeddings, "The LM head reuses the token embedding matrix (GPT-2)."));
+    v.push_back(make_int<M>("model", "d_ff", m, &M::d_ff, 0, 1 << 18, "MLP hidden width F; 0 means 4 * d_model (gpt2) or the Llama rule ffn_multiple_of * ceil(floor(8 d_model / 3) / ffn_multiple_of) (llama; the SwiGLU MLP has three C x F matrices)."));
+    v.push_back(make_bool<M>("model", "tie_embeddings", m, &M::tie_embeddings, "The LM head reuses the token embedding matrix (GPT-2, SmolLM2, Llama-3.2-1B; Llama-3-8B does not)."));
+    auto llama = [&](Field f) {
+      f.family = "llama";
+      v.push_back(std::move(f));
+    };
+    llama(make_int<M>("model", "n_kv_head", m, &M::n_kv_head, 0, 1024, "Key/value heads KV of grouped-query attention (Ainslie et al. 2023): each serves n_head / n_kv_head query heads, so n_head must be a multiple of it; 0 means n_head (multi-head attention), 1 is multi-query attention."));
+    llama(make_int<M>("model", "ffn_multiple_of", m, &M::ffn_multiple_of, 1, 1 << 16, "With d_ff = 0, the Llama rule rounds the SwiGLU width up to a multiple of this (Meta's reference code's multiple_of)."));
+    llama(make_real<M>("model", "rope_theta", m, &M::rope_theta, 0, 1e12, true, "Base of the rotary position embedding's frequencies theta^(-2i/hs) (Su et al. 2021); 10000 as Llama 2, 500000 as Llama 3."));
+    llama(make_real<M>("model", "rms_norm_eps", m, &M::rms_norm_eps, 0, 1, true, "Epsilon of RMSNorm, x / sqrt(mean(x^2) + eps) * weight (Zhang and Sennrich 2019)."));
 
     v.push_back(make_string<T>("train", "device", t, &T::device, {}, "\"cpu\", \"cuda\" (GPU 0) or \"cuda:N\" (GPU N; the CUDA backend, docs/cuda.md)."));
     v.push_back(make_string<T>("train", "precision", t, &T::precision, {"auto", "fp32", "bf16"},
@@ -208,6 +222,18 @@ void check_object(const json& j, const std::string& path) {
 
 }  // namespace
 
+int llama_default_d_ff(int d_model, int multiple_of) {
+  const int64_t hidden = 8 * (int64_t)d_model / 3;  // int(2 * (4 d) / 3)
+  return (int)(multiple_of * ((hidden + multiple_of - 1) / multiple_of));
+}
+
+std::string untrainable_reason(const ModelConfig& m) {
+  if (m.family == "gpt2") return "";
+  return "value \"" + m.family + "\": the " + m.family +
+         " model is not yet trainable in this build (its config, plan and designer are; the model lands later): "
+         "use `traindeck-engine plan` for its estimates, or set model.family to \"gpt2\" to train";
+}
+
 alerts::AlertRules alert_rules(const TrainConfig& t) {
   alerts::AlertRules r;
   r.spike_window = t.alert_spike_window;
@@ -232,6 +258,7 @@ std::string resolved_precision(const TrainConfig& t) {
 RunConfig parse_config(const json& doc) {
   check_object(doc, "");
   RunConfig c;
+  std::vector<std::string> family_fields;  // family-specific fields the document sets
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (it.key() != "model" && it.key() != "train" && it.key() != "data")
       throw ConfigError(it.key(), "unknown section: allowed sections are model, train, data");
@@ -241,6 +268,7 @@ RunConfig parse_config(const json& doc) {
       for (const auto& field : fields()) {
         if (field.section == it.key() && field.name == f.key()) {
           field.read(c, f.value(), it.key() + "." + f.key());
+          if (!field.family.empty()) family_fields.push_back(field.family + " " + it.key() + "." + f.key());
           known = true;
           break;
         }
@@ -250,8 +278,29 @@ RunConfig parse_config(const json& doc) {
   }
   // Cross-field rules.
   auto& m = c.model;
+  for (const std::string& ff : family_fields) {
+    const std::string family = ff.substr(0, ff.find(' ')), path = ff.substr(ff.find(' ') + 1);
+    if (m.family != family)
+      throw ConfigError(path, "is a field of model.family \"" + family + "\" only, and this config's family is \"" + m.family +
+                                  "\": remove it, or set model.family to \"" + family + "\"");
+  }
   if (m.d_model % m.n_head != 0)
     throw ConfigError("model.d_model", "value " + std::to_string(m.d_model) + " must be a multiple of model.n_head = " + std::to_string(m.n_head));
+  if (m.family == "llama") {
+    if (m.n_kv_head == 0) m.n_kv_head = m.n_head;
+    if (m.n_head % m.n_kv_head != 0) {
+      std::string divisors;
+      for (int k = 1; k <= m.n_head; ++k)
+        if (m.n_head % k == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(k);
+      throw ConfigError("model.n_kv_head", "value " + std::to_string(m.n_kv_head) + " must divide model.n_head = " + std::to_string(m.n_head) +
+                                               " (each key/value head serves n_head / n_kv_head query heads): use one of " + divisors);
+    }
+    const int hs = m.d_model / m.n_head;
+    if (hs % 2 != 0)
+      throw ConfigError("model.d_model", "head size d_model / model.n_head = " + std::to_string(m.d_model) + " / " + std::to_string(m.n_head) +
+                                             " = " + std::to_string(hs) + " is odd; rotary embeddings rotate pairs of dimensions: choose d_model and n_head with an even quotient");
+    if (m.d_ff == 0) m.d_ff = llama_default_d_ff(m.d_model, m.ffn_multiple_of);
+  }
   if (m.d_ff == 0) m.d_ff = 4 * m.d_model;
   if (c.train.min_lr > c.train.lr)
     throw ConfigError("train.min_lr", "value " + std::to_string(c.train.min_lr) + " must be at most train.lr = " + std::to_string(c.train.lr));
@@ -305,7 +354,8 @@ void apply_override(json& doc, const std::string& assignment) {
 
 json to_json(const RunConfig& c) {
   json j = {{"model", json::object()}, {"train", json::object()}, {"data", json::object()}};
-  for (const auto& f : fields()) j[f.section][f.name] = f.write(c);
+  for (const auto& f : fields())
+    if (f.family.empty() || f.family == c.model.family) j[f.section][f.name] = f.write(c);
   return j;
 }
 
@@ -313,7 +363,7 @@ std::vector<FieldDoc> config_field_docs() {
   RunConfig defaults;
   std::vector<FieldDoc> out;
   for (const auto& f : fields())
-    out.push_back({f.section + "." + f.name, f.write(defaults).dump(), f.range, f.meaning});
+    out.push_back({f.section + "." + f.name, f.write(defaults).dump(), f.range, f.meaning, f.family});
   return out;
 }
 

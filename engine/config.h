@@ -16,16 +16,42 @@ namespace alerts {
 struct AlertRules;  // engine/metrics/alerts.h
 }
 
-/// GPT-2 shape. C = d_model, NH = n_head, hs = C / NH, F = d_ff, V = vocab_size, T = seq_len.
+/// The model's shape. C = d_model, NH = n_head, hs = C / NH, F = d_ff, V = vocab_size,
+/// T = seq_len, KV = n_kv_head.
+///
+/// family "gpt2" (the default): GPT-2 (engine/model/gpt.h). family "llama": the Llama layout
+/// (Touvron et al. 2023, arXiv:2302.13971; transformers' modeling_llama): pre-norm RMSNorm,
+/// rotary position embeddings on q and k, grouped-query attention with KV key/value heads,
+/// a SwiGLU MLP of width F, no biases, no position embedding. The llama-only fields (n_kv_head,
+/// ffn_multiple_of, rope_theta, rms_norm_eps) are errors in a gpt2 config (config_field_docs'
+/// FieldDoc::family says which).
 struct ModelConfig {
+  std::string family = "gpt2";  // "gpt2" or "llama"
   int vocab_size = 257;
   int seq_len = 256;
   int n_layer = 6;
   int n_head = 6;
   int d_model = 384;
-  int d_ff = 0;  // 0 in JSON means 4 * d_model; after validation always set
+  int d_ff = 0;  // 0 in JSON: 4 * d_model (gpt2) or llama_default_d_ff (llama); after validation always set
   bool tie_embeddings = true;
+  // llama only
+  int n_kv_head = 0;            // 0 in JSON means n_head (multi-head); 1 is multi-query; after validation always set
+  int ffn_multiple_of = 256;    // d_ff = 0 rounds the Llama rule's width up to a multiple of this
+  double rope_theta = 10000.0;  // RoPE base (Su et al. 2021); Llama 3 uses 500000
+  double rms_norm_eps = 1e-5;   // RMSNorm epsilon (Zhang & Sennrich 2019)
 };
+
+/// The Llama rule for the SwiGLU hidden width, as Meta's reference code computes it
+/// (facebookresearch/llama, llama/model.py, FeedForward.__init__ with hidden_dim = 4 * dim and
+/// no ffn_dim_multiplier; the paper's "2/3 4d", Touvron et al. 2023, section 2.2):
+///   F = multiple_of * ceil(floor(8 d_model / 3) / multiple_of).
+/// d_model 4096, multiple_of 256: 11008 (Llama-7B). d_model >= 1, multiple_of >= 1.
+int llama_default_d_ff(int d_model, int multiple_of);
+
+/// "" when the engine can train this model shape; else why not, for the user, as the message of
+/// a ConfigError at model.family (a family whose model is not in this build).
+/// `traindeck-engine train` refuses such a config with it before it reads any data.
+std::string untrainable_reason(const ModelConfig& m);
 
 struct TrainConfig {
   std::string device = "cpu";
@@ -96,7 +122,8 @@ nlohmann::json read_json_file(const std::string& path);
 /// The value is parsed as JSON when it is valid JSON, else taken as a string.
 /// Throws td::ConfigError for a malformed override or an unknown path.
 void apply_override(nlohmann::json& doc, const std::string& assignment);
-/// The full config as JSON (every field, defaults filled in).
+/// The full config as JSON (every field of its model.family, defaults filled in; the fields of
+/// another family are left out, so parse_config(to_json(c)) accepts it).
 nlohmann::json to_json(const RunConfig& c);
 
 /// Documentation of every field: path, default (as JSON), range/allowed values, meaning.
@@ -106,6 +133,7 @@ struct FieldDoc {
   std::string default_value;
   std::string range;
   std::string meaning;
+  std::string family;  // "" for every model family, else the only model.family it may be set in ("llama")
 };
 std::vector<FieldDoc> config_field_docs();
 

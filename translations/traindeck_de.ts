@@ -1838,6 +1838,18 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <source>Calibrating this CPU (a few seconds)…</source>
         <translation>Diese CPU wird kalibriert (einige Sekunden)…</translation>
     </message>
+    <message>
+        <source>KV cache per sequence</source>
+        <translation>KV-Cache pro Sequenz</translation>
+    </message>
+    <message>
+        <source>Keys and values generation keeps for %1 tokens in bf16: 2 × n_layer × tokens × %2 key/value heads × head size × 2 bytes (%3 per token)</source>
+        <translation>Schlüssel und Werte, die die Generierung für %1 Tokens in bf16 vorhält: 2 × n_layer × Tokens × %2 Key/Value-Köpfe × Kopfgröße × 2 Bytes (%3 pro Token)</translation>
+    </message>
+    <message>
+        <source>This build plans Llama models but cannot train them yet: a run of this config stops with a message. Choose the gpt2 family to train now.</source>
+        <translation>Dieser Build plant Llama-Modelle, kann sie aber noch nicht trainieren: Ein Lauf dieser Konfiguration endet mit einer Meldung. Wählen Sie die Familie gpt2, um jetzt zu trainieren.</translation>
+    </message>
 </context>
 <context>
     <name>td::gui::ExperimentsModel</name>
@@ -3269,6 +3281,10 @@ Standard: %3</translation>
         <location line="-4"/>
         <source>JSON configs (*.json)</source>
         <translation>JSON-Konfigurationen (*.json)</translation>
+    </message>
+    <message>
+        <source>0 (8/3 × d_model, rounded up to ffn_multiple_of)</source>
+        <translation>0 (8/3 × d_model, aufgerundet auf ein Vielfaches von ffn_multiple_of)</translation>
     </message>
 </context>
 <context>

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "engine/common/error.h"
-#include "engine/model/gpt.h"
+#include "engine/model/shape.h"
 
 namespace td {
 
@@ -79,7 +79,7 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
   const uint64_t psi = p.model.n_params;
   // Activations in floats; a CPU also keeps its backend's attention scratch (fp32, plan.h).
   auto act_floats = [&](const Device& d) -> uint64_t {
-    uint64_t a = gpt_activation_floats(m, c.train.micro_batch, m.seq_len);
+    uint64_t a = model_activation_floats(m, c.train.micro_batch, m.seq_len);
     if (d.kind == "cpu") a += cpu_backend_scratch_bytes(m, c.train.micro_batch) / 4;
     return a;
   };

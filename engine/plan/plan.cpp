@@ -6,12 +6,16 @@
 
 #include "engine/train/zero.h"
 
-#include "engine/model/gpt.h"
+#include "engine/model/shape.h"
 
 namespace td {
 
 double flops_per_token(const ModelConfig& m) {
-  double n = (double)gpt_num_params(m) - (double)m.seq_len * m.d_model;  // without wpe
+  double n;
+  if (m.family == "llama")  // the untied token embedding is a lookup
+    n = (double)llama_num_params(m) - (m.tie_embeddings ? 0.0 : (double)m.vocab_size * m.d_model);
+  else
+    n = (double)gpt_num_params(m) - (double)m.seq_len * m.d_model;  // without wpe
   return 6.0 * n + 12.0 * m.n_layer * (double)m.d_model * m.seq_len;
 }
 
@@ -22,9 +26,11 @@ uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch) {
 Plan make_plan(const RunConfig& c, int world_size) {
   const ModelConfig& m = c.model;
   Plan p;
-  p.n_params = gpt_num_params(m);
-  uint64_t emb = (uint64_t)m.vocab_size * m.d_model * (m.tie_embeddings ? 1 : 2) + (uint64_t)m.seq_len * m.d_model;
-  p.n_params_non_embedding = p.n_params - emb;
+  p.n_params = model_num_params(m);
+  p.n_params_non_embedding = p.n_params - model_embedding_params(m);
+  p.kv_heads = kv_heads(m);
+  p.kv_cache_bytes_per_token = kv_cache_bytes(m, 1, 2);
+  p.kv_cache_bytes = kv_cache_bytes(m, (uint64_t)m.seq_len, 2);
   p.flops_per_token = flops_per_token(m);
   p.tokens_per_step = (uint64_t)c.train.micro_batch * c.train.grad_accum * world_size * m.seq_len;
   // Mixed precision keeps a bf16 copy of the weights beside the fp32 master (engine/model/gpt.h).
@@ -51,7 +57,7 @@ Plan make_plan(const RunConfig& c, int world_size) {
     }
     p.grads_bytes += 4 * chunk;
   }
-  p.activations_bytes = gpt_activation_bytes(m, c.train.micro_batch, m.seq_len, bf16 ? DType::kBF16 : DType::kF32);
+  p.activations_bytes = model_activation_bytes(m, c.train.micro_batch, m.seq_len, bf16 ? DType::kBF16 : DType::kF32);
   if (c.train.device == "cpu") p.activations_bytes += cpu_backend_scratch_bytes(m, c.train.micro_batch);
   p.total_bytes = p.weights_bytes + p.grads_bytes + p.optimizer_bytes + p.activations_bytes;
   return p;
@@ -75,6 +81,8 @@ std::string plan_table(const Plan& p) {
   o << buf;
   std::snprintf(buf, sizeof buf, "%-28s %15llu\n", "tokens per step (global)", (unsigned long long)p.tokens_per_step);
   o << buf;
+  std::snprintf(buf, sizeof buf, "%-28s %15s\n", "KV cache per sequence (bf16)", human_bytes(p.kv_cache_bytes).c_str());
+  o << buf;
   o << "memory per rank:\n";
   auto row = [&](const char* name, uint64_t b) {
     std::snprintf(buf, sizeof buf, "  %-26s %15s\n", name, human_bytes(b).c_str());
@@ -93,6 +101,9 @@ nlohmann::json plan_json(const Plan& p) {
           {"n_params_non_embedding", p.n_params_non_embedding},
           {"flops_per_token", p.flops_per_token},
           {"tokens_per_step", p.tokens_per_step},
+          {"kv_heads", p.kv_heads},
+          {"kv_cache_bytes_per_token", p.kv_cache_bytes_per_token},
+          {"kv_cache_bytes", p.kv_cache_bytes},
           {"memory_per_rank", {{"weights_bytes", p.weights_bytes}, {"grads_bytes", p.grads_bytes},
                                {"optimizer_bytes", p.optimizer_bytes}, {"activations_bytes", p.activations_bytes},
                                {"total_bytes", p.total_bytes}}}};

@@ -11,14 +11,25 @@
 namespace td {
 
 /// Training FLOPs per token (forward + backward), PaLM's estimate (Chowdhery et al. 2022,
-/// appendix B; nanoGPT's estimate_mfu): 6 N + 12 L C T, where N is the number of parameters
-/// without the position embedding (it is a lookup, not a matmul) and 12 L C T counts the
-/// attention score and value matmuls (full T x T, as the convention does).
+/// appendix B; nanoGPT's estimate_mfu): 6 N + 12 L C T, where 6 N counts the matmuls with the
+/// weights (2 FLOPs per multiply-add forward, twice that backward; Kaplan et al. 2020, section
+/// 2.1) and 12 L C T the attention score and value matmuls (q k^T and att v: 2 x 2 T C forward per
+/// layer and token over the NH query heads, full T x T, as the convention does).
+///   gpt2:  N = parameters without the position embedding (a lookup, not a matmul).
+///   llama: N = parameters without the token embedding's lookup when untied (tied, the one
+///          matrix is the LM head's matmul). Grouped-query attention enters through k_proj and
+///          v_proj's C x KV hs weights; the attention term is unchanged (every query head attends);
+///          SwiGLU's three C x F matrices are 6 x 3 C F. RMSNorm weights are counted in N (2 L C + C,
+///          elementwise, < 0.01 % of N), as PaLM counts all parameters.
+/// SmolLM2-135M at T = 2048: 6 x 134 515 008 + 12 x 30 x 576 x 2048 = 1 231 763 328.
 double flops_per_token(const ModelConfig& m);
 
 struct Plan {
   uint64_t n_params = 0;
-  uint64_t n_params_non_embedding = 0;  // without wte and wpe
+  uint64_t n_params_non_embedding = 0;  // without the token embedding, an untied LM head and gpt2's position embedding
+  int kv_heads = 0;                     // key/value heads (n_kv_head; n_head for gpt2)
+  uint64_t kv_cache_bytes_per_token = 0;  // generation's key/value cache per token of context, bf16: 2 L KV hs x 2
+  uint64_t kv_cache_bytes = 0;          // the same for one full sequence of seq_len tokens
   double flops_per_token = 0;           // training FLOPs per token
   uint64_t tokens_per_step = 0;         // global batch in tokens
   // Memory per rank, bytes (fp32 everywhere on the CPU backend; train.precision bf16 adds the
@@ -36,8 +47,9 @@ struct Plan {
 /// scratch_, engine/ops/cpu_ops.cpp). Counted with the activations of CPU plans.
 uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch);
 
-/// Estimates for a validated config and world size. Memory is per rank as the engine allocates
-/// it (engine/model/gpt.h, engine/train/trainer.cpp); with train.zero = 1 and world_size > 1 the
+/// Estimates for a validated config and world size (any model.family: engine/model/shape.h).
+/// Memory is per rank as the engine allocates it (engine/model/gpt.h, engine/train/trainer.cpp;
+/// a llama model's activations are shape.h's planned layout until its model lands); with train.zero = 1 and world_size > 1 the
 /// AdamW moments are the largest rank's shard, 8 ceil(N / world_size) bytes; with train.zero = 2 the
 /// gradients are zero2_grad_floats (the rank's slices and the bucket buffers of backward) and the
 /// moments the largest rank's slices, 8 zero2_max_share (engine/train/zero.h). CPU ranks at ZeRO-1 and

@@ -24,6 +24,7 @@ EstimatePanel::EstimatePanel(QWidget* parent) : QWidget(parent) {
   params_ne_ = addRow(model_form, tr("without embeddings"), "estimate_params_non_embedding");
   flops_ = addRow(model_form, tr("Training FLOPs per token"), "estimate_flops_per_token");
   tokens_step_ = addRow(model_form, tr("Tokens per step"), "estimate_tokens_per_step");
+  kv_cache_ = addRow(model_form, tr("KV cache per sequence"), "estimate_kv_cache");
   figures_layout->addWidget(model_box);
 
   auto* mem_box = new QGroupBox(tr("Memory per rank (fp32)"), figures_);
@@ -76,6 +77,7 @@ void EstimatePanel::showCheck(const PlanCheck& c) {
   // A peak without the engine's share (a cache from an older engine) is worth calibrating again.
   calibrated_ = c.peak_flops.has_value() && c.mfu_basis != MfuBasis::Assumed;
   data_path_error_ = c.errors.contains(QStringLiteral("data.path"));
+  untrainable_ = c.has_plan && !td::untrainable_reason(c.config.model).empty();
   if (c.has_plan) {
     const Plan& p = c.plan;
     params_->setText(tr("%1 (%2)").arg(formatCount(p.n_params), formatSi((double)p.n_params)));
@@ -88,6 +90,12 @@ void EstimatePanel::showCheck(const PlanCheck& c) {
                               .arg(c.config.train.micro_batch)
                               .arg(c.config.train.grad_accum)
                               .arg(c.config.model.seq_len));
+    kv_cache_->setText(formatBytes(p.kv_cache_bytes));
+    kv_cache_->setToolTip(tr("Keys and values generation keeps for %1 tokens in bf16: 2 × n_layer × tokens × %2 key/value "
+                             "heads × head size × 2 bytes (%3 per token)")
+                              .arg(c.config.model.seq_len)
+                              .arg(p.kv_heads)
+                              .arg(formatBytes(p.kv_cache_bytes_per_token)));
     weights_->setText(formatBytes(p.weights_bytes));
     grads_->setText(formatBytes(p.grads_bytes));
     optimizer_->setText(formatBytes(p.optimizer_bytes));
@@ -133,6 +141,9 @@ void EstimatePanel::updateNote() {
   QStringList lines;
   if (!has_plan_) lines << tr("Fix the marked fields to update the estimates (the figures shown are of the last valid config).");
   else if (data_path_error_) lines << tr("The estimates are valid; choose a dataset (data.path) before a run.");
+  if (has_plan_ && untrainable_)
+    lines << tr("This build plans Llama models but cannot train them yet: a run of this config stops with a message. "
+                "Choose the gpt2 family to train now.");
   if (calibrating_) lines << tr("Calibrating this CPU (a few seconds)…");
   if (!calibration_error_.isEmpty()) lines << calibration_error_;
   note_->setText(lines.join('\n'));

@@ -11,14 +11,16 @@ class QPushButton;
 
 namespace td::gui {
 
-/// Shows a PlanCheck: parameters, FLOPs per token, tokens per step, memory per rank (weights,
+/// Shows a PlanCheck: parameters, FLOPs per token, tokens per step, the KV cache of one sequence
+/// (estimate_kv_cache), memory per rank (weights,
 /// gradients, optimizer, activations, total), estimated tokens/s and run time. Labels have the
 /// objectNames estimate_params, estimate_params_non_embedding, estimate_flops_per_token,
 /// estimate_tokens_per_step, estimate_weights, estimate_grads, estimate_optimizer,
 /// estimate_activations, estimate_total, estimate_tokens_per_s, estimate_run_time,
 /// estimate_basis and estimate_note; the calibrate button is calibrate_button.
 /// When a check has no plan, the last plan stays, greyed, and the note asks to fix the marked
-/// fields. GUI thread only.
+/// fields. A model family this build cannot train (td::untrainable_reason: llama, until its model
+/// lands) is planned as any other, and the note says it cannot be trained yet. GUI thread only.
 class EstimatePanel : public QWidget {
   Q_OBJECT
  public:
@@ -38,13 +40,14 @@ class EstimatePanel : public QWidget {
  private:
   QLabel* addRow(QFormLayout* form, const QString& label, const char* object_name);
   void updateNote();
-  QLabel *params_, *params_ne_, *flops_, *tokens_step_;
+  QLabel *params_, *params_ne_, *flops_, *tokens_step_, *kv_cache_;
   QLabel *weights_, *grads_, *optimizer_, *activations_, *total_;
   QLabel *tokens_s_, *run_time_, *basis_, *note_;
   QWidget* figures_;
   QPushButton* calibrate_;
   bool has_plan_ = false, calibrated_ = false, calibrating_ = false;
   bool data_path_error_ = false;
+  bool untrainable_ = false;  // the planned family cannot be trained by this build
   QString calibration_error_;
 };
 

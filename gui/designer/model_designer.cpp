@@ -41,7 +41,7 @@ const char* const kStyle =
 // Config files are a few KB; anything much larger is not one.
 constexpr qint64 kMaxConfigBytes = 1 << 20;
 
-const char* const kPresetIds[] = {"tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m"};
+const char* const kPresetIds[] = {"tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m", "llama-tiny", "smollm2-135m", "llama-3.2-1b"};
 
 std::pair<std::string, std::string> splitPath(const QString& path) {
   const qsizetype dot = path.indexOf('.');
@@ -113,8 +113,10 @@ ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Pl
   auto* column = new QVBoxLayout(form_widget);
   // The model, the main training fields and the dataset on the page; every other field of the
   // engine's table (and any it adds later) under Advanced, collapsed until needed.
-  const QStringList model_paths = {"model.vocab_size", "model.seq_len", "model.n_layer", "model.n_head",
-                                   "model.d_model",    "model.d_ff",    "model.tie_embeddings"};
+  // The family's own fields (FieldInfo::family) are shown only while model.family is theirs.
+  const QStringList model_paths = {"model.family",    "model.vocab_size", "model.seq_len",         "model.n_layer",
+                                   "model.n_head",    "model.n_kv_head",  "model.d_model",         "model.d_ff",
+                                   "model.ffn_multiple_of", "model.rope_theta", "model.rms_norm_eps", "model.tie_embeddings"};
   const QStringList train_paths = {"train.device",       "train.precision",   "train.micro_batch",  "train.grad_accum",
                                    "train.steps",        "train.lr",          "train.warmup",       "train.min_lr",
                                    "train.weight_decay", "train.grad_clip",   "train.eval_interval", "train.sample_interval",
@@ -209,6 +211,8 @@ void ModelDesigner::addSection(QVBoxLayout* column, const QString& title, const 
     if (doc.path.isEmpty()) continue;  // not (or no longer) an engine field
     Row row;
     row.path = path;
+    row.family = doc.family;
+    row.form = form;
     row.doc_tip = tr("%1\nAllowed: %2\nDefault: %3").arg(doc.meaning, doc.range, doc.default_value);
     auto* cell = new QWidget(box);
     auto* cell_layout = new QVBoxLayout(cell);
@@ -222,6 +226,7 @@ void ModelDesigner::addSection(QVBoxLayout* column, const QString& title, const 
     row.error->setProperty("fieldError", true);
     row.error->setWordWrap(true);
     row.error->hide();
+    row.cell = cell;
     cell_layout->addWidget(row.editor);
     cell_layout->addWidget(row.error);
     auto* label = new QLabel(path.mid(path.indexOf('.') + 1), box);
@@ -334,9 +339,14 @@ json ModelDesigner::config() const {
   json doc = base_.is_object() ? base_ : json::object();
   for (const char* sec : {"model", "train", "data"})
     if (!doc.contains(sec) || !doc[sec].is_object()) doc[sec] = json::object();
+  const QString family = currentFamily();
   for (const Row& row : rows_) {
     auto [sec, name] = splitPath(row.path);
     json& section = doc[sec];
+    if (!row.family.isEmpty() && row.family != family) {
+      section.erase(name);  // another family's field: hidden, kept in its editor, not written
+      continue;
+    }
     switch (row.kind) {
       case Kind::Text: {
         const QString text = static_cast<QLineEdit*>(row.editor)->text().trimmed();
@@ -531,7 +541,23 @@ void ModelDesigner::markRow(const Row& row, const QString& message) {
   row.editor->setToolTip(invalid ? message + QStringLiteral("\n\n") + row.doc_tip : row.doc_tip);
 }
 
+QString ModelDesigner::currentFamily() const {
+  auto it = row_index_.constFind(QStringLiteral("model.family"));
+  if (it == row_index_.constEnd()) return QStringLiteral("gpt2");
+  return static_cast<QComboBox*>(rows_[*it].editor)->currentData().toString();
+}
+
+void ModelDesigner::updateFamilyRows() {
+  const QString family = currentFamily();
+  for (const Row& row : rows_)
+    if (!row.family.isEmpty() && row.form) row.form->setRowVisible(row.cell, row.family == family);
+  if (auto* d_ff = qobject_cast<QLineEdit*>(fieldEditor(QStringLiteral("model.d_ff"))))
+    d_ff->setPlaceholderText(family == QLatin1String("llama") ? tr("0 (8/3 × d_model, rounded up to ffn_multiple_of)")
+                                                              : tr("0 (4 × d_model)"));
+}
+
 void ModelDesigner::revalidate() {
+  updateFamilyRows();
   const json doc = config();
   check_ = planner_->check(doc);
   // No dataset yet: say what to do rather than the engine's "missing".

@@ -15,6 +15,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QToolButton;
@@ -44,6 +45,9 @@ struct DeviceChoice {
 /// beta2, eps, eval_batches, sample_*, keep_checkpoints, log_interval, zero, dist_*) in the
 /// collapsible Advanced section, which opens by itself when a shown document sets one of them
 /// or one of them is invalid. A field the engine adds later appears under Advanced.
+/// model.family is a list (gpt2, llama); a family's own fields (n_kv_head, ffn_multiple_of,
+/// rope_theta, rms_norm_eps for llama: FieldInfo::family) are shown only while it is chosen and
+/// written by config() only then (hidden, they keep what was typed for a switch back).
 /// Every keystroke re-validates through the Planner (the engine's own parser):
 /// an invalid field gets a red frame (dynamic property invalid=true), the engine's message under
 /// it and as its tooltip; the estimate panel keeps the last valid plan, greyed, until it is
@@ -98,7 +102,8 @@ class ModelDesigner : public QWidget {
   /// device the shown config names that is not among them stays listed, marked "not seen here".
   void setDevices(const QList<DeviceChoice>& devices);
 
-  /// Presets, in order of size: "tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m".
+  /// Presets, GPT-2 then Llama, each in order of size: "tiny", "small", "gpt2-124m", "gpt2-350m",
+  /// "gpt2-774m", "llama-tiny", "smollm2-135m", "llama-3.2-1b".
   QStringList presetIds() const;
   /// Fills the model fields from a preset (train and data stay). False for an unknown id.
   bool applyPreset(const QString& id);
@@ -125,11 +130,16 @@ class ModelDesigner : public QWidget {
     QWidget* editor = nullptr;
     QLabel* error = nullptr;
     QString doc_tip;  // the engine's meaning, range and default
+    QString family;   // "" for every model.family, else the only one whose form shows it
+    QFormLayout* form = nullptr;
+    QWidget* cell = nullptr;  // the editor and its error label: the form row's field
   };
   void addSection(QVBoxLayout* column, const QString& title, const QStringList& paths);
   QWidget* makeEditor(Row& row, const FieldInfo& doc, QWidget* parent);
   void setChoice(const Row& row, const QString& value);
   void updateAdvancedTitle();
+  QString currentFamily() const;
+  void updateFamilyRows();
   void onPathEdited(const QString& text);
   const DatasetChoice* datasetAt(const QString& path) const;
   void fillRow(const Row& row, const nlohmann::json* value);

@@ -52,7 +52,17 @@ bool isIntegral(const json& v) {
 // the rule cannot fail while one field is checked alone: its own range and type decide.
 json neutralContext(const std::string& path, const json& value) {
   json ctx = json::object();
-  if (path == "model.d_model") {
+  // A family's own field is checked in that family (else it is an error of the family rule,
+  // which the whole-document check reports).
+  for (const auto& d : td::config_field_docs())
+    if (d.path == path && !d.family.empty()) ctx["model"]["family"] = d.family;
+  if (path == "model.n_kv_head") {
+    // n_head = n_kv_head (and d_model = 2 n_kv_head, an even head size): every count divides itself.
+    if (isIntegral(value) && value.get<double>() >= 1 && value.get<double>() <= 1024) {
+      ctx["model"]["n_head"] = value;
+      ctx["model"]["d_model"] = 2 * value.get<int>();
+    }
+  } else if (path == "model.d_model") {
     ctx["model"]["n_head"] = 1;  // every d_model is a multiple of 1
   } else if (path == "model.n_head") {
     if (isIntegral(value) && value.get<double>() >= 1 && value.get<double>() <= 65536)
@@ -252,7 +262,7 @@ const QList<FieldInfo>& Planner::fieldDocs() {
     QList<FieldInfo> v;
     for (const auto& d : td::config_field_docs())
       v.append({QString::fromStdString(d.path), QString::fromStdString(d.default_value),
-                QString::fromStdString(d.range), QString::fromStdString(d.meaning)});
+                QString::fromStdString(d.range), QString::fromStdString(d.meaning), QString::fromStdString(d.family)});
     return v;
   }();
   return docs;

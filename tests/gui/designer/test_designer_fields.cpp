@@ -26,13 +26,19 @@ namespace {
 // that bf16 is allowed; d_model 256 is a multiple of n_head 4; min_lr <= lr). A field the
 // engine adds must be added here: everyFieldHasANonDefaultValue fails until it is.
 json everyField() {
+  // model.family "llama" so that its own fields (shown only for it) can be set too.
   return {{"model",
-           {{"vocab_size", 8000},
+           {{"family", "llama"},
+            {"vocab_size", 8000},
             {"seq_len", 512},
             {"n_layer", 3},
             {"n_head", 4},
+            {"n_kv_head", 2},
             {"d_model", 256},
             {"d_ff", 1000},
+            {"ffn_multiple_of", 64},
+            {"rope_theta", 500000.0},
+            {"rms_norm_eps", 1e-6},
             {"tie_embeddings", false}}},
           {"train",
            {{"device", "cuda:1"},
@@ -131,9 +137,10 @@ class TestDesignerFields : public QObject {
       QVERIFY2(doc[sec][name] != def, qPrintable(f.path + " is at its default"));
       ++n;
     }
-    // 7 model fields, 40 train fields (10 of them train.alert_*), data.path: the engine's table (engine/config.cpp).
-    QCOMPARE(n, 48);
-    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(48));
+    // 12 model fields (4 of them llama only), 40 train fields (10 of them train.alert_*), data.path:
+    // the engine's table (engine/config.cpp).
+    QCOMPARE(n, 53);
+    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(53));
     QVERIFY(Planner::fieldErrors(doc).isEmpty());
   }
 
@@ -316,6 +323,46 @@ class TestDesignerFields : public QObject {
     d.setConfig(doc);
     QVERIFY2(d.config() == doc, d.config().dump().c_str());
     QVERIFY(d.errorFor("model.vocab_size").contains("set 8000"));
+  }
+
+  void familySelectorShowsItsFields() {
+    ModelDesigner d;
+    d.resize(1200, 800);
+    d.show();
+    d.setConfig(smallDoc());
+    const QStringList llama_only = {"model.n_kv_head", "model.ffn_multiple_of", "model.rope_theta", "model.rms_norm_eps"};
+    auto* family = qobject_cast<QComboBox*>(d.fieldEditor("model.family"));
+    QVERIFY(family);
+    QCOMPARE(itemData(family), (QStringList{"gpt2", "llama"}));
+    QCOMPARE(family->currentData().toString(), QStringLiteral("gpt2"));
+    for (const QString& p : llama_only) QVERIFY2(!d.fieldEditor(p)->isVisibleTo(&d), qPrintable(p + " is shown for gpt2"));
+    QCOMPARE(qobject_cast<QLineEdit*>(d.fieldEditor("model.d_ff"))->placeholderText(), QStringLiteral("0 (4 × d_model)"));
+    // The user picks llama: its fields appear, the d_ff hint names its rule.
+    family->setCurrentIndex(family->findData("llama"));
+    for (const QString& p : llama_only) QVERIFY2(d.fieldEditor(p)->isVisibleTo(&d), qPrintable(p + " is hidden for llama"));
+    QCOMPARE(qobject_cast<QLineEdit*>(d.fieldEditor("model.d_ff"))->placeholderText(),
+             QStringLiteral("0 (8/3 × d_model, rounded up to ffn_multiple_of)"));
+    QCOMPARE(d.config()["model"]["family"], json("llama"));
+    // d_model 64, n_head 2: 3 key/value heads do not divide 2 heads; the engine's message is shown.
+    retype(d.fieldEditor("model.n_kv_head"), "3");
+    QCOMPARE(d.errorFor("model.n_kv_head"),
+             QStringLiteral("value 3 must divide model.n_head = 2 (each key/value head serves n_head / n_kv_head query heads): use one of 1, 2"));
+    QVERIFY(!d.isValid());
+    retype(d.fieldEditor("model.n_kv_head"), "1");
+    retype(d.fieldEditor("model.rope_theta"), "500000");
+    QVERIFY2(d.isValid(), qPrintable(QStringList(d.errors().keys()).join(", ")));
+    QCOMPARE(d.config()["model"]["n_kv_head"], json(1));
+    // Multi-query: 257 x 64 + 2 (128 + 2 x 4096 + 2 x 64 x 32 + 3 x 64 x 256) + 64 (d_ff: floor(512 / 3) = 170 -> 256).
+    QCOMPARE(d.lastCheck().plan.n_params, uint64_t(257 * 64 + 2 * (128 + 2 * 4096 + 2 * 64 * 32 + 3 * 64 * 256) + 64));
+    // Back to gpt2: the llama fields hide, keep what was typed, and are not written.
+    family->setCurrentIndex(family->findData("gpt2"));
+    for (const QString& p : llama_only) QVERIFY2(!d.fieldEditor(p)->isVisibleTo(&d), qPrintable(p));
+    QVERIFY(!d.config()["model"].contains("n_kv_head"));
+    QVERIFY(!d.config()["model"].contains("rope_theta"));
+    QVERIFY(d.isValid());
+    QCOMPARE(lineText(d, "model.n_kv_head"), QStringLiteral("1"));
+    family->setCurrentIndex(family->findData("llama"));
+    QCOMPARE(d.config()["model"]["rope_theta"], json(500000));
   }
 
   void noDatasetSaysPrepareFirst() {

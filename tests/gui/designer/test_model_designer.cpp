@@ -192,7 +192,8 @@ class TestModelDesigner : public QObject {
   void presetsFillTheModelFields() {
     ModelDesigner d;
     d.setConfig(gpt2Doc());
-    QCOMPARE(d.presetIds(), (QStringList{"tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m"}));
+    QCOMPARE(d.presetIds(), (QStringList{"tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m", "llama-tiny", "smollm2-135m",
+                                         "llama-3.2-1b"}));
     QVERIFY(d.applyPreset("gpt2-350m"));
     QCOMPARE(editText(d, "model.n_layer"), QStringLiteral("24"));
     QCOMPARE(editText(d, "model.n_head"), QStringLiteral("16"));
@@ -211,6 +212,31 @@ class TestModelDesigner : public QObject {
     QCOMPARE(editText(d, "model.vocab_size"), QStringLiteral("257"));
     QCOMPARE(text(d, "estimate_params"), QStringLiteral("842,624 (842.6 k)"));
     QCOMPARE(combo->currentIndex(), 0);
+  }
+
+  void llamaPresetsSwitchTheFamily() {
+    ModelDesigner d;
+    d.resize(1200, 800);
+    d.show();
+    d.setConfig(gpt2Doc());
+    QVERIFY(!d.fieldEditor("model.n_kv_head")->isVisibleTo(&d));
+    QVERIFY(d.applyPreset("smollm2-135m"));
+    QCOMPARE(qobject_cast<QComboBox*>(d.fieldEditor("model.family"))->currentData().toString(), QStringLiteral("llama"));
+    QVERIFY(d.fieldEditor("model.n_kv_head")->isVisibleTo(&d));
+    QCOMPARE(editText(d, "model.n_kv_head"), QStringLiteral("3"));
+    QCOMPARE(editText(d, "model.rope_theta"), QStringLiteral("100000"));
+    // SmolLM2-135M's published count: 49152 x 576 + 30 x 3540096 + 576.
+    QCOMPARE(text(d, "estimate_params"), QStringLiteral("134,515,008 (134.5 M)"));
+    // KV cache of 2048 tokens in bf16: 2 x 30 x 2048 x 3 x 64 x 2 bytes = 45.0 MiB.
+    QVERIFY2(text(d, "estimate_kv_cache").startsWith(QStringLiteral("45.0")), qPrintable(text(d, "estimate_kv_cache")));
+    QVERIFY2(text(d, "estimate_note").contains(QStringLiteral("cannot train them yet")), qPrintable(text(d, "estimate_note")));
+    // Back to a GPT-2 preset: the llama fields are hidden and not written.
+    QVERIFY(d.applyPreset("gpt2-124m"));
+    QVERIFY(!d.fieldEditor("model.n_kv_head")->isVisibleTo(&d));
+    QVERIFY(!d.config()["model"].contains("n_kv_head"));
+    QCOMPARE(text(d, "estimate_params"), QStringLiteral("124,439,808 (124.4 M)"));
+    QVERIFY(d.applyPreset("llama-3.2-1b"));
+    QCOMPARE(text(d, "estimate_params"), QStringLiteral("1,235,814,400 (1.24 G)"));
   }
 
   void saveThenLoadRoundTrips() {
