@@ -4378,10 +4378,10 @@ Standard: %3</translation>
     </message>
     <message numerus="yes">
         <location line="+9"/>
-        <source>%n alert(s), newest: %1</source>
+        <source>%n alert(s), newest: %1: %2</source>
         <translation>
-            <numerusform>%n Alarm, der neueste: %1</numerusform>
-            <numerusform>%n Alarme, der neueste: %1</numerusform>
+            <numerusform>%n Alarm, der neueste: %1: %2</numerusform>
+            <numerusform>%n Alarme, der neueste: %1: %2</numerusform>
         </translation>
     </message>
     <message>
