@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "store/input_pipeline.h"
+
 namespace td::store {
 
 namespace {
@@ -32,6 +34,8 @@ MeasuredFigures measured_figures(Store& s, const std::string& run_id) {
   }
   f.measured.comm_bytes_per_step = median_after(s.metric_series(run_id, "comm_bytes_sent", 0).value, Store::kWarmupSteps);
   if (auto bw = median_after(s.metric_series(run_id, "busbw_gb_s", 0).value, Store::kWarmupSteps)) f.measured.busbw_bytes_per_s = *bw * 1e9;
+  // The input-bound line's read speed (the same steps as the tokens/s above), in bytes/s.
+  if (const auto mb_s = input_pipeline(s, run_id).read_mb_s) f.measured.storage_read_bytes_per_s = *mb_s * 1e6;
   return f;
 }
 

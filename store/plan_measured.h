@@ -14,7 +14,8 @@ namespace td::store {
 /// measured: world_size and peak_flops from run_start; peak_rss_bytes and gpu_mem_peak_bytes the
 /// max of rank 0's rss_bytes / gpu_mem_peak_bytes; tokens_per_s Store::RunNumbers::tokens_per_s
 /// (median after warm-up); comm_bytes_per_step and busbw_bytes_per_s the medians of rank 0's
-/// comm_bytes_sent and busbw_gb_s (x 1e9) after warm-up.
+/// comm_bytes_sent and busbw_gb_s (x 1e9) after warm-up; storage_read_bytes_per_s the median
+/// data_read_mb_s (x 1e6) of store/input_pipeline.h's InputPipeline (the Run page's input line).
 struct MeasuredFigures {
   std::string config_json;  // run_start.config ("" when the run never started)
   RunMeasured measured;

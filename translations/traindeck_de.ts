@@ -201,6 +201,11 @@
         <translation>Busbandbreite (zum Verbergen nötig / erreicht)</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>Storage read bandwidth per rank (needed / reached)</source>
+        <translation>Lesebandbreite des Datenträgers pro Rank (nötig / erreicht)</translation>
+    </message>
+    <message>
         <location line="+7"/>
         <source>%1B/s</source>
         <translation>%1B/s</translation>
@@ -4488,6 +4493,29 @@ Standard: %3</translation>
         <location line="+5"/>
         <source>%1 tokens/s (median of last %2 steps)</source>
         <translation>%1 Tokens/s (Median der letzten %2 Schritte)</translation>
+    </message>
+    <message>
+        <location line="+34"/>
+        <source>reads %1 MB/s</source>
+        <translation>liest %1 MB/s</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>no read took measurable time</source>
+        <translation>kein Lesen dauerte messbar lange</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Input-bound: the steps waited for data %1 % of their time (steps %2–%3)</source>
+        <translation>Eingabegebunden: die Schritte warteten %1 % ihrer Zeit auf Daten (Schritte %2–%3)</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+20"/>
+        <source>Time waiting for the data loader (data_wait_ms) over the step time (step_ms), summed over %n step(s): %1 ms of %2 ms. A run is input-bound from %3 % (TensorFlow Profiler&apos;s limit); the read speed is the median data_read_mb_s of those steps.</source>
+        <translation>
+            <numerusform>Wartezeit auf den Datenlader (data_wait_ms) durch die Schrittzeit (step_ms), summiert über %n Schritt: %1 ms von %2 ms. Ein Lauf ist ab %3 % eingabegebunden (die Grenze des TensorFlow Profilers); die Lesegeschwindigkeit ist der Median von data_read_mb_s dieser Schritte.</numerusform>
+            <numerusform>Wartezeit auf den Datenlader (data_wait_ms) durch die Schrittzeit (step_ms), summiert über %n Schritte: %1 ms von %2 ms. Ein Lauf ist ab %3 % eingabegebunden (die Grenze des TensorFlow Profilers); die Lesegeschwindigkeit ist der Median von data_read_mb_s dieser Schritte.</numerusform>
+        </translation>
     </message>
 </context>
 <context>

@@ -88,7 +88,7 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
   p.fits = p.memory[o.zero].total_bytes <= p.device.memory_bytes;
   p.tokens = o.tokens > 0 ? o.tokens : double(c.train.steps) * double(p.model.tokens_per_step);
   p.total_flops = p.tokens * p.model.flops_per_token;
-  p.token_bytes = m.vocab_size <= 65536 ? 2 : 4;
+  p.token_bytes = shard_token_bytes(m.vocab_size);
   const double tokens_per_device_step = double(c.train.micro_batch) * c.train.grad_accum * m.seq_len;
   p.collective_bytes_per_step = collective_bytes_per_step(psi, p.precision, o.zero, o.world_size, c.train.grad_accum);
   p.price_per_hour = o.price_per_hour ? o.price_per_hour : p.device.price_per_hour;

@@ -50,6 +50,10 @@ ZeroMemory zero_memory(uint64_t n_params, uint64_t activation_floats, Precision 
 /// with G, P = Ψ x 2 bytes (mixed) or Ψ x 4 bytes (fp32), a = train.grad_accum. 0 for n = 1.
 double collective_bytes_per_step(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum);
 
+/// Bytes of one token in a dataset's shards (docs/formats.md): 2 (uint16) when `vocab_size` <=
+/// 65536, else 4 (uint32). The storage read bandwidth is tokens/s x this.
+inline int shard_token_bytes(int vocab_size) { return vocab_size <= 65536 ? 2 : 4; }
+
 /// What the user asks the planner.
 struct ClusterOptions {
   std::string device = "cpu";        // a catalogue name

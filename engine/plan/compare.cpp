@@ -90,6 +90,26 @@ std::vector<PlanVsMeasuredRow> plan_vs_measured(const RunConfig& c, const RunMea
     bw.error_pct = error_percent(bw.planned, bw.measured);
     rows.push_back(bw);
   }
+
+  // Storage: what the planned tokens/s read per rank (each rank reads its own slice of the global
+  // batch), beside how fast rank 0's reads went (data_read_mb_s). Reached above needed (error
+  // below 0): storage keeps up.
+  PlanVsMeasuredRow io;
+  io.key = "storage";
+  io.quantity = "storage read per rank (needed / reached)";
+  io.unit = "bytes/s";
+  const int token_bytes = shard_token_bytes(c.model.vocab_size);
+  if (tps.planned) {
+    io.planned = *tps.planned / world * token_bytes;
+    std::snprintf(buf, sizeof buf, "planned tokens/s / %d rank%s x %d bytes per token on disk; reached: median data_read_mb_s of rank 0",
+                  world, world == 1 ? "" : "s", token_bytes);
+    io.basis = buf;
+  } else {
+    io.basis = "no planned tokens/s (no peak FLOP/s)";
+  }
+  io.measured = m.storage_read_bytes_per_s;
+  io.error_pct = error_percent(io.planned, io.measured);
+  rows.push_back(io);
   return rows;
 }
 

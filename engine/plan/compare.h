@@ -40,11 +40,14 @@ struct RunMeasured {
   std::optional<double> tokens_per_s;        // median tokens_per_s of the steps (all ranks together)
   std::optional<double> comm_bytes_per_step; // median comm_bytes_sent of rank 0 per step
   std::optional<double> busbw_bytes_per_s;   // median bus bandwidth of rank 0's collectives
+  /// Median data_read_mb_s x 1e6 of rank 0's recent steps (store/input_pipeline.h): how fast its
+  /// data loader's reads went, bytes/s.
+  std::optional<double> storage_read_bytes_per_s;
 };
 
 /// One row of the comparison.
 struct PlanVsMeasuredRow {
-  std::string key;       // "memory", "tokens_per_s", "comm_bytes", "busbw": stable ids
+  std::string key;       // "memory", "tokens_per_s", "comm_bytes", "busbw", "storage": stable ids
   std::string quantity;  // "memory per rank (peak RSS)" (English; the GUI translates by key)
   std::string unit;      // "bytes", "tokens/s", "bytes/s"
   std::optional<double> planned;
@@ -57,7 +60,10 @@ struct PlanVsMeasuredRow {
 /// (CPU: make_plan total + kCpuRuntimeBytes against peak RSS; CUDA: + kCudaRuntimeBytes against
 /// the GPU memory high-water mark), tokens/s (world_size x peak_flops x mfu / FLOPs per token),
 /// and for world_size > 1 the collective bytes per rank and step (collective_bytes_per_step at
-/// train.zero) and the bus bandwidth that hides them behind the planned compute time of a step.
+/// train.zero) and the bus bandwidth that hides them behind the planned compute time of a step;
+/// last the storage read bandwidth per rank the planned tokens/s need (planned tokens/s /
+/// world_size x shard_token_bytes(vocab_size), the planner's storage read bandwidth over the
+/// ranks; docs/planner.md) against the speed rank 0's reads reached (storage_read_bytes_per_s).
 /// `mfu` <= 0 picks kPlanCpuMfu or kPlanGpuMfu by train.device. A row whose planned or measured
 /// value is unknown keeps it empty (and has no error). Never throws for a valid config.
 std::vector<PlanVsMeasuredRow> plan_vs_measured(const RunConfig& c, const RunMeasured& m, double mfu = 0);

@@ -41,6 +41,7 @@
 #include "gui/runs/run_targets.h"
 #include "gui/runs/run_controller.h"
 #include "store/format.h"
+#include "store/input_pipeline.h"
 #include "store/store.h"
 #include "store/straggler.h"
 
@@ -86,6 +87,13 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   header->addWidget(stop_);
   header->addWidget(resume_);
   layout->addLayout(header);
+  input_ = new QLabel(this);
+  input_->setObjectName(QStringLiteral("run_input_bound"));
+  input_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  input_->setWordWrap(true);
+  input_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  input_->setVisible(false);
+  layout->addWidget(input_);
 
   // Remote runs: node and connection state, deploy/download progress, checkpoint download.
   remote_bar_ = new QWidget(this);
@@ -189,6 +197,7 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
   connect(refresh_timer_, &QTimer::timeout, this, [this] {
     dashboard_->refresh();
     updateStatus();
+    loadInputPipeline();
     loadSamples();
     checkpoints_->reload();
     loadStraggler();
@@ -421,6 +430,8 @@ void RunView::setRun(const QString& run_id) {
   setWorldSize(1);
   dashboard_->setRuns(run_id.isEmpty() ? QStringList() : QStringList{run_id});
   updateStatus();
+  input_->setVisible(false);  // the previous run's line
+  loadInputPipeline();
   loadSamples();
   loadLog();
   loadPlan();
@@ -640,6 +651,43 @@ void RunView::loadLog() {
         watcher->setFuture(QtConcurrent::run(read_tail, log));
       },
       [](const QString&) {});
+}
+
+QString RunView::inputBoundText(const td::store::InputPipeline& p) {
+  if (!p.input_bound || !p.wait_pct) return QString();
+  const QString reads = p.read_mb_s ? tr("reads %1 MB/s").arg(*p.read_mb_s, 0, 'f', 1) : tr("no read took measurable time");
+  return QStringLiteral("⚠ ") + tr("Input-bound: the steps waited for data %1 % of their time (steps %2–%3)")
+                                    .arg(*p.wait_pct, 0, 'f', 1)
+                                    .arg(p.first_step)
+                                    .arg(p.last_step) +
+         QStringLiteral(" · ") + reads;
+}
+
+void RunView::loadInputPipeline() {
+  if (run_.isEmpty() || !store_) {
+    input_->setVisible(false);
+    return;
+  }
+  const QString id = run_;
+  store_->run<td::store::InputPipeline>(
+      this, [id = id.toStdString()](td::store::Store& s) { return td::store::input_pipeline(s, id); },
+      [this, id](td::store::InputPipeline p) {
+        if (id != run_) return;
+        const QString text = inputBoundText(p);
+        input_->setText(text);
+        input_->setToolTip(text.isEmpty() ? QString()
+                                          : tr("Time waiting for the data loader (data_wait_ms) over the step time (step_ms), summed "
+                                               "over %n step(s): %1 ms of %2 ms. A run is input-bound from %3 % (TensorFlow "
+                                               "Profiler's limit); the read speed is the median data_read_mb_s of those steps.",
+                                               nullptr, p.steps)
+                                                .arg(p.wait_ms, 0, 'f', 1)
+                                                .arg(p.step_ms, 0, 'f', 1)
+                                                .arg(td::store::kInputBoundWaitPct, 0, 'f', 0));
+        input_->setVisible(!text.isEmpty());
+      },
+      [this, id](const QString&) {
+        if (id == run_) input_->setVisible(false);
+      });
 }
 
 void RunView::loadPlan() {

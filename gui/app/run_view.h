@@ -20,6 +20,10 @@ namespace td::store {
 struct Straggler;
 }
 
+namespace td::store {
+struct InputPipeline;
+}
+
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
@@ -73,6 +77,14 @@ class RunView : public QWidget {
   /// steps (the slowest in 97 of them)"; with more than 2 ranks "... than the median of the
   /// other ranks ...".
   static QString stragglerText(const td::store::Straggler& s);
+  /// The line under the status that marks an input-bound run (store/input_pipeline.h: its steps
+  /// waited for the data loader >= 5 % of their time over the last 100 steps), with the wait's
+  /// share and the read speed; hidden for any other run. Read off the GUI thread (a StoreClient
+  /// job) with the status.
+  QLabel* inputBoundLabel() const { return input_; }
+  /// That line's text for `p` ("Input-bound: the steps waited for data 12.5 % of their time
+  /// (steps 4–100) · reads 85.3 MB/s"), "" when `p` is not input-bound.
+  static QString inputBoundText(const td::store::InputPipeline& p);
   /// "Plan vs measured" tab: rows memory per rank, tokens/s and, for data-parallel runs,
   /// collective bytes and bus bandwidth; columns quantity, planned, measured, error
   /// (gui/plan/run_plan.h). Refreshed with the status. planBasisLabel() says the MFU assumed.
@@ -144,6 +156,7 @@ class RunView : public QWidget {
   void loadSamples();
   void loadPlan();
   void loadStraggler();  // the straggler line
+  void loadInputPipeline();  // the input-bound line
   void showProgress(const QString& run_id, qint64 done, qint64 total, const QString& phase);
   void updateRemoteBar();
   bool runActive(const QString& run_id) const;
@@ -165,6 +178,7 @@ class RunView : public QWidget {
   QString run_;
   QLabel* status_;
   QLabel* straggler_;
+  QLabel* input_;
   QPushButton* stop_;
   QPushButton* resume_;
   Dashboard* dashboard_;

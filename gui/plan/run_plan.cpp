@@ -41,6 +41,7 @@ QString planRowLabel(const td::PlanVsMeasuredRow& row) {
   if (row.key == "tokens_per_s") return tr("Tokens per second");
   if (row.key == "comm_bytes") return tr("Collective bytes per step and rank");
   if (row.key == "busbw") return tr("Bus bandwidth (needed to hide / reached)");
+  if (row.key == "storage") return tr("Storage read bandwidth per rank (needed / reached)");
   return QString::fromStdString(row.quantity);
 }
 

@@ -24,6 +24,7 @@
 
 #include "engine/config.h"
 #include "engine/metrics/sysinfo.h"
+#include "engine/plan/cluster.h"
 #include "engine/plan/compare.h"
 #include "engine/plan/plan.h"
 #include "store/ingest.h"
@@ -127,8 +128,9 @@ class TestPlannerAccuracy : public QObject {
     m.tokens_per_s = 400000;
     m.comm_bytes_per_step = 140000;
     m.busbw_bytes_per_s = 1e8;
+    m.storage_read_bytes_per_s = 50e6;
     const auto rows = td::plan_vs_measured(c, m);  // CPU: MFU 0.5
-    QCOMPARE(int(rows.size()), 4);
+    QCOMPARE(int(rows.size()), 5);
     QCOMPARE(rows[0].key, std::string("memory"));
     // Memory: the plan at world 2 (ZeRO-0: as at world 1) + the 16 MiB process baseline.
     QCOMPARE(*rows[0].planned, double(one.total_bytes + 16 * 1048576));
@@ -145,12 +147,24 @@ class TestPlannerAccuracy : public QObject {
     // 0.580485 ms; 138880 B / 0.580485 ms = 239.25 MB/s.
     QCOMPARE(rows[3].key, std::string("busbw"));
     QVERIFY(near(*rows[3].planned, 138880.0 / (256.0 / (1e11 / 226752.0))));
+    // Storage read bandwidth per rank: 441010.45 tokens/s / 2 ranks x 2 bytes (V = 257 <= 65536:
+    // uint16 shards) = 441010.45 B/s, against 50 MB/s reached: -99.1 %.
+    QCOMPARE(rows[4].key, std::string("storage"));
+    QCOMPARE(td::shard_token_bytes(257), 2);
+    QCOMPARE(td::shard_token_bytes(65536), 2);
+    QCOMPARE(td::shard_token_bytes(65537), 4);
+    QVERIFY(near(*rows[4].planned, 1e11 / 226752.0));
+    QCOMPARE(*rows[4].measured, 50e6);
+    QVERIFY(near(*rows[4].error_pct, 100.0 * (1e11 / 226752.0 - 50e6) / 50e6));
     // The MFU given replaces the default; unknown figures leave the row without an error.
     td::RunMeasured bare;
     bare.peak_flops = 2e11;
     const auto r2 = td::plan_vs_measured(c, bare, 0.25);
-    QCOMPARE(int(r2.size()), 2);
+    QCOMPARE(int(r2.size()), 3);
     QVERIFY(near(*r2[1].planned, 2e11 * 0.25 / 226752.0));
+    // One rank: the storage row is the planner's storage read bandwidth, tokens/s x 2 bytes.
+    QVERIFY(near(*r2[2].planned, 2 * 2e11 * 0.25 / 226752.0));
+    QVERIFY(!r2[2].measured && !r2[2].error_pct);
     QVERIFY(!r2[0].measured && !r2[0].error_pct && !r2[1].error_pct);
     // A CUDA config is compared with the GPU high-water mark, plus the 32 MiB cuBLAS workspace.
     doc["train"]["device"] = "cuda";

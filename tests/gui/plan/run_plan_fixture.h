@@ -27,6 +27,9 @@ inline json engineConfig() {
 //     steps 4..6 = 380000, 400000, 410000 -> 400000 (step 3's 390000 skipped)
 //   comm_bytes_sent (rank 0) 1e5 1e5 1e5 | 139000 140000 142000 -> median 140000
 //   busbw_gb_s (rank 0) .1 .1 .1 | .25 .2 .3 -> median 0.25 GB/s = 2.5e8 B/s
+//   data_read_mb_s 500 500 500 | 180 200 240 -> median 200 MB/s = 2e8 B/s
+//   step_ms 100 each; data_wait_ms 50 50 50 | 10 10 10 -> steps 4..6 waited 30 of 300 ms = 10 %
+//     of their time: input-bound (store/input_pipeline.h)
 inline std::string planRunEvents() {
   json start = run_start("run-p", 1000);
   start["config"] = engineConfig();
@@ -37,10 +40,15 @@ inline std::string planRunEvents() {
   const double tps[] = {100000, 300000, 390000, 380000, 400000, 410000};
   const double sent[] = {1e5, 1e5, 1e5, 139000, 140000, 142000};
   const double bw[] = {0.1, 0.1, 0.1, 0.25, 0.2, 0.3};
+  const double read_mb_s[] = {500, 500, 500, 180, 200, 240};
+  const double wait_ms[] = {50, 50, 50, 10, 10, 10};
   for (int s = 1; s <= 6; ++s) {
     json j = step("run-p", 1000 + s, s, 5.0 - 0.1 * s);
     j["rss_bytes"] = rss[s - 1];
     j["tokens_per_s"] = tps[s - 1];
+    j["step_ms"] = 100.0;
+    j["data_wait_ms"] = wait_ms[s - 1];
+    j["data_read_mb_s"] = read_mb_s[s - 1];
     json ranks = json::array();
     for (int r = 0; r < 2; ++r)
       ranks.push_back({{"rank", r}, {"host", "nodeA"}, {"tokens_per_s", tps[s - 1] / 2}, {"comm_bytes_sent", sent[s - 1] + r},

@@ -40,6 +40,7 @@ class TestRunPlan : public QObject {
     QCOMPARE(*f.measured.tokens_per_s, 400000.0);
     QCOMPARE(*f.measured.comm_bytes_per_step, 140000.0);
     QVERIFY(near(*f.measured.busbw_bytes_per_s, 2.5e8));
+    QCOMPARE(*f.measured.storage_read_bytes_per_s, 2e8);
     QVERIFY_THROWS_EXCEPTION(td::Error, td::store::measured_figures(st, "no-such-run"));
   }
 
@@ -79,7 +80,7 @@ class TestRunPlan : public QObject {
     QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
     QVERIFY(!c.gpu);
     QCOMPARE(c.mfu, 0.5);  // the designer's CPU default
-    QCOMPARE(int(c.rows.size()), 4);
+    QCOMPARE(int(c.rows.size()), 5);
     // Memory: 16 N = 555520 bytes of weights, gradients and AdamW, the activations (the
     // engine's layout, gpt_activation_floats x 4) and the CPU attention scratch
     // B NH T T x 4 = 32768 bytes, + the 16 MiB process baseline; against 21e6.
@@ -102,6 +103,17 @@ class TestRunPlan : public QObject {
     QVERIFY(near(*c.rows[3].planned, 138880.0 * (1e11 / 226752.0) / 256));
     QCOMPARE(td::gui::formatPlanValue(c.rows[3].planned, c.rows[3].unit), QStringLiteral("239.2 MB/s"));
     QCOMPARE(td::gui::formatErrorPercent(c.rows[3].error_pct), QStringLiteral("−4.3 %"));
+    // Storage read bandwidth per rank: the planned 441010.45 tokens/s over 2 ranks x 2 bytes per
+    // token (V = 257: uint16 shards) = 441010.45 B/s, against the 200 MB/s rank 0's reads
+    // reached: (441010.45 - 2e8) / 2e8 = -99.78 %.
+    QCOMPARE(c.rows[4].key, std::string("storage"));
+    QVERIFY(near(*c.rows[4].planned, 1e11 / 226752.0));
+    QCOMPARE(*c.rows[4].measured, 2e8);
+    QVERIFY(near(*c.rows[4].error_pct, 100 * (1e11 / 226752.0 - 2e8) / 2e8));
+    QCOMPARE(td::gui::formatPlanValue(c.rows[4].planned, c.rows[4].unit), QStringLiteral("441.0 kB/s"));
+    QCOMPARE(td::gui::formatPlanValue(c.rows[4].measured, c.rows[4].unit), QStringLiteral("200.0 MB/s"));
+    QCOMPARE(td::gui::formatErrorPercent(c.rows[4].error_pct), QStringLiteral("−99.8 %"));
+    QCOMPARE(td::gui::planRowLabel(c.rows[4]), QStringLiteral("Storage read bandwidth per rank (needed / reached)"));
     QCOMPARE(td::gui::planRowLabel(c.rows[0]), QStringLiteral("Memory per rank (peak RSS)"));
     QCOMPARE(td::gui::formatPlanValue(c.rows[1].measured, c.rows[1].unit), QStringLiteral("400.0 k tokens/s"));
   }
