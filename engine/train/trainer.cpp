@@ -721,6 +721,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   try {
   while (st.step < tc.steps) {
     auto t0 = clk::now();
+    const double cpu0 = process_cpu_seconds();
     const dist::CommStats c0 = comm->stats();
     if (const std::string why = agreed_stop(); !why.empty()) {
       // A stop before the first step has nothing worth a checkpoint (nor a run to resume).
@@ -756,7 +757,6 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       float* g = model.grads() + shard_lo;
       const size_t n = shard_hi - shard_lo;
       norm = std::sqrt(all_sum_double(*comm, backend->grad_norm_squared(g, n)));
-    const double cpu0 = process_cpu_seconds();
       if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) backend->scale(g, (float)(tc.grad_clip / (norm + 1e-6)), n);
     } else if (z2) {
       // ZeRO-2: the gradient was reduce-scattered during backward; this rank holds its slices.
@@ -801,6 +801,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     }
     backend->synchronize();  // a GPU step ends when its last kernel has run, not when it was queued
     double step_s = std::chrono::duration<double>(clk::now() - t0).count();
+    // top's %CPU of this process over the step (docs/events.md cpu_util_pct).
+    const double cpu_pct = 100 * (process_cpu_seconds() - cpu0) / step_s;
     double tps = tokens_per_step / step_s;
     std::optional<double> mfu;
     if (peak) mfu = fpt * tps / (*peak * world);
@@ -815,6 +817,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     fig.set(step_field("tokens_per_s"), tps);
     fig.set(step_field("mfu"), mfu);
     fig.set(step_field("rss_bytes"), (double)current_rss_bytes());
+    fig.set(step_field("cpu_util_pct"), cpu_pct);
     fig.set(step_field("data_wait_ms"), data_wait_s * 1e3);
     fig.set(step_field("data_wait_pct"), 100 * data_wait_s / step_s);
     fig.set(step_field("data_read_bytes"), (double)data_bytes);
@@ -841,9 +844,10 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       mine.set(rank_field("busbw_gb_s"), comm_s > 0 ? (c1.bus_bytes - c0.bus_bytes) / comm_s * 1e-9 : 0.0);
       mine.set(rank_field("rss_bytes"), (double)current_rss_bytes());
       mine.set(rank_field("data_wait_ms"), data_wait_s * 1e3);
+      mine.set(rank_field("cpu_util_pct"), cpu_pct);
+      mine.set(rank_field("step_ms"), step_s * 1e3);
+      mine.set(rank_field("compute_ms"), std::max(0.0, step_s - comm_s) * 1e3);
       const auto packed = mine.pack_rank();
-    // top's %CPU of this process over the step (docs/events.md cpu_util_pct).
-    const double cpu_pct = 100 * (process_cpu_seconds() - cpu0) / step_s;
       constexpr size_t kFloats = sizeof packed / sizeof(float);
       std::vector<float> all(kFloats * (size_t)world);
       std::memcpy(&all[kFloats * (size_t)rank], packed.data(), sizeof packed);
@@ -858,7 +862,6 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     if (gpu && gpu->throttle_reasons) fields["gpu_throttle_reasons"] = nvml::throttle_reason_names(*gpu->throttle_reasons);
     emit("step", std::move(fields));
     for (const auto& a : alert_ev.on_step(st.step, loss, norm, step_s, tps)) emit_alert(a);
-    fig.set(step_field("cpu_util_pct"), cpu_pct);
     if (st.step % 50 == 0 || st.step == (resumed_from ? *resumed_from : 0) + 1) check_disk();
     const double since_start = std::chrono::duration<double>(clk::now() - train_t0).count();
     rate.add(st.step, since_start);
@@ -889,9 +892,6 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     }
     throw;
   }
-      mine.set(rank_field("cpu_util_pct"), cpu_pct);
-      mine.set(rank_field("step_ms"), step_s * 1e3);
-      mine.set(rank_field("compute_ms"), std::max(0.0, step_s - comm_s) * 1e3);
   return 0;
 }
 
