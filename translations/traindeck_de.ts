@@ -84,8 +84,8 @@
         <translation>%1: abgebrochen</translation>
     </message>
     <message>
-        <location filename="../gui/runs/remote_run_job.cpp" line="+176"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+76"/>
+        <location filename="../gui/runs/remote_run_job.cpp" line="+177"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+79"/>
         <source>preparing the engine bundle</source>
         <translation>Engine-Paket wird vorbereitet</translation>
     </message>
@@ -139,29 +139,30 @@
         <translation>Bereitstellung abgebrochen</translation>
     </message>
     <message>
-        <location line="+74"/>
+        <location line="+77"/>
         <source>connecting</source>
         <translation>Verbindung wird hergestellt</translation>
     </message>
     <message>
-        <location line="+17"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+83"/>
+        <location line="+40"/>
+        <location line="+7"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+89"/>
         <source>stopping</source>
         <translation>wird angehalten</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+0"/>
         <source>connected</source>
         <translation>verbunden</translation>
     </message>
     <message>
-        <location line="+31"/>
+        <location line="+38"/>
         <source>ended</source>
         <translation>beendet</translation>
     </message>
     <message>
         <location line="+14"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+36"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+38"/>
         <source>reconnecting (attempt %1): %2</source>
         <translation>erneuter Verbindungsaufbau (Versuch %1): %2</translation>
     </message>
@@ -216,17 +217,17 @@
         <translation>%1 tokens/s</translation>
     </message>
     <message>
-        <location filename="../gui/runs/slurm_target.cpp" line="-159"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="-167"/>
         <source>uploading to %1</source>
         <translation>lade nach %1 hoch</translation>
     </message>
     <message>
-        <location line="+134"/>
+        <location line="+140"/>
         <source>job %1 on %2</source>
         <translation>Job %1 auf %2</translation>
     </message>
     <message>
-        <location line="+229"/>
+        <location line="+242"/>
         <source>Run %1: its stored Slurm cluster is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Slurm-Cluster ist nicht lesbar: %2</translation>
     </message>
@@ -287,7 +288,7 @@
 <context>
     <name>td::gui::AlertNotifier</name>
     <message>
-        <location filename="../gui/runs/alert_watch.cpp" line="+61"/>
+        <location filename="../gui/runs/alert_watch.cpp" line="+82"/>
         <source>Non-finite loss or gradient</source>
         <translation>Nicht endlicher Verlust oder Gradient</translation>
     </message>
@@ -1093,22 +1094,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::Dashboard</name>
     <message>
-        <location filename="../gui/charts/dashboard.cpp" line="1"/>
-        <source>Memory and CPU</source>
-        <translation>Speicher und CPU</translation>
-    </message>
-    <message>
-        <location filename="../gui/charts/dashboard.cpp" line="1"/>
-        <source>CPU (% of one core)</source>
-        <translation>CPU (% eines Kerns)</translation>
-    </message>
-    <message>
-        <location filename="../gui/charts/dashboard.cpp" line="1"/>
-        <source>process CPU</source>
-        <translation>Prozess-CPU</translation>
-    </message>
-    <message>
-        <location filename="../engine/metrics/step_fields.h" line="+145"/>
+        <location filename="../engine/metrics/step_fields.h" line="+150"/>
         <source>waiting for data</source>
         <translation>Warten auf Daten</translation>
     </message>
@@ -1118,7 +1104,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Lesedurchsatz</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location line="+64"/>
         <source>write throughput</source>
         <translation>Schreibdurchsatz</translation>
     </message>
@@ -1128,7 +1114,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Training pausiert</translation>
     </message>
     <message>
-        <location filename="../gui/charts/dashboard.cpp" line="+182"/>
+        <location filename="../gui/charts/dashboard.cpp" line="+184"/>
         <source>Input pipeline</source>
         <translation>Eingabe-Pipeline</translation>
     </message>
@@ -1168,7 +1154,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Noch kein Checkpoint geschrieben.</translation>
     </message>
     <message>
-        <location line="-152"/>
+        <location line="-154"/>
         <source>X axis:</source>
         <translation>X-Achse:</translation>
     </message>
@@ -1214,12 +1200,12 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+22"/>
-        <location line="+244"/>
+        <location line="+246"/>
         <source>Export CSV</source>
         <translation>CSV exportieren</translation>
     </message>
     <message>
-        <location line="-244"/>
+        <location line="-246"/>
         <source>Could not export to %1: %2</source>
         <translation>Export nach %1 fehlgeschlagen: %2</translation>
     </message>
@@ -1234,12 +1220,28 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Verlust (nats/Token)</translation>
     </message>
     <message>
-        <location filename="../engine/metrics/step_fields.h" line="-115"/>
+        <location line="+9"/>
+        <source>Memory and CPU</source>
+        <translation>Speicher und CPU</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>CPU (% of one core)</source>
+        <translation>CPU (% eines Kerns)</translation>
+    </message>
+    <message>
+        <location filename="../engine/metrics/step_fields.h" line="-129"/>
         <source>train loss</source>
         <translation>Trainingsverlust</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+20"/>
+        <location line="+78"/>
+        <source>process CPU</source>
+        <translation>Prozess-CPU</translation>
+    </message>
+    <message>
+        <location line="-72"/>
         <location line="+44"/>
         <source>GPU utilization</source>
         <translation>GPU-Auslastung</translation>
@@ -1251,12 +1253,12 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>GPU-Leistung</translation>
     </message>
     <message>
-        <location line="+29"/>
+        <location line="+38"/>
         <source>val loss</source>
         <translation>Validierungsverlust</translation>
     </message>
     <message>
-        <location filename="../gui/charts/dashboard.cpp" line="+1"/>
+        <location filename="../gui/charts/dashboard.cpp" line="-8"/>
         <source>No loss yet: the run has not completed its first step.</source>
         <translation>Noch kein Verlust: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
@@ -1267,8 +1269,8 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+0"/>
-        <location filename="../engine/metrics/step_fields.h" line="-89"/>
-        <location line="+66"/>
+        <location filename="../engine/metrics/step_fields.h" line="-103"/>
+        <location line="+71"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
@@ -1283,17 +1285,17 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Noch kein Durchsatz: Der Lauf hat seinen ersten Schritt noch nicht abgeschlossen.</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+3"/>
         <source>bytes</source>
         <translation>Bytes</translation>
     </message>
     <message>
-        <location filename="../engine/metrics/step_fields.h" line="-60"/>
+        <location filename="../engine/metrics/step_fields.h" line="-65"/>
         <source>process RSS</source>
         <translation>Prozess-RSS</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+28"/>
         <source>GPU memory</source>
         <translation>GPU-Speicher</translation>
     </message>
@@ -1348,7 +1350,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Gradientennorm</translation>
     </message>
     <message>
-        <location filename="../engine/metrics/step_fields.h" line="-86"/>
+        <location filename="../engine/metrics/step_fields.h" line="-91"/>
         <source>lr</source>
         <translation>lr</translation>
     </message>
@@ -1420,7 +1422,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Alle Metrikzeilen von %1 als CSV exportieren</translation>
     </message>
     <message>
-        <location line="-299"/>
+        <location line="-301"/>
         <source>Exponential moving average of the noisy lines (loss, gradient norm, throughput; weight 0 to 0.99), the unsmoothed line faint behind; learning rate, memory and val loss are never smoothed, nor are stored values, the band and exports.</source>
         <translation>Exponentieller gleitender Mittelwert der verrauschten Linien (Verlust, Gradientennorm, Durchsatz; Gewicht 0 bis 0,99), die ungeglättete Linie blass dahinter; Lernrate, Speicher und Val-Loss werden nie geglättet, ebenso wenig gespeicherte Werte, das Band und Exporte.</translation>
     </message>
@@ -1708,6 +1710,11 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Tokens pro Schritt</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>KV cache per sequence</source>
+        <translation>KV-Cache pro Sequenz</translation>
+    </message>
+    <message>
         <location line="+3"/>
         <source>Memory per rank (fp32)</source>
         <translation>Speicher pro Rank (fp32)</translation>
@@ -1763,7 +1770,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Misst die sgemm-Spitzenleistung dieser CPU (einige Sekunden), damit tokens/s geschätzt werden können; die Engine speichert sie für alle späteren Läufe.</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+25"/>
         <source>%1 (%2)</source>
         <translation>%1 (%2)</translation>
     </message>
@@ -1783,7 +1790,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>micro_batch %1 × grad_accum %2 × seq_len %3 (ein Rank)</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+5"/>
+        <source>Keys and values generation keeps for %1 tokens in bf16: 2 × n_layer × tokens × %2 key/value heads × head size × 2 bytes (%3 per token)</source>
+        <translation>Schlüssel und Werte, die die Generierung für %1 Tokens in bf16 vorhält: 2 × n_layer × Tokens × %2 Key/Value-Köpfe × Kopfgröße × 2 Bytes (%3 pro Token)</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>What forward keeps for backward at micro_batch %1, plus backward scratch</source>
         <translation>Was der Vorwärtsdurchlauf bei micro_batch %1 für den Rückwärtsdurchlauf aufbewahrt, plus Zwischenspeicher des Rückwärtsdurchlaufs</translation>
     </message>
@@ -1839,21 +1851,14 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Die Schätzungen sind gültig; wählen Sie vor einem Lauf einen Datensatz (data.path).</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>Calibrating this CPU (a few seconds)…</source>
-        <translation>Diese CPU wird kalibriert (einige Sekunden)…</translation>
-    </message>
-    <message>
-        <source>KV cache per sequence</source>
-        <translation>KV-Cache pro Sequenz</translation>
-    </message>
-    <message>
-        <source>Keys and values generation keeps for %1 tokens in bf16: 2 × n_layer × tokens × %2 key/value heads × head size × 2 bytes (%3 per token)</source>
-        <translation>Schlüssel und Werte, die die Generierung für %1 Tokens in bf16 vorhält: 2 × n_layer × Tokens × %2 Key/Value-Köpfe × Kopfgröße × 2 Bytes (%3 pro Token)</translation>
-    </message>
-    <message>
+        <location line="+2"/>
         <source>This build plans Llama models but cannot train them yet: a run of this config stops with a message. Choose the gpt2 family to train now.</source>
         <translation>Dieser Build plant Llama-Modelle, kann sie aber noch nicht trainieren: Ein Lauf dieser Konfiguration endet mit einer Meldung. Wählen Sie die Familie gpt2, um jetzt zu trainieren.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Calibrating this CPU (a few seconds)…</source>
+        <translation>Diese CPU wird kalibriert (einige Sekunden)…</translation>
     </message>
 </context>
 <context>
@@ -2243,17 +2248,17 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>1: Optimiererzustände partitioniert</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>2: + gradients sharded</source>
-        <translation>2: + Gradienten partitioniert</translation>
-    </message>
-    <message>
-        <location line="+1"/>
+        <location line="+2"/>
         <source>3: + parameters sharded (planning only)</source>
         <translation>3: + Parameter partitioniert (nur Planung)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-1"/>
+        <source>2: + gradients sharded</source>
+        <translation>2: + Gradienten partitioniert</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 to 2</source>
         <translation>ZeRO-Stufe (Rajbhandari et al. 2020); die Engine trainiert die Stufen 0 bis 2</translation>
     </message>
@@ -3092,7 +3097,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Vorlage:</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+28"/>
         <source>Model</source>
         <translation>Modell</translation>
     </message>
@@ -3113,12 +3118,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+7"/>
-        <location line="+274"/>
+        <location line="+282"/>
         <source>Advanced</source>
         <translation>Erweitert</translation>
     </message>
     <message>
-        <location line="-252"/>
+        <location line="-260"/>
         <source>This machine</source>
         <translation>Dieser Rechner</translation>
     </message>
@@ -3147,7 +3152,7 @@ No GPU is listed: %1</source>
 Keine GPU aufgeführt: %1</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+19"/>
         <source>%1
 Allowed: %2
 Default: %3</source>
@@ -3156,23 +3161,24 @@ Erlaubt: %2
 Standard: %3</translation>
     </message>
     <message>
-        <location line="+60"/>
-        <location line="+162"/>
+        <location line="+61"/>
+        <location line="+167"/>
         <source>prepare a dataset first (Data page)</source>
         <translation>zuerst einen Datensatz vorbereiten (Seite „Daten“)</translation>
     </message>
     <message>
-        <location line="-151"/>
+        <location line="-156"/>
         <source>%1 (default)</source>
         <translation>%1 (Standard)</translation>
     </message>
     <message>
         <location line="+7"/>
+        <location line="+261"/>
         <source>0 (4 × d_model)</source>
         <translation>0 (4 × d_model)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-260"/>
         <source>(empty)</source>
         <translation>(leer)</translation>
     </message>
@@ -3182,7 +3188,7 @@ Standard: %3</translation>
         <translation>%1 (hier nicht gefunden)</translation>
     </message>
     <message numerus="yes">
-        <location line="+113"/>
+        <location line="+118"/>
         <source>Advanced (%n set)</source>
         <translation>
             <numerusform>Erweitert (%n gesetzt)</numerusform>
@@ -3196,12 +3202,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+123"/>
+        <location line="+139"/>
         <source>unknown</source>
         <translation>unbekannt</translation>
     </message>
     <message>
-        <location line="-118"/>
+        <location line="-134"/>
         <source>choose a dataset</source>
         <translation>einen Datensatz wählen</translation>
     </message>
@@ -3221,7 +3227,12 @@ Standard: %3</translation>
         <translation>%1 — %2</translation>
     </message>
     <message>
-        <location line="+51"/>
+        <location line="+57"/>
+        <source>0 (8/3 × d_model, rounded up to ffn_multiple_of)</source>
+        <translation>0 (8/3 × d_model, aufgerundet auf ein Vielfaches von ffn_multiple_of)</translation>
+    </message>
+    <message>
+        <location line="+10"/>
         <source>missing: prepare a dataset first (Data page), or choose one here</source>
         <translation>fehlt: zuerst einen Datensatz vorbereiten (Seite „Daten“) oder hier einen wählen</translation>
     </message>
@@ -3286,10 +3297,6 @@ Standard: %3</translation>
         <location line="-4"/>
         <source>JSON configs (*.json)</source>
         <translation>JSON-Konfigurationen (*.json)</translation>
-    </message>
-    <message>
-        <source>0 (8/3 × d_model, rounded up to ffn_multiple_of)</source>
-        <translation>0 (8/3 × d_model, aufgerundet auf ein Vielfaches von ffn_multiple_of)</translation>
     </message>
 </context>
 <context>
@@ -3481,7 +3488,7 @@ Standard: %3</translation>
 <context>
     <name>td::gui::Planner</name>
     <message>
-        <location filename="../gui/plan/planner.cpp" line="+192"/>
+        <location filename="../gui/plan/planner.cpp" line="+202"/>
         <source>the engine&apos;s device list is not the JSON `traindeck-engine devices` prints: %1</source>
         <translation>die Geräteliste der Engine ist nicht das JSON, das `traindeck-engine devices` ausgibt: %1</translation>
     </message>
@@ -3640,7 +3647,7 @@ Standard: %3</translation>
         <translation>Der Cluster %1 hat keinen Knoten %2; wählen Sie erneut, wo trainiert wird.</translation>
     </message>
     <message>
-        <location line="+120"/>
+        <location line="+126"/>
         <location line="+4"/>
         <source>Run %1 on %2: %3</source>
         <translation>Lauf %1 auf %2: %3</translation>
@@ -3688,8 +3695,8 @@ Standard: %3</translation>
         <translation>Checkpoints von Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-327"/>
-        <location line="+233"/>
+        <location line="-333"/>
+        <location line="+239"/>
         <source>Run %1: its stored node is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
     </message>
@@ -4171,35 +4178,14 @@ Standard: %3</translation>
 </context>
 <context>
     <name>td::gui::RunView</name>
-    <message numerus="yes">
-        <location filename="../gui/app/run_view.cpp" line="1"/>
-        <source>Slowest rank: %1%2, %3 % slower than rank %4 over the last %n step(s) (the slowest in %5 of them)</source>
-        <translation>
-            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als Rank %4 im letzten %n Schritt (in %5 davon der langsamste)</numerusform>
-            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als Rank %4 in den letzten %n Schritten (in %5 davon der langsamste)</numerusform>
-        </translation>
-    </message>
-    <message numerus="yes">
-        <location filename="../gui/app/run_view.cpp" line="1"/>
-        <source>Slowest rank: %1%2, %3 % slower than the median of the other ranks over the last %n step(s) (the slowest in %4 of them)</source>
-        <translation>
-            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als der Median der anderen Ranks im letzten %n Schritt (in %4 davon der langsamste)</numerusform>
-            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als der Median der anderen Ranks in den letzten %n Schritten (in %4 davon der langsamste)</numerusform>
-        </translation>
-    </message>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="1"/>
-        <source>Each rank&apos;s compute time is its step time outside collectives (ranks[].compute_ms = step_ms - comm_ms): the ranks wait for the slowest one in the gradient all-reduce. Medians over the steps: rank %1 %2 ms, the other ranks %3 ms.</source>
-        <translation>Die Rechenzeit eines Ranks ist seine Schrittzeit außerhalb der kollektiven Operationen (ranks[].compute_ms = step_ms - comm_ms): Im All-Reduce der Gradienten warten die Ranks auf den langsamsten. Mediane über die Schritte: Rank %1 %2 ms, die anderen Ranks %3 ms.</translation>
-    </message>
-    <message>
-        <location filename="../gui/app/run_view.cpp" line="+71"/>
-        <location line="+366"/>
+        <location filename="../gui/app/run_view.cpp" line="+75"/>
+        <location line="+387"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
     <message>
-        <location line="-248"/>
+        <location line="-252"/>
         <source>Download the newest checkpoint into</source>
         <translation>Neuesten Checkpoint herunterladen nach</translation>
     </message>
@@ -4220,12 +4206,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+288"/>
+        <location line="+291"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-287"/>
+        <location line="-290"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -4356,7 +4342,7 @@ Standard: %3</translation>
         <translation>nicht verfolgt</translation>
     </message>
     <message>
-        <location line="+88"/>
+        <location line="+92"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
@@ -4382,20 +4368,33 @@ Standard: %3</translation>
         </translation>
     </message>
     <message numerus="yes">
-        <location line="+9"/>
-        <source>%n alert(s), newest: %1: %2</source>
+        <location line="+238"/>
+        <source>Slowest rank: %1%2, %3 % slower than rank %4 over the last %n step(s) (the slowest in %5 of them)</source>
         <translation>
-            <numerusform>%n Alarm, der neueste: %1: %2</numerusform>
-            <numerusform>%n Alarme, der neueste: %1: %2</numerusform>
+            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als Rank %4 im letzten %n Schritt (in %5 davon der langsamste)</numerusform>
+            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als Rank %4 in den letzten %n Schritten (in %5 davon der langsamste)</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location line="+4"/>
+        <source>Slowest rank: %1%2, %3 % slower than the median of the other ranks over the last %n step(s) (the slowest in %4 of them)</source>
+        <translation>
+            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als der Median der anderen Ranks im letzten %n Schritt (in %4 davon der langsamste)</numerusform>
+            <numerusform>Langsamster Rank: %1%2, %3 % langsamer als der Median der anderen Ranks in den letzten %n Schritten (in %4 davon der langsamste)</numerusform>
         </translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+20"/>
+        <source>Each rank&apos;s compute time is its step time outside collectives (ranks[].compute_ms = step_ms - comm_ms): the ranks wait for the slowest one in the gradient all-reduce. Medians over the steps: rank %1 %2 ms, the other ranks %3 ms.</source>
+        <translation>Die Rechenzeit eines Ranks ist seine Schrittzeit außerhalb der kollektiven Operationen (ranks[].compute_ms = step_ms - comm_ms): Im All-Reduce der Gradienten warten die Ranks auf den langsamsten. Mediane über die Schritte: Rank %1 %2 ms, die anderen Ranks %3 ms.</translation>
+    </message>
+    <message>
+        <location line="-246"/>
         <source>This run wrote no checkpoint: start a new run instead</source>
         <translation>Dieser Lauf hat keinen Checkpoint geschrieben: Starten Sie stattdessen einen neuen Lauf</translation>
     </message>
     <message>
-        <location line="+50"/>
+        <location line="+58"/>
         <source>Step %1</source>
         <translation>Schritt %1</translation>
     </message>
@@ -4404,8 +4403,16 @@ Standard: %3</translation>
         <source>(no engine log at %1: runs started outside TrainDeck log to their own terminal)</source>
         <translation>(kein Engine-Protokoll unter %1: Außerhalb von TrainDeck gestartete Läufe protokollieren in ihr eigenes Terminal)</translation>
     </message>
+    <message numerus="yes">
+        <location line="-35"/>
+        <source>%n alert(s), newest: %1: %2</source>
+        <translation>
+            <numerusform>%n Alarm, der neueste: %1: %2</numerusform>
+            <numerusform>%n Alarme, der neueste: %1: %2</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+31"/>
+        <location line="+66"/>
         <source>%1 (its last %2 KiB)</source>
         <translation>%1 (die letzten %2 KiB)</translation>
     </message>
@@ -4430,7 +4437,30 @@ Standard: %3</translation>
         <translation>Lese das Log von Rang %1 …</translation>
     </message>
     <message>
-        <location line="+61"/>
+        <location line="+34"/>
+        <source>reads %1 MB/s</source>
+        <translation>liest %1 MB/s</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>no read took measurable time</source>
+        <translation>kein Lesen dauerte messbar lange</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Input-bound: the steps waited for data %1 % of their time (steps %2–%3)</source>
+        <translation>Eingabegebunden: die Schritte warteten %1 % ihrer Zeit auf Daten (Schritte %2–%3)</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+20"/>
+        <source>Time waiting for the data loader (data_wait_ms) over the step time (step_ms), summed over %n step(s): %1 ms of %2 ms. A run is input-bound from %3 % (TensorFlow Profiler&apos;s limit); the read speed is the median data_read_mb_s of those steps.</source>
+        <translation>
+            <numerusform>Wartezeit auf den Datenlader (data_wait_ms) durch die Schrittzeit (step_ms), summiert über %n Schritt: %1 ms von %2 ms. Ein Lauf ist ab %3 % eingabegebunden (die Grenze des TensorFlow Profilers); die Lesegeschwindigkeit ist der Median von data_read_mb_s dieser Schritte.</numerusform>
+            <numerusform>Wartezeit auf den Datenlader (data_wait_ms) durch die Schrittzeit (step_ms), summiert über %n Schritte: %1 ms von %2 ms. Ein Lauf ist ab %3 % eingabegebunden (die Grenze des TensorFlow Profilers); die Lesegeschwindigkeit ist der Median von data_read_mb_s dieser Schritte.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+43"/>
         <source>Planned tokens/s assume MFU %1 % (the Infrastructure panel&apos;s default); memory is the plan plus the 32 MiB cuBLAS workspace, against the GPU memory high-water mark.</source>
         <translation>Geplante tokens/s nehmen MFU %1 % an (Standard des Bereichs „Infrastruktur“); Speicher ist der Plan plus 32 MiB cuBLAS-Workspace, verglichen mit dem Höchststand des GPU-Speichers.</translation>
     </message>
@@ -4445,7 +4475,7 @@ Standard: %3</translation>
         <translation>Fehler = (geplant − gemessen) ÷ gemessen. Fahren Sie mit der Maus über eine Zeile, um ihre Formel zu sehen (docs/planner.md).</translation>
     </message>
     <message>
-        <location line="-132"/>
+        <location line="-169"/>
         <source>(the engine has written nothing to %1 yet)</source>
         <translation>(die Engine hat noch nichts in %1 geschrieben)</translation>
     </message>
@@ -4455,12 +4485,12 @@ Standard: %3</translation>
         <translation>(noch kein Engine-Protokoll unter %1: Die Ausgabe der Engine erscheint hier, sobald sie eintrifft)</translation>
     </message>
     <message>
-        <location line="-65"/>
+        <location line="-72"/>
         <source>Run %1 · %2 · %3</source>
         <translation>Lauf %1 · %2 · %3</translation>
     </message>
     <message>
-        <location line="+41"/>
+        <location line="+48"/>
         <source>%1 min</source>
         <translation>%1 min</translation>
     </message>
@@ -4493,29 +4523,6 @@ Standard: %3</translation>
         <location line="+5"/>
         <source>%1 tokens/s (median of last %2 steps)</source>
         <translation>%1 Tokens/s (Median der letzten %2 Schritte)</translation>
-    </message>
-    <message>
-        <location line="+34"/>
-        <source>reads %1 MB/s</source>
-        <translation>liest %1 MB/s</translation>
-    </message>
-    <message>
-        <location line="+0"/>
-        <source>no read took measurable time</source>
-        <translation>kein Lesen dauerte messbar lange</translation>
-    </message>
-    <message>
-        <location line="+1"/>
-        <source>Input-bound: the steps waited for data %1 % of their time (steps %2–%3)</source>
-        <translation>Eingabegebunden: die Schritte warteten %1 % ihrer Zeit auf Daten (Schritte %2–%3)</translation>
-    </message>
-    <message numerus="yes">
-        <location line="+20"/>
-        <source>Time waiting for the data loader (data_wait_ms) over the step time (step_ms), summed over %n step(s): %1 ms of %2 ms. A run is input-bound from %3 % (TensorFlow Profiler&apos;s limit); the read speed is the median data_read_mb_s of those steps.</source>
-        <translation>
-            <numerusform>Wartezeit auf den Datenlader (data_wait_ms) durch die Schrittzeit (step_ms), summiert über %n Schritt: %1 ms von %2 ms. Ein Lauf ist ab %3 % eingabegebunden (die Grenze des TensorFlow Profilers); die Lesegeschwindigkeit ist der Median von data_read_mb_s dieser Schritte.</numerusform>
-            <numerusform>Wartezeit auf den Datenlader (data_wait_ms) durch die Schrittzeit (step_ms), summiert über %n Schritte: %1 ms von %2 ms. Ein Lauf ist ab %3 % eingabegebunden (die Grenze des TensorFlow Profilers); die Lesegeschwindigkeit ist der Median von data_read_mb_s dieser Schritte.</numerusform>
-        </translation>
     </message>
 </context>
 <context>
@@ -4987,13 +4994,13 @@ Standard: %3</translation>
 <context>
     <name>td::gui::SlurmTarget</name>
     <message>
-        <location filename="../gui/runs/slurm_target.cpp" line="-132"/>
-        <location line="+141"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="-143"/>
+        <location line="+152"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-140"/>
+        <location line="-151"/>
         <source>No way to reach the cluster&apos;s login node is set up.</source>
         <translation>Es ist kein Weg zum Login-Knoten des Clusters eingerichtet.</translation>
     </message>
@@ -5009,12 +5016,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+6"/>
-        <location line="+155"/>
+        <location line="+166"/>
         <source>The training engine (traindeck-engine) was not found. Build it or set TRAINDECK_ENGINE to its path.</source>
         <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="-124"/>
+        <location line="-135"/>
         <source>preparing</source>
         <translation>wird vorbereitet</translation>
     </message>
@@ -5024,7 +5031,7 @@ Standard: %3</translation>
         <translation>Job %1 eingereicht</translation>
     </message>
     <message>
-        <location line="+30"/>
+        <location line="+41"/>
         <location line="+5"/>
         <source>Run %1 on %2: %3</source>
         <translation>Lauf %1 auf %2: %3</translation>
