@@ -7,6 +7,8 @@
 
 #include "engine/common/error.h"
 #include "engine/common/rng.h"
+#include "engine/model/model_detail.h"
+#include "engine/model/shape.h"
 
 namespace td {
 namespace {
@@ -49,21 +51,7 @@ struct DActs {
   Act* df2;   // (B,T,F)
 };
 
-// Hands out 64-byte aligned pieces of one buffer; with base == nullptr it only counts bytes.
-class Carver {
- public:
-  explicit Carver(void* base) : base_(static_cast<char*>(base)) {}
-  template <class T> T* take(size_t count) {
-    T* p = base_ ? reinterpret_cast<T*>(base_ + n_) : nullptr;
-    n_ += (count * sizeof(T) + 63) / 64 * 64;
-    return p;
-  }
-  size_t bytes() const { return n_; }
-
- private:
-  char* base_;
-  size_t n_ = 0;
-};
+using model_detail::Carver;
 
 // Walks the activation layout (bytes); with base == nullptr it only counts.
 template <class Act>
@@ -177,13 +165,19 @@ size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
 }
 
 GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act)
-    : cfg_(m), be_(backend), max_B_(max_B), act_(act) {
+    : cfg_(m), be_(backend), max_B_(max_B), act_(act), llama_(m.family == "llama") {
   TD_ASSERT(max_B > 0 && m.d_model % m.n_head == 0 && m.d_ff > 0);
-  for (Op op : {Op::kEncoderForward, Op::kLayerNormForward, Op::kMatmulForward, Op::kAttentionForward, Op::kSoftmaxCrossEntropy})
+  TD_ASSERT(llama_ || m.family == "gpt2");
+  TD_ASSERT(!llama_ || (m.n_kv_head > 0 && m.n_head % m.n_kv_head == 0 && (m.d_model / m.n_head) % 2 == 0));
+  const std::vector<Op> needed = llama_ ? std::vector<Op>{Op::kEncoderForward, Op::kRmsNormForward, Op::kMatmulForward, Op::kRopeForward,
+                                                          Op::kAttentionForward, Op::kSwigluForward, Op::kSoftmaxCrossEntropy}
+                                        : std::vector<Op>{Op::kEncoderForward, Op::kLayerNormForward, Op::kMatmulForward,
+                                                          Op::kAttentionForward, Op::kSoftmaxCrossEntropy};
+  for (Op op : needed)
     if (!be_.supports(op, act))
       fail("the " + be_.name() + " backend cannot compute " + op_name(op) + " in " + dtype_name(act) +
            "; set train.precision to a precision it supports (the CPU backend computes in fp32)");
-  tensors_ = gpt_param_tensors(m);
+  tensors_ = model_param_tensors(m);
   num_params_ = tensors_.back().offset + tensors_.back().numel;
   // Allocated in one go so that a failure frees what was taken (the destructor does not run).
   struct Guard {
@@ -196,8 +190,25 @@ GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act)
   grads_ = static_cast<float*>(g.take(num_params_ * sizeof(float)));
   params_act_ = act == DType::kF32 ? params_ : g.take(num_params_ * dtype_size(act));
   const bool f32 = act == DType::kF32;
-  acts_ = g.take(f32 ? layout_acts<float>(m, max_B, m.seq_len, nullptr, nullptr) : layout_acts<bf16>(m, max_B, m.seq_len, nullptr, nullptr));
-  dacts_ = g.take(f32 ? layout_dacts<float>(m, max_B, m.seq_len, nullptr, nullptr) : layout_dacts<bf16>(m, max_B, m.seq_len, nullptr, nullptr));
+  if (llama_) {
+    acts_ = g.take(model_detail::llama_acts_bytes(m, max_B, m.seq_len, act));
+    dacts_ = g.take(model_detail::llama_dacts_bytes(m, max_B, m.seq_len, act));
+    logits_ = model_detail::llama_logits(m, max_B, m.seq_len, acts_, act);
+    zero_wpe_ = g.take((size_t)m.seq_len * m.d_model * dtype_size(act));  // alloc() zeroes
+    dwpe_ = static_cast<float*>(g.take((size_t)m.seq_len * m.d_model * sizeof(float)));
+  } else {
+    acts_ = g.take(f32 ? layout_acts<float>(m, max_B, m.seq_len, nullptr, nullptr) : layout_acts<bf16>(m, max_B, m.seq_len, nullptr, nullptr));
+    dacts_ = g.take(f32 ? layout_dacts<float>(m, max_B, m.seq_len, nullptr, nullptr) : layout_dacts<bf16>(m, max_B, m.seq_len, nullptr, nullptr));
+    if (f32) {
+      Acts<float> A;
+      layout_acts<float>(m, max_B, m.seq_len, acts_, &A);
+      logits_ = A.logits;
+    } else {
+      Acts<bf16> A;
+      layout_acts<bf16>(m, max_B, m.seq_len, acts_, &A);
+      logits_ = A.logits;
+    }
+  }
   tokens_ = static_cast<int32_t*>(g.take(2 * (size_t)max_B * m.seq_len * sizeof(int32_t)));
   g.held.clear();
 }
@@ -209,7 +220,11 @@ GPT::~GPT() {
   be_.free(acts_);
   be_.free(dacts_);
   be_.free(tokens_);
+  if (zero_wpe_) be_.free(zero_wpe_);
+  if (dwpe_) be_.free(dwpe_);
 }
+
+std::vector<std::pair<size_t, size_t>> GPT::grad_buckets() const { return model_grad_buckets(cfg_); }
 
 void GPT::init_weights(uint64_t seed) {
   std::vector<float> host(num_params_);
@@ -219,12 +234,14 @@ void GPT::init_weights(uint64_t seed) {
     float* p = host.data() + t.offset;
     const std::string& n = t.name;
     auto ends_with = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
-    if (ends_with("ln_1.weight") || ends_with("ln_2.weight") || n == "ln_f.weight") {
+    if (ends_with("ln_1.weight") || ends_with("ln_2.weight") || n == "ln_f.weight" || ends_with("layernorm.weight") || n == "norm.weight") {
       for (size_t i = 0; i < t.numel; i++) p[i] = 1.0f;
     } else if (ends_with(".bias")) {
       for (size_t i = 0; i < t.numel; i++) p[i] = 0.0f;
     } else {
-      float sd = (ends_with("attn.c_proj.weight") || ends_with("mlp.c_proj.weight")) ? std_proj : 0.02f;
+      const bool proj = ends_with("attn.c_proj.weight") || ends_with("mlp.c_proj.weight") || ends_with("self_attn.o_proj.weight") ||
+                        ends_with("mlp.down_proj.weight");
+      float sd = proj ? std_proj : 0.02f;
       for (size_t i = 0; i < t.numel; i++) p[i] = sd * rng.normal();
     }
   }
@@ -252,8 +269,9 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T) 
   B_ = B;
   T_ = T;
   has_targets_ = targets != nullptr;
-  const float* losses = act_ == DType::kF32 ? forward_impl<float>(d_in, targets ? d_tg : nullptr, B, T)
-                                            : forward_impl<bf16>(d_in, targets ? d_tg : nullptr, B, T);
+  const int32_t* tg = targets ? d_tg : nullptr;
+  const float* losses = llama_ ? (act_ == DType::kF32 ? llama_forward_impl<float>(d_in, tg, B, T) : llama_forward_impl<bf16>(d_in, tg, B, T))
+                               : (act_ == DType::kF32 ? forward_impl<float>(d_in, tg, B, T) : forward_impl<bf16>(d_in, tg, B, T));
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   std::vector<float> host(BT);
   be_.download(host.data(), losses, BT * sizeof(float));
@@ -303,9 +321,7 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
 
 const float* GPT::logits() const {
   TD_ASSERT(act_ == DType::kF32);
-  Acts<float> A;
-  layout_acts<float>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
-  return A.logits;
+  return static_cast<const float*>(logits_);
 }
 
 void GPT::download_logits(float* dst, size_t first_row, size_t rows) const {
@@ -315,10 +331,8 @@ void GPT::download_logits(float* dst, size_t first_row, size_t rows) const {
     be_.download(dst, logits() + first_row * V, rows * V * sizeof(float));
     return;
   }
-  Acts<bf16> A;
-  layout_acts<bf16>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
   std::vector<bf16> tmp(rows * V);
-  be_.download(tmp.data(), A.logits + first_row * V, tmp.size() * sizeof(bf16));
+  be_.download(tmp.data(), static_cast<const bf16*>(logits_) + first_row * V, tmp.size() * sizeof(bf16));
   for (size_t i = 0; i < tmp.size(); i++) dst[i] = to_float(tmp[i]);
 }
 
@@ -333,7 +347,11 @@ void GPT::release_grads() {
 
 void GPT::backward(float loss_scale) {
   TD_ASSERT(has_targets_);
-  if (act_ == DType::kF32)
+  if (llama_ && act_ == DType::kF32)
+    llama_backward_impl<float>(loss_scale);
+  else if (llama_)
+    llama_backward_impl<bf16>(loss_scale);
+  else if (act_ == DType::kF32)
     backward_impl<float>(loss_scale);
   else
     backward_impl<bf16>(loss_scale);

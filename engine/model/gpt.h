@@ -6,6 +6,15 @@
 // and a GELU (tanh) MLP; a final LayerNorm; the LM head tied to the token embedding (or a
 // separate lm_head when tie_embeddings is false). No dropout.
 //
+// The same class computes the Llama family (model.family = "llama"; engine/model/llama.cpp):
+// embed_tokens, n_layer pre-RMSNorm blocks x = x + o_proj(attn(rope(qkv_proj(norm(x)))));
+// x = x + down_proj(swiglu(gate_up_proj(norm(x)))) with grouped-query attention, a final RMSNorm
+// and the LM head tied or untied; no biases, no position embedding (Touvron et al. 2023;
+// transformers' modeling_llama). Its tensors (engine/model/shape.h llama_param_tensors) keep
+// Llama's separate names, and the ops read them fused where they are adjacent in the layout:
+// q_proj | k_proj | v_proj is one (C + 2 KV hs, C) matrix, gate_proj | up_proj one (2F, C).
+// Everything below (parameters, forward, backward, GradSink buckets) holds for both families.
+//
 // All parameters live in ONE contiguous fp32 buffer and all gradients in another with the same
 // layout (params()[i] <-> grads()[i]); tensors() lists name, shape and offset of each tensor, in
 // the order of docs/formats.md. Linear weights are stored (out, in) as torch.nn.Linear.
@@ -83,6 +92,8 @@ class GPT {
 
   /// GPT-2 initialisation from seed: N(0, 0.02) weights and embeddings, N(0, 0.02/sqrt(2 L))
   /// for the residual projections (attn.c_proj, mlp.c_proj), zero biases, unit LN weights.
+  /// Llama: the same scheme on its names (N(0, 0.02), o_proj and down_proj N(0, 0.02/sqrt(2 L)),
+  /// unit RMSNorm weights).
   void init_weights(uint64_t seed);
 
   /// Forward pass. inputs, targets: host arrays (B,T) of token ids (targets may be null).
@@ -100,8 +111,8 @@ class GPT {
   void download_logits(float* dst, size_t first_row, size_t rows) const;
   void zero_grad();
 
-  /// Gradient buckets of this model (gpt_grad_buckets of its config).
-  std::vector<std::pair<size_t, size_t>> grad_buckets() const { return gpt_grad_buckets(cfg_); }
+  /// Gradient buckets of this model (model_grad_buckets of its config, engine/model/shape.h).
+  std::vector<std::pair<size_t, size_t>> grad_buckets() const;
   /// Backward writes into `sink` instead of grads() (null: grads() again). Not owned; it must
   /// outlive its use.
   void set_grad_sink(GradSink* sink) { sink_ = sink; }
@@ -114,6 +125,9 @@ class GPT {
   void check_tokens(const int32_t* ids, size_t n) const;
   template <class Act> const float* forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T);
   template <class Act> void backward_impl(float loss_scale);
+  // The Llama family's forward and backward (engine/model/llama.cpp).
+  template <class Act> const float* llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T);
+  template <class Act> void llama_backward_impl(float loss_scale);
   ModelConfig cfg_;
   Backend& be_;
   int max_B_;
@@ -126,6 +140,10 @@ class GPT {
   void* params_act_ = nullptr;  // the weights the ops read: params_ (fp32) or a bf16 copy
   void* acts_ = nullptr;        // forward activations, layout in gpt.cpp
   void* dacts_ = nullptr;       // backward scratch
+  void* logits_ = nullptr;      // (max_B, T, V) Act, inside acts_
+  bool llama_ = false;          // cfg_.family == "llama"
+  void* zero_wpe_ = nullptr;    // llama: (T, C) Act zeros, the position embedding encoder_forward adds
+  float* dwpe_ = nullptr;       // llama: (T, C) scratch for encoder_backward's unused position gradient
   int32_t* tokens_ = nullptr;   // (max_B, T) inputs then (max_B, T) targets, backend memory
   int B_ = 0, T_ = 0;           // shape of the last forward
   bool has_targets_ = false;

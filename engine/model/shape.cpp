@@ -47,6 +47,16 @@ std::vector<ParamTensor> llama_param_tensors(const ModelConfig& m) {
   return t;
 }
 
+std::vector<std::pair<size_t, size_t>> llama_grad_buckets(const ModelConfig& m) {
+  const std::vector<ParamTensor> t = llama_param_tensors(m);
+  const size_t per_layer = 9;  // the tensors of one layer in llama_param_tensors
+  auto at = [&](size_t i) { return i < t.size() ? t[i].offset : t.back().offset + t.back().numel; };
+  std::vector<std::pair<size_t, size_t>> b{{0, at(1)}};
+  for (int l = 0; l < m.n_layer; l++) b.push_back({at(1 + (size_t)l * per_layer), at(1 + (size_t)(l + 1) * per_layer)});
+  b.push_back({at(1 + (size_t)m.n_layer * per_layer), at(t.size())});
+  return b;
+}
+
 size_t llama_num_params(const ModelConfig& m) {
   TD_ASSERT(is_llama(m) && m.n_kv_head > 0);
   const size_t V = m.vocab_size, C = m.d_model, F = m.d_ff, L = m.n_layer;
@@ -92,6 +102,10 @@ size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
 std::vector<ParamTensor> model_param_tensors(const ModelConfig& m) { return is_llama(m) ? llama_param_tensors(m) : gpt_param_tensors(m); }
 
 size_t model_num_params(const ModelConfig& m) { return is_llama(m) ? llama_num_params(m) : gpt_num_params(m); }
+
+std::vector<std::pair<size_t, size_t>> model_grad_buckets(const ModelConfig& m) {
+  return is_llama(m) ? llama_grad_buckets(m) : gpt_grad_buckets(m);
+}
 
 size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
   return is_llama(m) ? llama_activation_bytes(m, B, T, act) : gpt_activation_bytes(m, B, T, act);

@@ -27,6 +27,11 @@ namespace td {
 /// as torch.nn.Linear. decay: the matrices except the embedding (as GPT-2's AdamW groups).
 std::vector<ParamTensor> llama_param_tensors(const ModelConfig& m);
 
+/// The gradient buckets of a Llama shape (as gpt_grad_buckets for GPT-2; GradSink in gpt.h):
+/// bucket 0 = embed_tokens, bucket 1 + l = layer l, bucket L + 1 = norm (and lm_head when
+/// untied). They partition [0, llama_num_params(m)).
+std::vector<std::pair<size_t, size_t>> llama_grad_buckets(const ModelConfig& m);
+
 /// Parameters of the Llama family:
 ///   V C (1 + untied) + L (2 C + 2 C^2 + 2 C KV hs + 3 C F) + C.
 /// SmolLM2-135M (L 30, C 576, NH 9, KV 3, F 1536, V 49152, tied): 134 515 008;
@@ -51,6 +56,8 @@ size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act);
 /// (gpt_* for "gpt2", llama_* for "llama"). m must be validated (parse_config).
 std::vector<ParamTensor> model_param_tensors(const ModelConfig& m);
 size_t model_num_params(const ModelConfig& m);
+/// The family's gradient buckets (gpt_grad_buckets or llama_grad_buckets).
+std::vector<std::pair<size_t, size_t>> model_grad_buckets(const ModelConfig& m);
 size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act);
 /// The same in fp32 floats (model_activation_bytes(m, B, T, kF32) / 4).
 size_t model_activation_floats(const ModelConfig& m, int B, int T);

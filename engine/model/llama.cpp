@@ -1,0 +1,251 @@
+// The Llama family of td::GPT (engine/model/gpt.h): its activation layout, forward and backward.
+//
+// Per block (Touvron et al. 2023; transformers' LlamaDecoderLayer), x the residual stream:
+//   h = rmsnorm(x) * input_layernorm;  q|k|v = h @ [q_proj | k_proj | v_proj]^T;  rope(q, k);
+//   x = x + o_proj(attention(q, k, v))          (causal, NKV = n_kv_head key/value heads)
+//   h = rmsnorm(x) * post_attention_layernorm;  g|u = h @ [gate_proj | up_proj]^T;
+//   x = x + down_proj(silu(g) * u)
+// then norm and the LM head (embed_tokens when tied, else lm_head). The fused matrices are the
+// adjacent tensors of llama_param_tensors (engine/model/shape.h), read as one: no copy.
+// There is no position embedding; the embedding lookup reuses encoder_forward with an all-zero
+// wpe (T, C) and discards encoder_backward's position gradient.
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "engine/common/error.h"
+#include "engine/model/gpt.h"
+#include "engine/model/model_detail.h"
+#include "engine/model/shape.h"
+
+namespace td {
+namespace {
+
+using model_detail::Carver;
+
+// Forward activations kept for backward (sized for (maxB, maxT), used from their start for the
+// actual (B, T)); the planned layout of llama_activation_bytes. QKV = C + 2 KV hs.
+template <class Act>
+struct LayerActs {
+  Act* ln1;       // (B,T,C) input_layernorm output
+  float* rstd1;   // (B,T)
+  Act* qkv;       // (B,T,QKV) q|k|v, RoPE applied in place to q and k
+  Act* atty;      // (B,T,C) attention output before o_proj
+  Act* att;       // (B,NH,T,T) softmax probabilities
+  Act* attproj;   // (B,T,C) o_proj output
+  Act* res2;      // (B,T,C) residual after attention
+  Act* ln2;       // (B,T,C) post_attention_layernorm output
+  float* rstd2;   // (B,T)
+  Act* gateup;    // (B,T,2F) rows [gate | up]
+  Act* swiglu;    // (B,T,F) silu(gate) * up
+  Act* down;      // (B,T,C) down_proj output
+  Act* res3;      // (B,T,C) block output
+};
+template <class Act>
+struct Acts {
+  Act* encoded;  // (B,T,C) embed_tokens[inputs]
+  std::vector<LayerActs<Act>> layers;
+  Act* lnf;      // (B,T,C)
+  float* rstdf;  // (B,T)
+  Act* logits;   // (B,T,V); overwritten by dlogits in backward
+  float* losses; // (B,T)
+};
+template <class Act>
+struct DActs {
+  Act* dres;     // (B,T,C) gradient of the residual stream
+  Act* dc;       // (B,T,C)
+  Act* dqkv;     // (B,T,QKV)
+  Act* dgateup;  // (B,T,2F)
+  Act* dswiglu;  // (B,T,F)
+};
+
+size_t qkv_width(const ModelConfig& m) { return (size_t)m.d_model + 2 * (size_t)m.n_kv_head * (m.d_model / m.n_head); }
+
+template <class Act>
+size_t layout_acts(const ModelConfig& m, int B, int T, void* base, Acts<Act>* a) {
+  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, V = m.vocab_size, QKV = qkv_width(m);
+  Carver k(base);
+  Acts<Act> tmp;
+  Acts<Act>& A = a ? *a : tmp;
+  A.encoded = k.take<Act>(BT * C);
+  A.layers.resize(m.n_layer);
+  for (auto& L : A.layers) {
+    L.ln1 = k.take<Act>(BT * C);
+    L.rstd1 = k.take<float>(BT);
+    L.qkv = k.take<Act>(BT * QKV);
+    L.atty = k.take<Act>(BT * C);
+    L.att = k.take<Act>((size_t)B * m.n_head * T * T);
+    L.attproj = k.take<Act>(BT * C);
+    L.res2 = k.take<Act>(BT * C);
+    L.ln2 = k.take<Act>(BT * C);
+    L.rstd2 = k.take<float>(BT);
+    L.gateup = k.take<Act>(BT * 2 * F);
+    L.swiglu = k.take<Act>(BT * F);
+    L.down = k.take<Act>(BT * C);
+    L.res3 = k.take<Act>(BT * C);
+  }
+  A.lnf = k.take<Act>(BT * C);
+  A.rstdf = k.take<float>(BT);
+  A.logits = k.take<Act>(BT * V);
+  A.losses = k.take<float>(BT);
+  return k.bytes();
+}
+
+template <class Act>
+size_t layout_dacts(const ModelConfig& m, int B, int T, void* base, DActs<Act>* d) {
+  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, QKV = qkv_width(m);
+  Carver k(base);
+  DActs<Act> tmp;
+  DActs<Act>& D = d ? *d : tmp;
+  D.dres = k.take<Act>(BT * C);
+  D.dc = k.take<Act>(BT * C);
+  D.dqkv = k.take<Act>(BT * QKV);
+  D.dgateup = k.take<Act>(BT * 2 * F);
+  D.dswiglu = k.take<Act>(BT * F);
+  return k.bytes();
+}
+
+// Index of each tensor of layer l in tensors(): embed_tokens, then 9 per layer (shape.h).
+enum LayerTensor { kIn, kQ, kK, kV, kO, kPost, kGate, kUp, kDown, kPerLayer };
+
+}  // namespace
+
+namespace model_detail {
+
+size_t llama_acts_bytes(const ModelConfig& m, int B, int T, DType act) {
+  return act == DType::kF32 ? layout_acts<float>(m, B, T, nullptr, nullptr) : layout_acts<bf16>(m, B, T, nullptr, nullptr);
+}
+size_t llama_dacts_bytes(const ModelConfig& m, int B, int T, DType act) {
+  return act == DType::kF32 ? layout_dacts<float>(m, B, T, nullptr, nullptr) : layout_dacts<bf16>(m, B, T, nullptr, nullptr);
+}
+void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act) {
+  if (act == DType::kF32) {
+    Acts<float> A;
+    layout_acts<float>(m, B, T, base, &A);
+    return A.logits;
+  }
+  Acts<bf16> A;
+  layout_acts<bf16>(m, B, T, base, &A);
+  return A.logits;
+}
+
+}  // namespace model_detail
+
+template <class Act>
+const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T) {
+  const int C = cfg_.d_model, NH = cfg_.n_head, KV = cfg_.n_kv_head, F = cfg_.d_ff, V = cfg_.vocab_size;
+  const int hs = C / NH, QKV = (int)qkv_width(cfg_);
+  const float eps = (float)cfg_.rms_norm_eps, theta = (float)cfg_.rope_theta;
+  const int BT = B * T;
+  ActivationOps<Act>& ops = be_.ops<Act>();
+  Acts<Act> A;
+  layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  if constexpr (!std::is_same_v<Act, float>) be_.convert(static_cast<Act*>(params_act_), params_, num_params_);
+  const Act* P = static_cast<const Act*>(params_act_);
+  auto W = [&](int l, int k) { return P + tensors_[1 + (size_t)l * kPerLayer + k].offset; };
+
+  ops.encoder_forward(A.encoded, d_in, P + tensors_[0].offset, static_cast<const Act*>(zero_wpe_), B, T, C);
+  const Act* x = A.encoded;  // residual stream (B,T,C)
+  for (int l = 0; l < cfg_.n_layer; l++) {
+    LayerActs<Act>& L = A.layers[l];
+    ops.rmsnorm_forward(L.ln1, L.rstd1, x, W(l, kIn), BT, C, eps);
+    ops.matmul_forward(L.qkv, L.ln1, W(l, kQ), static_cast<const Act*>(nullptr), BT, C, QKV);  // q|k|v fused
+    ops.rope_forward(L.qkv, B, T, NH, KV, hs, theta);
+    ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH, KV);
+    ops.matmul_forward(L.attproj, L.atty, W(l, kO), static_cast<const Act*>(nullptr), BT, C, C);
+    ops.residual_forward(L.res2, x, L.attproj, (size_t)BT * C);
+    ops.rmsnorm_forward(L.ln2, L.rstd2, L.res2, W(l, kPost), BT, C, eps);
+    ops.matmul_forward(L.gateup, L.ln2, W(l, kGate), static_cast<const Act*>(nullptr), BT, C, 2 * F);  // gate|up fused
+    ops.swiglu_forward(L.swiglu, L.gateup, BT, F);
+    ops.matmul_forward(L.down, L.swiglu, W(l, kDown), static_cast<const Act*>(nullptr), BT, F, C);
+    ops.residual_forward(L.res3, L.res2, L.down, (size_t)BT * C);
+    x = L.res3;
+  }
+  const size_t norm = 1 + (size_t)cfg_.n_layer * kPerLayer;
+  ops.rmsnorm_forward(A.lnf, A.rstdf, x, P + tensors_[norm].offset, BT, C, eps);
+  const Act* head = P + tensors_[cfg_.tie_embeddings ? 0 : norm + 1].offset;
+  ops.matmul_forward(A.logits, A.lnf, head, static_cast<const Act*>(nullptr), BT, C, V);
+  if (!d_tg) return nullptr;
+  ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, BT, V, 0.0f);
+  return A.losses;
+}
+
+template <class Act>
+void GPT::llama_backward_impl(float loss_scale) {
+  const int B = B_, T = T_;
+  const int C = cfg_.d_model, NH = cfg_.n_head, KV = cfg_.n_kv_head, F = cfg_.d_ff, V = cfg_.vocab_size;
+  const int hs = C / NH, QKV = (int)qkv_width(cfg_);
+  const float theta = (float)cfg_.rope_theta;
+  const int BT = B * T;
+  ActivationOps<Act>& ops = be_.ops<Act>();
+  Acts<Act> A;
+  layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  DActs<Act> D;
+  layout_dacts<Act>(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
+  const Act* P = static_cast<const Act*>(params_act_);
+  TD_ASSERT(grads_ || sink_);
+  // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
+  const auto buckets = llama_grad_buckets(cfg_);
+  const int last = cfg_.n_layer + 1;  // the bucket of norm (and an untied lm_head)
+  const size_t norm = 1 + (size_t)cfg_.n_layer * kPerLayer;
+  std::vector<float*> open(buckets.size(), nullptr);
+  auto open_bucket = [&](int b) { if (sink_) open[b] = sink_->open(b); };
+  auto close_bucket = [&](int b) { if (sink_) sink_->close(b); };
+  auto dT = [&](size_t t) {  // the gradient of tensor t
+    if (!sink_) return grads_ + tensors_[t].offset;
+    const int b = t == 0 ? 0 : t >= norm ? last : 1 + (int)((t - 1) / kPerLayer);
+    TD_ASSERT(open[b]);
+    return open[b] + (tensors_[t].offset - buckets[b].first);
+  };
+  auto W = [&](int l, int k) { return P + tensors_[1 + (size_t)l * kPerLayer + k].offset; };
+  auto dW = [&](int l, int k) { return dT(1 + (size_t)l * kPerLayer + k); };
+  const int32_t* d_in = tokens_;
+  const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
+  const size_t BTC = (size_t)BT * C * sizeof(Act);
+
+  // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
+  ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, BT, V, loss_scale);
+  const size_t head_t = cfg_.tie_embeddings ? 0 : norm + 1;
+  open_bucket(last);
+  if (cfg_.tie_embeddings) open_bucket(0);
+  be_.zero(D.dc, BTC);
+  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, BT, C, V);
+  const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
+  be_.zero(D.dres, BTC);
+  ops.rmsnorm_backward(D.dres, dT(norm), D.dc, xL, P + tensors_[norm].offset, A.rstdf, BT, C);
+  close_bucket(last);
+  for (int l = cfg_.n_layer - 1; l >= 0; l--) {
+    open_bucket(1 + l);
+    LayerActs<Act>& L = A.layers[l];
+    const Act* x = l == 0 ? A.encoded : A.layers[l - 1].res3;
+    // res3 = res2 + down: d down = dres, and dres carries on as d res2.
+    be_.zero(D.dswiglu, (size_t)BT * F * sizeof(Act));
+    ops.matmul_backward(D.dswiglu, dW(l, kDown), nullptr, D.dres, L.swiglu, W(l, kDown), BT, F, C);
+    be_.zero(D.dgateup, (size_t)BT * 2 * F * sizeof(Act));
+    ops.swiglu_backward(D.dgateup, L.gateup, D.dswiglu, BT, F);
+    be_.zero(D.dc, BTC);
+    ops.matmul_backward(D.dc, dW(l, kGate), nullptr, D.dgateup, L.ln2, W(l, kGate), BT, C, 2 * F);  // d gate_proj | up_proj
+    ops.rmsnorm_backward(D.dres, dW(l, kPost), D.dc, L.res2, W(l, kPost), L.rstd2, BT, C);
+    // res2 = x + attproj: d attproj = dres, and dres carries on as d x.
+    be_.zero(D.dc, BTC);
+    ops.matmul_backward(D.dc, dW(l, kO), nullptr, D.dres, L.atty, W(l, kO), BT, C, C);
+    be_.zero(D.dqkv, (size_t)BT * QKV * sizeof(Act));
+    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH, KV);
+    ops.rope_backward(D.dqkv, B, T, NH, KV, hs, theta);  // d rotated q, k -> d q, k
+    be_.zero(D.dc, BTC);
+    ops.matmul_backward(D.dc, dW(l, kQ), nullptr, D.dqkv, L.ln1, W(l, kQ), BT, C, QKV);  // d q_proj | k_proj | v_proj
+    ops.rmsnorm_backward(D.dres, dW(l, kIn), D.dc, x, W(l, kIn), L.rstd1, BT, C);
+    close_bucket(1 + l);
+  }
+  if (!cfg_.tie_embeddings) open_bucket(0);
+  be_.zero(dwpe_, (size_t)cfg_.seq_len * C * sizeof(float));  // the position gradient is discarded
+  ops.encoder_backward(dT(0), dwpe_, D.dres, d_in, B, T, C);
+  close_bucket(0);
+}
+
+template const float* GPT::llama_forward_impl<float>(const int32_t*, const int32_t*, int, int);
+template const float* GPT::llama_forward_impl<bf16>(const int32_t*, const int32_t*, int, int);
+template void GPT::llama_backward_impl<float>(float);
+template void GPT::llama_backward_impl<bf16>(float);
+
+}  // namespace td
