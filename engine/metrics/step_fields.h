@@ -146,7 +146,7 @@ inline constexpr EventField kTable[] = {
      "time the step waited for the data loader: its next_batch() calls blocked on the prefetch thread or reading",
      none},
     {S, G, "data_wait_pct", N, "%", "data_wait_pct", "", false,
-     "data_wait_ms as a share of step_ms (100 * data_wait_ms / step_ms); a run above a few % is input-bound",
+     "data_wait_ms as a share of step_ms (100 * data_wait_ms / step_ms); a run whose recent steps wait 5 % or more of their time is input-bound (store/input_pipeline.h kInputBoundWaitPct)",
      line("input", TD_TRANSLATE_NOOP("td::gui::Dashboard", "waiting for data"), ChartAxis::Left, false, true)},
     {S, G, "data_read_bytes", I, "bytes", "data_read_bytes", "", false,
      "bytes of the step's batches read from the dataset's shards (pread; the page cache may serve them): "
