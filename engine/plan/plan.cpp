@@ -53,7 +53,7 @@ Plan make_plan(const RunConfig& c, int world_size) {
     uint64_t chunk = (p.n_params + n_world - 1) / n_world;
     if (zero2) {
       chunk = 0;
-      for (const auto& [lo, hi] : gpt_grad_buckets(m)) chunk = std::max<uint64_t>(chunk, (hi - lo + n_world - 1) / n_world);
+      for (const auto& [lo, hi] : model_grad_buckets(m)) chunk = std::max<uint64_t>(chunk, (hi - lo + n_world - 1) / n_world);
     }
     p.grads_bytes += 4 * chunk;
   }
