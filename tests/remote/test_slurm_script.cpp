@@ -374,9 +374,12 @@ class TestSlurmScript : public QObject {
               "#!/bin/sh\ncase \"$1 $2\" in\n  'show hostnames') echo n7 ;;\n"
               "  'show node') echo \"NodeName=n7 NodeAddr=127.0.0.1\" ;;\nesac\n");
     write_exe(bin / "srun", "#!/bin/sh\nshift\nSLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NTASKS_PER_NODE=1 exec \"$@\"\n");
+    // The stub records the variables the task wrapper sets (not the test's own environment's
+    // TRAINDECK_*: fresh-check runs the suite with TRAINDECK_HEADLESS=1).
     write_exe(bin / "podman",
               "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$TD_TEST/podman.args\"\n"
-              "env | grep -E '^(TRAINDECK_|CUDA_VISIBLE_DEVICES=)' | sort > \"$TD_TEST/podman.env\"\necho engine-log >&2\n");
+              "env | grep -E '^(TRAINDECK_(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GLOO_IFNAME)|"
+              "NCCL_SOCKET_IFNAME|CUDA_VISIBLE_DEVICES)=' | sort > \"$TD_TEST/podman.env\"\necho engine-log >&2\n");
     SlurmSpec cpu;
     cpu.work_dir = dir.string();
     cpu.container.image = "localhost/td:1";
