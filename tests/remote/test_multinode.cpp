@@ -65,6 +65,24 @@ class TestMultinode : public QObject {
     return st;
   }
 
+  // The ranks alive, from a check that reached every node; {-1} when a node did not answer (an
+  // SSH connect failing under load leaves that node's ranks out of `alive`, which read as ended).
+  std::vector<int> alive_ranks(const ClusterRun& run) {
+    const RankSignalReport rep = signal_cluster_run(run, connect_, "");
+    return rep.errors.empty() ? rep.alive : std::vector<int>{-1};
+  }
+
+  // Polls alive_ranks() until it equals `expected` (limit in ms); returns the last answer, so the
+  // caller compares what was seen instead of asking the nodes again.
+  std::vector<int> wait_alive(const ClusterRun& run, const std::vector<int>& expected, int limit_ms) {
+    std::vector<int> seen = alive_ranks(run);
+    for (int waited = 0; waited < limit_ms && seen != expected; waited += 200) {
+      QTest::qWait(200);
+      seen = alive_ranks(run);
+    }
+    return seen;
+  }
+
  private slots:
   void initTestCase() {
     if (!keys_.start(false)) QSKIP(keys_.skip_reason.c_str());
@@ -237,14 +255,14 @@ class TestMultinode : public QObject {
     const FollowState st = follow(store, run, mirror, 300000, [&](const FollowState&) {
       const auto info = store.find_run(run.run_id);
       if (!stopped && info && info->last_step.value_or(0) >= 3) {
-        QCOMPARE(signal_cluster_run(run, connect_, "").alive, (std::vector<int>{0, 1}));
+        QCOMPARE(wait_alive(run, {0, 1}, 300000), (std::vector<int>{0, 1}));
         stopped = true;
         QVERIFY(stop_cluster_run(run, connect_, 20000));  // both ended after SIGTERM
       }
     });
     QVERIFY2(stopped, ("the run never reached step 3: " + st.status + " " + st.end_reason).c_str());
     QVERIFY2(st.finished && st.status == "stopped", (st.status + ": " + st.end_reason).c_str());
-    QVERIFY(signal_cluster_run(run, connect_, "").alive.empty());
+    QCOMPARE(wait_alive(run, {}, 300000), std::vector<int>{});
   }
 
   // A rank left on a node that does not answer at first (an SSH connect failing under load) is
@@ -259,12 +277,12 @@ class TestMultinode : public QObject {
     QVERIFY2(err == "(no error)", err.c_str());
     // Waits are generous: each check opens an SSH session per node, seconds each beside a CPU
     // hog (the 60 s wait for rank 0's end ran out there, with both processes long gone).
-    QTRY_COMPARE_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive, (std::vector<int>{0, 1}), 300000);
+    QCOMPARE(wait_alive(run, {0, 1}, 300000), (std::vector<int>{0, 1}));
     // Rank 0 gone; rank 1 stopped (SIGSTOP), so it cannot notice and exit on its own.
     const pid_t r1 = static_cast<pid_t>(run.nodes[1].ranks[0].pid);
     QCOMPARE(::kill(r1, SIGSTOP), 0);
     QCOMPARE(::kill(static_cast<pid_t>(run.rank0_pid()), SIGKILL), 0);
-    QTRY_COMPARE_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive, (std::vector<int>{1}), 300000);
+    QCOMPARE(wait_alive(run, {1}, 300000), (std::vector<int>{1}));
     // node2 (rank 1's) refuses the first two connections.
     int refused = 0;
     NodeConnector flaky = [&](const NodeSpec& n) {
@@ -276,7 +294,7 @@ class TestMultinode : public QObject {
     };
     QCOMPARE(end_leftover_ranks(run, flaky, 3000), (std::vector<int>{1}));
     QCOMPARE(refused, 2);
-    QTRY_VERIFY_WITH_TIMEOUT(signal_cluster_run(run, connect_, "").alive.empty(), 300000);
+    QCOMPARE(wait_alive(run, {}, 300000), std::vector<int>{});
   }
 
   void failed_launch_kills_started_ranks() {
@@ -308,7 +326,8 @@ class TestMultinode : public QObject {
       ++connects;
       return connect_(n);
     };
-    ClusterSpec none{"empty", {}};
+    ClusterSpec none;
+    none.name = "empty";
     QVERIFY(error_message([&] { launch_cluster_run(none, counting, bundle_, dataset_, "{}", "x"); })
                 .find("has no nodes") != std::string::npos);
     ClusterSpec bad = cluster_;
