@@ -8,7 +8,8 @@
 #                     and git-ignored so the device tool can carry it).
 #   bench/gpu.sh [--carry-dir DIR] RESULTS_DIR       THERE (GPU machine: nvcc, PyTorch, NVIDIA's pip
 #                     wheels; no Qt, no Debian packages, no network): parity, GPT-2 124M engine vs
-#                     PyTorch, tinyshakespeare on the GPU; results in RESULTS_DIR (8 files at most).
+#                     PyTorch, tinyshakespeare on the GPU, a SmolLM2-135M-shaped llama engine vs
+#                     PyTorch; results in RESULTS_DIR (8 files at most).
 #   bench/gpu.sh --dry-run [--carry-dir DIR] RESULTS_DIR   HERE, no GPU: the same steps as far as a
 #                     CPU allows (CUDA rows skipped, tiny models on train.device=cpu), to prove the
 #                     plumbing; says what it skipped.
@@ -412,6 +413,47 @@ print("%d of %d steps read: util mean %.0f %%, power max %s W, temp max %s C, SM
     done
     [ "$trc" = 0 ] && record torch_gpt2 ok "$ts" "micro_batch $tb, $(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("torch.compile" if j.get("compiled") else "eager")' "$work/torch.json" 2>/dev/null)" ||
       record torch_gpt2 failed "$ts" "exit $trc"
+  fi
+
+  # -- c2) the SmolLM2-135M-shaped llama (issue 17): engine, then PyTorch, one micro batch each, in
+  # whatever time the GPT-2 stages left (the GPT-2 figures come first) -------------------------------
+  ts=$(now)
+  local lsets=() lB=16 lrc=skipped lnote=
+  [ $dry = 1 ] && lsets=(--set train.device=cpu --set train.precision=fp32 --set train.threads=2 --set model.n_layer=2
+                         --set model.n_head=4 --set model.n_kv_head=2 --set model.d_model=64 --set model.d_ff=128
+                         --set model.vocab_size=50304 --set model.seq_len=64 --set train.steps=2) lB=2
+  if [ ! -x "$engine" ] || [ ! -f "$syn/manifest.json" ]; then
+    record engine_llama failed "$ts" "no engine or synthetic tokens"
+  elif [ "$(remaining)" -lt 60 ]; then
+    record engine_llama skipped "$ts" "out of time ($(remaining) s left)"
+  else
+    local lim
+    lim=$(limit 100 30)
+    say "-- engine: llama SmolLM2-135M shape, micro_batch $lB (limit ${lim} s)"
+    timeout -k 10 "$lim" "$engine" train --config "$gpu/smollm2-135m.json" --set "data.path=$syn" --set "train.micro_batch=$lB" \
+      "${lsets[@]+"${lsets[@]}"}" --out "$work/llama" --quiet --no-events-stdout ${peak16:+--peak-flops "$peak16"} >"$work/llama.log" 2>&1
+    lrc=$?
+    show "engine llama" "$work/llama.log" 6
+    # The llama figures go into summary.json/.md only: the device tool brings back 8 files at most.
+    [ -f "$work/llama/events.jsonl" ] && cp "$work/llama/events.jsonl" "$work/engine_llama.jsonl"
+    [ "$lrc" = 0 ] && record engine_llama ok "$ts" "micro_batch $lB" ||
+      record engine_llama failed "$ts" "exit $lrc$([ "$lrc" = 124 ] && echo ' (timed out)'): $(grep -m1 -iE 'error' "$work/llama.log" | cut -c1-200)"
+  fi
+  ts=$(now)
+  if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1; then
+    record torch_llama skipped "$ts" "$(python3 -c 'import torch' >/dev/null 2>&1 && echo 'PyTorch sees no GPU' || echo 'no PyTorch on this machine')"
+  elif [ "$(remaining)" -lt 40 ]; then
+    record torch_llama skipped "$ts" "out of time ($(remaining) s left)"
+  else
+    local lim trc
+    lim=$(limit 120 0)
+    say "-- torch: llama SmolLM2-135M shape, micro_batch $lB, eager (limit ${lim} s)"
+    PYTHONUNBUFFERED=1 timeout -k 10 "$lim" python3 "$gpu/torch_gpt2.py" --family llama --vocab 49152 --n-layer 30 --n-head 9 \
+      --n-kv-head 3 --d-model 576 --d-ff 1536 --rope-theta 100000 --micro-batch "$lB" --steps 30 --compile off \
+      ${peak16:+--peak-flops "$peak16"} --out "$work/torch_llama.json" >"$work/torch_llama.log" 2>&1
+    trc=$?
+    show "torch llama" "$work/torch_llama.log" 4
+    [ "$trc" = 0 ] && record torch_llama ok "$ts" "micro_batch $lB, eager" || record torch_llama failed "$ts" "exit $trc"
   fi
 
   # -- d) summary ---------------------------------------------------------------------------------

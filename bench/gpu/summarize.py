@@ -5,7 +5,8 @@ usage: summarize.py parity PARITY_JSON          prints "rows N failed F skipped 
 
 WORK_DIR holds gpu.sh's stages.tsv (name, status, seconds, note) and meta.tsv (key, value);
 RESULTS_DIR holds parity.json, engine_gpt2.jsonl (the engine's events, docs/events.md),
-torch_gpt2.json (torch_gpt2.py's line) and tinyshakespeare.jsonl.
+torch_gpt2.json (torch_gpt2.py's line), engine_llama.jsonl / torch_llama.json (the same for the
+SmolLM2-135M-shaped llama, when it ran) and tinyshakespeare.jsonl.
 Figures: tokens/s and step ms are medians over the steps after the first five (the first
 steps hold cuBLAS heuristics, allocator growth and, in PyTorch, compilation); MFU =
 flops_per_token * tokens_per_s / peak_flops with one peak for both sides (meta peak_flops_bf16,
@@ -111,6 +112,70 @@ def gib(b):
     return None if b is None else b / 2**30
 
 
+def compare(results, meta, dry, family):  # results: the folder holding the two files
+    """The engine's run of FAMILY ("gpt2": GPT-2 124M, "llama": SmolLM2-135M's shape) beside
+    PyTorch's (DIR/engine_FAMILY.jsonl, DIR/torch_FAMILY.json): (figures, markdown lines); no
+    lines for llama when neither ran."""
+    title = {"gpt2": "GPT-2 124M", "llama": "Llama, SmolLM2-135M's shape (GQA 9/3 heads, SwiGLU 1536, tied)"}[family]
+    ev = load_events(os.path.join(results, "engine_%s.jsonl" % family))
+    eng = engine_figures(ev) if ev else None
+    if eng:
+        smi = meta.get("engine_smi_peak_mib")
+        eng["gpu_memory_used_smi_bytes"] = float(smi) * 2**20 if smi else None
+    tj = load_json(os.path.join(results, "torch_%s.json" % family))
+    peak = float(meta["peak_flops_bf16"]) if meta.get("peak_flops_bf16") else (eng or {}).get("peak_flops")
+    fpt = (eng or {}).get("flops_per_token") or (tj or {}).get("flops_per_token")
+    mfu = lambda tps: fpt * tps / peak if (fpt and peak and tps) else None  # noqa: E731
+    gpt = {"engine": eng, "torch": tj, "peak_flops": peak, "flops_per_token": fpt}
+    if eng:
+        eng["mfu"] = mfu(eng.get("tokens_per_s"))
+    if tj and "error" not in tj:
+        tj["mfu"] = mfu(tj.get("tokens_per_s"))
+    e_tps, t_tps = (eng or {}).get("tokens_per_s"), (tj or {}).get("tokens_per_s") if tj and "error" not in tj else None
+    gpt["ratio_tokens_per_s"] = e_tps / t_tps if e_tps and t_tps else None
+    gpt["target_tokens_per_s_ge_torch"] = (e_tps >= t_tps) if e_tps and t_tps else None
+    gpt["target_mfu_ge_40"] = (eng["mfu"] >= 0.40) if eng and eng.get("mfu") is not None else None
+
+    L = []
+    if family != "gpt2" and not ev and not tj:
+        return gpt, L
+    L.append("## %s training (synthetic tokens, seq_len 1024%s)" % (title, ", tiny CPU stand-in model" if dry else ", bf16"))
+    L.append("")
+    tn = "PyTorch %s%s" % ((tj or {}).get("torch", ""), " (torch.compile)" if (tj or {}).get("compiled") else " (eager)" if tj else "")
+    L.append("| | traindeck-engine | %s | engine / PyTorch |" % tn)
+    L.append("|---|---|---|---|")
+    tok = tj if (tj and "error" not in tj) else {}
+    e = eng or {}
+
+    def row(name, ev_, tv, spec, ratio=True):
+        r = fmt(ev_ / tv, "{:.2f}x") if (ratio and ev_ and tv) else ""
+        L.append("| %s | %s | %s | %s |" % (name, fmt(ev_, spec), fmt(tv, spec), r))
+
+    row("micro batch", e.get("micro_batch"), tok.get("micro_batch"), "{}", False)
+    row("tokens/s", e.get("tokens_per_s"), tok.get("tokens_per_s"), "{:,.0f}")
+    row("step ms", e.get("step_ms"), tok.get("step_ms"), "{:.1f}")
+    row("MFU", e.get("mfu"), tok.get("mfu"), "{:.1%}")
+    row("peak GPU memory GiB (engine event / torch max_memory_allocated)", gib(e.get("gpu_memory_peak_bytes")),
+        gib(tok.get("max_memory_allocated_bytes")), "{:.2f}")
+    row("GPU memory used GiB (nvidia-smi peak / torch max_memory_reserved)", gib(e.get("gpu_memory_used_smi_bytes")),
+        gib(tok.get("max_memory_reserved_bytes")), "{:.2f}")
+    row("loss at the last step", e.get("loss_last"), tok.get("loss_last"), "{:.3f}", False)
+    L.append("")
+    L.append("MFU = flops_per_token x tokens/s / peak: %s FLOP/token, peak %s FLOP/s (%s). Engine steps: %s%s." % (
+        fmt(fpt, "{:.4g}"), fmt(peak, "{:.4g}"), meta.get("peak_source", "engine run_start"), e.get("steps_done", 0),
+        ("; engine's own mfu field %s" % fmt(e.get("mfu_reported"), "{:.1%}")) if e.get("mfu_reported") is not None else ""))
+    if tj and "error" in tj:
+        L.append("PyTorch failed: %s %s" % (tj.get("error"), tj.get("message", "")[:300]))
+    if tj and tj.get("compile_error"):
+        L.append("torch.compile failed, eager ran: " + tj["compile_error"][:300])
+    if not dry and family == "gpt2":  # the targets are GPT-2 124M's (issue 5)
+        L.append("Targets (H200): engine tokens/s >= PyTorch: %s; engine MFU >= 40%%: %s" % (
+            {True: "MET", False: "NOT MET", None: "n/a"}[gpt["target_tokens_per_s_ge_torch"]],
+            {True: "MET", False: "NOT MET", None: "n/a"}[gpt["target_mfu_ge_40"]]))
+    L.append("")
+    return gpt, L
+
+
 def summary(results, work):
     meta = {r[0]: r[1] for r in read_tsv(os.path.join(work, "meta.tsv")) if len(r) >= 2}
     stages = [{"stage": r[0], "status": r[1], "seconds": float(r[2]) if len(r) > 2 and r[2] else None,
@@ -131,26 +196,11 @@ def summary(results, work):
     par["passed"] = bool(pj is not None and par.get("rc") == 0 and par.get("failed") == 0 and par.get("skipped") == 0)
     out["parity"] = par
 
-    # GPT-2 124M: engine vs PyTorch
-    ev = load_events(os.path.join(results, "engine_gpt2.jsonl"))
-    eng = engine_figures(ev) if ev else None
-    if eng:
-        smi = meta.get("engine_smi_peak_mib")
-        eng["gpu_memory_used_smi_bytes"] = float(smi) * 2**20 if smi else None
-    tj = load_json(os.path.join(results, "torch_gpt2.json"))
-    peak = float(meta["peak_flops_bf16"]) if meta.get("peak_flops_bf16") else (eng or {}).get("peak_flops")
-    fpt = (eng or {}).get("flops_per_token") or (tj or {}).get("flops_per_token")
-    mfu = lambda tps: fpt * tps / peak if (fpt and peak and tps) else None  # noqa: E731
-    gpt = {"engine": eng, "torch": tj, "peak_flops": peak, "flops_per_token": fpt}
-    if eng:
-        eng["mfu"] = mfu(eng.get("tokens_per_s"))
-    if tj and "error" not in tj:
-        tj["mfu"] = mfu(tj.get("tokens_per_s"))
-    e_tps, t_tps = (eng or {}).get("tokens_per_s"), (tj or {}).get("tokens_per_s") if tj and "error" not in tj else None
-    gpt["ratio_tokens_per_s"] = e_tps / t_tps if e_tps and t_tps else None
-    gpt["target_tokens_per_s_ge_torch"] = (e_tps >= t_tps) if e_tps and t_tps else None
-    gpt["target_mfu_ge_40"] = (eng["mfu"] >= 0.40) if eng and eng.get("mfu") is not None else None
+    # GPT-2 124M and the SmolLM2-135M-shaped llama: engine vs PyTorch
+    gpt, gpt_md = compare(results, meta, dry, "gpt2")  # the llama run's files stay in WORK (8 files come back)
     out["gpt2_124m"] = gpt
+    llama, llama_md = compare(work, meta, dry, "llama")
+    out["llama_smollm2_135m"] = llama
 
     # tinyshakespeare
     ts = load_events(os.path.join(results, "tinyshakespeare.jsonl"))
@@ -195,40 +245,7 @@ def summary(results, work):
             L.append("- closest to tolerance (cuda): " + "; ".join(
                 "%s %s %.2g/%.2g" % (r["op"], r["dtype"], r["max_error"], r["tolerance"]) for r in par["worst_cuda_rows"]))
     L.append("")
-    L.append("## GPT-2 124M training (synthetic tokens, seq_len 1024%s)" % (", tiny CPU stand-in model" if dry else ", bf16"))
-    L.append("")
-    tn = "PyTorch %s%s" % ((tj or {}).get("torch", ""), " (torch.compile)" if (tj or {}).get("compiled") else " (eager)" if tj else "")
-    L.append("| | traindeck-engine | %s | engine / PyTorch |" % tn)
-    L.append("|---|---|---|---|")
-    tok = tj if (tj and "error" not in tj) else {}
-    e = eng or {}
-
-    def row(name, ev_, tv, spec, ratio=True):
-        r = fmt(ev_ / tv, "{:.2f}x") if (ratio and ev_ and tv) else ""
-        L.append("| %s | %s | %s | %s |" % (name, fmt(ev_, spec), fmt(tv, spec), r))
-
-    row("micro batch", e.get("micro_batch"), tok.get("micro_batch"), "{}", False)
-    row("tokens/s", e.get("tokens_per_s"), tok.get("tokens_per_s"), "{:,.0f}")
-    row("step ms", e.get("step_ms"), tok.get("step_ms"), "{:.1f}")
-    row("MFU", e.get("mfu"), tok.get("mfu"), "{:.1%}")
-    row("peak GPU memory GiB (engine event / torch max_memory_allocated)", gib(e.get("gpu_memory_peak_bytes")),
-        gib(tok.get("max_memory_allocated_bytes")), "{:.2f}")
-    row("GPU memory used GiB (nvidia-smi peak / torch max_memory_reserved)", gib(e.get("gpu_memory_used_smi_bytes")),
-        gib(tok.get("max_memory_reserved_bytes")), "{:.2f}")
-    row("loss at the last step", e.get("loss_last"), tok.get("loss_last"), "{:.3f}", False)
-    L.append("")
-    L.append("MFU = flops_per_token x tokens/s / peak: %s FLOP/token, peak %s FLOP/s (%s). Engine steps: %s%s." % (
-        fmt(fpt, "{:.4g}"), fmt(peak, "{:.4g}"), meta.get("peak_source", "engine run_start"), e.get("steps_done", 0),
-        ("; engine's own mfu field %s" % fmt(e.get("mfu_reported"), "{:.1%}")) if e.get("mfu_reported") is not None else ""))
-    if tj and "error" in tj:
-        L.append("PyTorch failed: %s %s" % (tj.get("error"), tj.get("message", "")[:300]))
-    if tj and tj.get("compile_error"):
-        L.append("torch.compile failed, eager ran: " + tj["compile_error"][:300])
-    if not dry:
-        L.append("Targets (H200): engine tokens/s >= PyTorch: %s; engine MFU >= 40%%: %s" % (
-            {True: "MET", False: "NOT MET", None: "n/a"}[gpt["target_tokens_per_s_ge_torch"]],
-            {True: "MET", False: "NOT MET", None: "n/a"}[gpt["target_mfu_ge_40"]]))
-    L.append("")
+    L += gpt_md + llama_md
     L.append("## tinyshakespeare (byte tokens; n_layer 2, n_head 4, d_model 128, seq_len 64, micro_batch 16; the engine issue's run)")
     L.append("")
     if tsr:

@@ -1,5 +1,12 @@
-"""PyTorch side of bench/gpu.sh: GPT-2 124M trained on synthetic tokens on one GPU, timed the way the
-engine's step events are (wall time of whole optimizer steps), for the side-by-side table.
+"""PyTorch side of bench/gpu.sh: GPT-2 124M (or, with --family llama, a Llama such as SmolLM2-135M's
+shape) trained on synthetic tokens on one GPU, timed the way the engine's step events are (wall time
+of whole optimizer steps), for the side-by-side table.
+
+--family llama: transformers' LlamaForCausalLM layout (docs/formats.md "The Llama family"): RMSNorm
+(eps 1e-5), q/k/v/o without biases, RoPE in the rotate_half convention, grouped-query attention
+through F.scaled_dot_product_attention on k/v repeated per group (repeat_interleave, as transformers'
+repeat_kv), SwiGLU MLP, tied embeddings; init N(0, 0.02), norms 1; weight decay on every matrix but
+the token embedding (engine/model/shape.cpp).
 
 The model is nanoGPT's (github.com/karpathy/nanoGPT model.py), the engine's architecture
 (docs/formats.md): learned position embeddings, pre-LayerNorm blocks with biases, GELU (tanh
@@ -16,6 +23,7 @@ estimate_mfu); peak_flops from --peak-flops (bench/gpu.sh passes the dense bf16 
 
 usage: torch_gpt2.py --micro-batch B [--seq-len 1024] [--steps 30] [--warmup 5] [--compile auto|on|off]
                      [--peak-flops F] [--out FILE]
+                     [--family llama --n-kv-head KV --d-ff F --rope-theta R --vocab V --n-layer L ...]
 prints one JSON line (also written to --out): tokens_per_s and step_ms (medians over the steps after
 --warmup), mfu, max_memory_allocated_bytes, compiled, ...; exit 3 on CUDA out-of-memory (JSON error
 "out_of_memory"), 1 on other errors.
@@ -79,6 +87,77 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1))
 
 
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x^2) + eps) * weight, in fp32 (Zhang and Sennrich 2019; nn.RMSNorm is torch >= 2.4)."""
+
+    def __init__(self, C, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(C))
+
+    def forward(self, x):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, C, NH, KV, F_, theta):
+        super().__init__()
+        self.nh, self.kv, self.hs, self.theta = NH, KV, C // NH, theta
+        self.input_layernorm = RMSNorm(C, 1e-5)
+        self.q_proj = nn.Linear(C, C, bias=False)
+        self.k_proj = nn.Linear(C, KV * self.hs, bias=False)
+        self.v_proj = nn.Linear(C, KV * self.hs, bias=False)
+        self.o_proj = nn.Linear(C, C, bias=False)
+        self.post_attention_layernorm = RMSNorm(C, 1e-5)
+        self.gate_proj = nn.Linear(C, F_, bias=False)
+        self.up_proj = nn.Linear(C, F_, bias=False)
+        self.down_proj = nn.Linear(F_, C, bias=False)
+
+    def forward(self, x, cos, sin):
+        B, T, C = x.shape
+        h = self.input_layernorm(x)
+        q = self.q_proj(h).view(B, T, self.nh, self.hs).transpose(1, 2)
+        k = self.k_proj(h).view(B, T, self.kv, self.hs).transpose(1, 2)
+        v = self.v_proj(h).view(B, T, self.kv, self.hs).transpose(1, 2)
+        rot = lambda t: torch.cat([-t[..., self.hs // 2:], t[..., :self.hs // 2]], dim=-1)  # noqa: E731
+        q, k = q * cos + rot(q) * sin, k * cos + rot(k) * sin
+        rep = self.nh // self.kv
+        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, V, T, L, NH, KV, C, F_, theta):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(V, C)
+        self.layers = nn.ModuleList(LlamaBlock(C, NH, KV, F_, theta) for _ in range(L))
+        self.norm = RMSNorm(C, 1e-5)
+        self.lm_head = nn.Linear(C, V, bias=False)
+        self.lm_head.weight = self.embed_tokens.weight  # tied (SmolLM2)
+        hs = C // NH
+        inv = 1.0 / (theta ** (torch.arange(0, hs, 2, dtype=torch.float64) / hs))
+        ang = torch.outer(torch.arange(T, dtype=torch.float64), inv)
+        ang = torch.cat([ang, ang], dim=-1)
+        self.register_buffer("cos", ang.cos().float(), persistent=False)
+        self.register_buffer("sin", ang.sin().float(), persistent=False)
+        for n, p in self.named_parameters():
+            if p.dim() >= 2:
+                nn.init.normal_(p, 0.0, 0.02)
+
+    def forward(self, idx, targets):
+        T = idx.shape[1]
+        x = self.embed_tokens(idx)
+        cos, sin = self.cos[:T].to(x.dtype), self.sin[:T].to(x.dtype)
+        for b in self.layers:
+            x = b(x, cos, sin)
+        logits = self.lm_head(self.norm(x))
+        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--micro-batch", type=int, required=True)
@@ -87,13 +166,17 @@ def main():
     ap.add_argument("--n-layer", type=int, default=12)
     ap.add_argument("--n-head", type=int, default=12)
     ap.add_argument("--d-model", type=int, default=768)
+    ap.add_argument("--family", choices=["gpt2", "llama"], default="gpt2")
+    ap.add_argument("--n-kv-head", type=int, default=0, help="llama: key/value heads (0: n_head)")
+    ap.add_argument("--d-ff", type=int, default=0, help="llama: SwiGLU width (required for llama)")
+    ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--compile", choices=["auto", "on", "off"], default="auto")
     ap.add_argument("--peak-flops", type=float, default=0.0)
     ap.add_argument("--out", default="")
     a = ap.parse_args()
-    res = {"torch": torch.__version__, "micro_batch": a.micro_batch, "seq_len": a.seq_len, "steps": a.steps,
+    res = {"torch": torch.__version__, "family": a.family, "micro_batch": a.micro_batch, "seq_len": a.seq_len, "steps": a.steps,
            "warmup": a.warmup, "compile_requested": a.compile}
 
     def emit(code):
@@ -115,13 +198,22 @@ def main():
     torch.backends.cudnn.allow_tf32 = True
     B, T = a.micro_batch, a.seq_len
     try:
-        model = GPT(a.vocab, T, a.n_layer, a.n_head, a.d_model).to(dev)
-        n_params = sum(p.numel() for p in model.parameters())  # tied weight counted once
-        n = n_params - model.wpe.weight.numel()
+        if a.family == "llama":
+            if a.d_ff <= 0:
+                raise ValueError("--family llama needs --d-ff")
+            model = Llama(a.vocab, T, a.n_layer, a.n_head, a.n_kv_head or a.n_head, a.d_model, a.d_ff, a.rope_theta).to(dev)
+            n = n_params = sum(p.numel() for p in model.parameters())  # no position embedding
+            decay = [p for nm, p in model.named_parameters() if p.dim() >= 2 and nm != "embed_tokens.weight"]
+            rest = [p for nm, p in model.named_parameters() if not (p.dim() >= 2 and nm != "embed_tokens.weight")]
+        else:
+            model = GPT(a.vocab, T, a.n_layer, a.n_head, a.d_model).to(dev)
+            n_params = sum(p.numel() for p in model.parameters())  # tied weight counted once
+            n = n_params - model.wpe.weight.numel()
+            decay = [p for p in model.parameters() if p.dim() >= 2]
+            rest = [p for p in model.parameters() if p.dim() < 2]
+        # 6 N + 12 L C T (engine/plan/plan.h; with GQA the score and value FLOPs are still 12 L C T).
         fpt = 6.0 * n + 12.0 * a.n_layer * a.d_model * T
         res.update({"n_params": n_params, "flops_per_token": fpt})
-        decay = [p for p in model.parameters() if p.dim() >= 2]
-        rest = [p for p in model.parameters() if p.dim() < 2]
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
                                 lr=6e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
         g = torch.Generator(device=dev)
