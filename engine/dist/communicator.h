@@ -44,6 +44,19 @@ namespace td::dist {
 
 enum class ReduceOp { sum, avg };
 
+/// The collective kinds counted apart in CommStats::by_kind (broadcasts and barriers count only
+/// in the totals).
+enum class CollectiveKind { all_reduce = 0, reduce_scatter = 1, all_gather = 2 };
+inline constexpr int kCollectiveKinds = 3;
+
+/// One kind's share of CommStats: payload bytes this rank sent (the ring formulas above; a
+/// ring's sent bytes equal its received bytes) and seconds inside those collectives.
+struct KindStats {
+  uint64_t calls = 0;
+  uint64_t bytes_sent = 0;
+  double seconds = 0;
+};
+
 /// Cumulative traffic of a communicator since its creation (or the last reset_stats()).
 struct CommStats {
   uint64_t calls = 0;
@@ -51,6 +64,8 @@ struct CommStats {
   uint64_t bytes_received = 0;  // payload bytes received by this rank
   double seconds = 0;           // wall time inside collectives
   double bus_bytes = 0;         // sum over collectives of busbw * t (nccl-tests): busbw = bus_bytes / seconds
+  KindStats by_kind[kCollectiveKinds];  // indexed by CollectiveKind: all-reduce, reduce-scatter, all-gather
+  const KindStats& of(CollectiveKind k) const { return by_kind[(int)k]; }
 };
 
 /// A rank that the rendezvous store's liveness table (kv_store.h diagnose()) shows gone or
@@ -180,6 +195,12 @@ inline void Communicator::account(const char* kind, size_t bytes, double seconds
   stats_.bytes_received += (uint64_t)(received >= 0 ? received : moved);
   stats_.seconds += seconds;
   stats_.bus_bytes += bus;
+  const int ki = k == "all_reduce" ? 0 : k == "reduce_scatter" ? 1 : k == "all_gather" ? 2 : -1;
+  if (ki >= 0) {
+    stats_.by_kind[ki].calls++;
+    stats_.by_kind[ki].bytes_sent += (uint64_t)moved;
+    stats_.by_kind[ki].seconds += seconds;
+  }
 }
 
 struct CommOptions {

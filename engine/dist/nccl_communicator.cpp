@@ -122,6 +122,11 @@ class NcclCommunicator : public Communicator {
     stats_.bytes_received += now.bytes_received - seen_.bytes_received;
     stats_.seconds += now.seconds - seen_.seconds;
     stats_.bus_bytes += now.bus_bytes - seen_.bus_bytes;
+    for (int k = 0; k < kCollectiveKinds; k++) {
+      stats_.by_kind[k].calls += now.by_kind[k].calls - seen_.by_kind[k].calls;
+      stats_.by_kind[k].bytes_sent += now.by_kind[k].bytes_sent - seen_.by_kind[k].bytes_sent;
+      stats_.by_kind[k].seconds += now.by_kind[k].seconds - seen_.by_kind[k].seconds;
+    }
     seen_ = now;
   }
 

@@ -184,6 +184,24 @@ inline constexpr EventField kTable[] = {
      "payload bytes this rank's collectives received in the step (as comm_bytes_sent)", none},
     {S, R, "comm_ms", N, "ms", "comm_ms", "", false,
      "wall time inside collectives (waiting for slower ranks included)", none},
+    {S, R, "all_reduce_bytes", I, "bytes", "all_reduce_bytes", "", false,
+     "the part of comm_bytes_sent sent by all-reduces (the same ring formulas; engine/plan/cluster.h collective_bytes_by_kind "
+     "plans it per ZeRO stage)",
+     line("network", TD_TRANSLATE_NOOP("td::gui::Dashboard", "all-reduce bytes"), ChartAxis::Left, true)},
+    {S, R, "all_reduce_ms", N, "ms", "all_reduce_ms", "", false,
+     "the part of comm_ms spent in all-reduces", none},
+    {S, R, "reduce_scatter_bytes", I, "bytes", "reduce_scatter_bytes", "", false,
+     "the part of comm_bytes_sent sent by reduce-scatters (the same ring formulas; engine/plan/cluster.h collective_bytes_by_kind "
+     "plans it per ZeRO stage)",
+     line("network", TD_TRANSLATE_NOOP("td::gui::Dashboard", "reduce-scatter bytes"), ChartAxis::Left, true)},
+    {S, R, "reduce_scatter_ms", N, "ms", "reduce_scatter_ms", "", false,
+     "the part of comm_ms spent in reduce-scatters", none},
+    {S, R, "all_gather_bytes", I, "bytes", "all_gather_bytes", "", false,
+     "the part of comm_bytes_sent sent by all-gathers (the same ring formulas; engine/plan/cluster.h collective_bytes_by_kind "
+     "plans it per ZeRO stage)",
+     line("network", TD_TRANSLATE_NOOP("td::gui::Dashboard", "all-gather bytes"), ChartAxis::Left, true)},
+    {S, R, "all_gather_ms", N, "ms", "all_gather_ms", "", false,
+     "the part of comm_ms spent in all-gathers", none},
     {S, R, "busbw_gb_s", N, "GB/s", "busbw_gb_s", "", false,
      "achieved bus bandwidth (10^9 bytes/s) as nccl-tests defines it (doc/PERFORMANCE.md of NVIDIA/nccl-tests): algbw = S / t, "
      "busbw = algbw * 2(n-1)/n for all-reduce and algbw * (n-1)/n for reduce-scatter and all-gather, over the step's "

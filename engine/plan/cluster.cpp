@@ -29,17 +29,23 @@ ZeroMemory zero_memory(uint64_t n_params, uint64_t activation_floats, Precision 
   return z;
 }
 
-double collective_bytes_per_step(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum) {
-  if (world_size <= 1) return 0;
+CollectiveBytes collective_bytes_by_kind(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum) {
+  if (stage < 0 || stage > 3) throw Error("ZeRO stage " + std::to_string(stage) + " is out of range: use 0, 1, 2 or 3");
+  CollectiveBytes c;
+  if (world_size <= 1) return c;
   const double s = double(n_params) * (p == Precision::mixed ? 2 : 4);  // G = P
   const double f = double(world_size - 1) / world_size;
   switch (stage) {
-    case 0: return 2 * f * s;
-    case 1: return f * (s + s);
-    case 2: return f * (grad_accum * s + s);
-    case 3: return f * grad_accum * (2 * s + s);
-    default: throw Error("ZeRO stage " + std::to_string(stage) + " is out of range: use 0, 1, 2 or 3");
+    case 0: c.all_reduce = 2 * f * s; break;
+    case 1: c.reduce_scatter = f * s, c.all_gather = f * s; break;
+    case 2: c.reduce_scatter = f * grad_accum * s, c.all_gather = f * s; break;
+    default: c.reduce_scatter = f * grad_accum * s, c.all_gather = f * 2 * grad_accum * s; break;
   }
+  return c;
+}
+
+double collective_bytes_per_step(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum) {
+  return collective_bytes_by_kind(n_params, p, stage, world_size, grad_accum).total();
 }
 
 // The fewest devices whose memory holds stage `stage`; 0 when no count does.

@@ -50,6 +50,22 @@ ZeroMemory zero_memory(uint64_t n_params, uint64_t activation_floats, Precision 
 /// with G, P = Ψ x 2 bytes (mixed) or Ψ x 4 bytes (fp32), a = train.grad_accum. 0 for n = 1.
 double collective_bytes_per_step(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum);
 
+/// collective_bytes_per_step split by collective kind (the step event's per-rank
+/// all_reduce_bytes, reduce_scatter_bytes, all_gather_bytes, docs/events.md): bytes one device
+/// sends per step, same formulas and conventions:
+///   stage 0: all_reduce 2 (n-1)/n G
+///   stage 1: reduce_scatter (n-1)/n G, all_gather (n-1)/n P
+///   stage 2: reduce_scatter (n-1)/n a G, all_gather (n-1)/n P
+///   stage 3: reduce_scatter (n-1)/n a G, all_gather (n-1)/n 2 a P (forward and backward of
+///            each micro-batch, Rajbhandari et al. 2020 section 7.2: 1.5x stage 2's volume)
+/// The trainer's own small exchanges (stop flags, losses, norms: a few bytes) are not in it.
+/// Throws td::Error for a stage outside 0..3. All zero for n = 1.
+struct CollectiveBytes {
+  double all_reduce = 0, reduce_scatter = 0, all_gather = 0;
+  double total() const { return all_reduce + reduce_scatter + all_gather; }
+};
+CollectiveBytes collective_bytes_by_kind(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum);
+
 /// Bytes of one token in a dataset's shards (docs/formats.md): 2 (uint16) when `vocab_size` <=
 /// 65536, else 4 (uint32). The storage read bandwidth is tokens/s x this.
 inline int shard_token_bytes(int vocab_size) { return vocab_size <= 65536 ? 2 : 4; }

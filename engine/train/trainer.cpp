@@ -841,6 +841,15 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       mine.set(rank_field("comm_bytes_sent"), (double)(c1.bytes_sent - c0.bytes_sent));
       mine.set(rank_field("comm_bytes_received"), (double)(c1.bytes_received - c0.bytes_received));
       mine.set(rank_field("comm_ms"), comm_s * 1e3);
+      // By kind (all-reduce, reduce-scatter, all-gather): the planner's collective_bytes_by_kind.
+      constexpr std::array<std::pair<FieldIndex, FieldIndex>, dist::kCollectiveKinds> kKindFields{
+          {{rank_field("all_reduce_bytes"), rank_field("all_reduce_ms")},
+           {rank_field("reduce_scatter_bytes"), rank_field("reduce_scatter_ms")},
+           {rank_field("all_gather_bytes"), rank_field("all_gather_ms")}}};
+      for (int k = 0; k < dist::kCollectiveKinds; k++) {
+        mine.set(kKindFields[k].first, (double)(c1.by_kind[k].bytes_sent - c0.by_kind[k].bytes_sent));
+        mine.set(kKindFields[k].second, (c1.by_kind[k].seconds - c0.by_kind[k].seconds) * 1e3);
+      }
       mine.set(rank_field("busbw_gb_s"), comm_s > 0 ? (c1.bus_bytes - c0.bus_bytes) / comm_s * 1e-9 : 0.0);
       mine.set(rank_field("rss_bytes"), (double)current_rss_bytes());
       mine.set(rank_field("data_wait_ms"), data_wait_s * 1e3);

@@ -33,6 +33,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "engine/plan/cluster.h"
 #include "store/ingest.h"
 #include "store/store.h"
 #include "test_util.h"
@@ -294,6 +295,22 @@ class TestDist : public QObject {
         uint64_t expect = (uint64_t)(2.0 * (n - 1) / n * 8) + 2 * part(8.0 * n);
         for (double floats : {9248.0, 12704.0, 12704.0, 64.0}) expect += 3 * part(4 * floats);  // 2 reduce-scatters, 1 all-gather
         QCOMPARE(ranks_ev[k]["comm_bytes_sent"].get<uint64_t>(), expect);
+        // By kind, beside the planner's formula (engine/plan/cluster.h collective_bytes_by_kind):
+        // with n = 2 every bucket splits evenly, so the measured reduce-scatter bytes equal
+        // (n-1)/n a 4N = 2 x 2 x 34720 = 138880 exactly and the all-gather bytes (n-1)/n 4N =
+        // 69440 plus the loss and the norm (2 x 8 bytes); the only all-reduce is the stop flags'.
+        if (n == 2) {
+          const td::CollectiveBytes plan = td::collective_bytes_by_kind((uint64_t)N, td::Precision::fp32, 2, n, 2);
+          QCOMPARE(plan.reduce_scatter, 138880.0);
+          QCOMPARE(plan.all_gather, 69440.0);
+          QCOMPARE(plan.all_reduce, 0.0);
+          QCOMPARE(ranks_ev[k]["reduce_scatter_bytes"].get<double>(), plan.reduce_scatter);
+          QCOMPARE(ranks_ev[k]["all_gather_bytes"].get<double>(), plan.all_gather + 16);
+          QCOMPARE(ranks_ev[k]["all_reduce_bytes"].get<double>(), 8.0);
+          QVERIFY(ranks_ev[k]["reduce_scatter_ms"].get<double>() > 0 && ranks_ev[k]["all_gather_ms"].get<double>() > 0);
+          QVERIFY(ranks_ev[k]["reduce_scatter_ms"].get<double>() + ranks_ev[k]["all_gather_ms"].get<double>() +
+                      ranks_ev[k]["all_reduce_ms"].get<double>() <= ranks_ev[k]["comm_ms"].get<double>() * (1 + 1e-9));
+        }
       }
     }
   }

@@ -296,6 +296,9 @@ class TestDashboard : public QObject {
                                            "gpu_mem_bytes GPU memory line left ranks exact",
                                            "rank_cpu_util_pct process CPU line right ranks smooth"}));
     QCOMPARE(lines("network"), (QStringList{"comm_bytes_sent collective bytes sent line left ranks exact",
+                                            "all_reduce_bytes all-reduce bytes line left ranks exact",
+                                            "reduce_scatter_bytes reduce-scatter bytes line left ranks exact",
+                                            "all_gather_bytes all-gather bytes line left ranks exact",
                                             "busbw_gb_s bus bandwidth line right ranks smooth"}));
     QCOMPARE(lines("optimizer"),
              (QStringList{"lr lr line left rank0 exact", "grad_norm grad norm (before clipping) line right rank0 smooth"}));

@@ -157,9 +157,13 @@ class TestRemoteNetnsCluster : public QObject {
     dash.setRuns({id});
     ChartView* net = dash.chart("network");
     QVERIFY(net);
-    QTRY_COMPARE_WITH_TIMEOUT(net->seriesCount(), 4, 60000);
+    // Per rank: bytes sent, then by kind (all-reduce, reduce-scatter, all-gather), then bus bandwidth.
+    QTRY_COMPARE_WITH_TIMEOUT(net->seriesCount(), 10, 60000);
     QCOMPARE(net->legendLabels(),
              (QStringList{"collective bytes sent rank 0 (" + h0 + ")", "collective bytes sent rank 1 (" + h1 + ")",
+                          "all-reduce bytes rank 0 (" + h0 + ")", "all-reduce bytes rank 1 (" + h1 + ")",
+                          "reduce-scatter bytes rank 0 (" + h0 + ")", "reduce-scatter bytes rank 1 (" + h1 + ")",
+                          "all-gather bytes rank 0 (" + h0 + ")", "all-gather bytes rank 1 (" + h1 + ")",
                           "bus bandwidth rank 0 (" + h0 + ")", "bus bandwidth rank 1 (" + h1 + ")"}));
     for (int rank : {0, 1}) {
       const int i = net->seriesIndex({id, "comm_bytes_sent", rank});
