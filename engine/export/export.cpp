@@ -1,4 +1,4 @@
-// export_model(): a checkpoint -> an hf (GPT-2) or safetensors export directory (export.h).
+// export_model(): a checkpoint -> an hf (GPT-2 or Llama) or safetensors export directory (export.h).
 #include "engine/export/export.h"
 
 #include <sentencepiece_processor.h>
@@ -17,6 +17,7 @@
 #include "engine/data/manifest.h"
 #include "engine/common/fileio.h"
 #include "engine/model/gpt.h"
+#include "engine/model/shape.h"
 
 namespace td {
 
@@ -30,6 +31,7 @@ struct TokenizerInfo {
   std::string kind;          // "byte" or "bpe"
   int vocab_size = 0;
   int eot_id = 0;
+  int bos_id = 0;            // bpe: sentencepiece's <s> (eot_id when it has none); byte: eot_id
   int newline_id = -1;       // bpe: the byte piece <0x0A>
   std::string model_path;    // bpe: the sentencepiece model file
   std::string unk, bos, eos; // bpe: sentencepiece's piece strings of those ids
@@ -46,6 +48,7 @@ TokenizerInfo read_tokenizer_info(const std::string& dataset_dir, const std::str
   t.vocab_size = m.vocab_size;
   t.eot_id = m.eot_id;
   t.newline_id = m.newline_id;
+  t.bos_id = m.eot_id;
   if (t.kind == "bpe") t.model_path = (fs::path(dataset_dir) / m.model_file).string();
   if (t.kind == "bpe") {
     sentencepiece::SentencePieceProcessor sp;
@@ -53,6 +56,7 @@ TokenizerInfo read_tokenizer_info(const std::string& dataset_dir, const std::str
     if (!st.ok()) fail("cannot read the dataset's sentencepiece model '" + t.model_path + "': " + st.ToString() + hint);
     t.unk = sp.IdToPiece(sp.unk_id());
     t.bos = sp.bos_id() >= 0 ? sp.IdToPiece(sp.bos_id()) : "";
+    if (sp.bos_id() >= 0) t.bos_id = sp.bos_id();
     t.eos = sp.IdToPiece(t.eot_id);
   }
   return t;
@@ -155,14 +159,20 @@ void write_hf_tokenizer(OutDir& out, const TokenizerInfo& t, const ModelConfig& 
 
 void write_hf(OutDir& out, const RunConfig& cfg, const std::vector<float>& params, const TokenizerInfo& tok) {
   const ModelConfig& m = cfg.model;
-  const auto tensors = gpt_param_tensors(m);
-  // Conv1D weights transposed: engine [out, in] row-major -> GPT-2 [in, out].
+  const bool llama = m.family == "llama";
+  const auto tensors = model_param_tensors(m);
+  // GPT-2: Conv1D weights transposed, engine [out, in] row-major -> GPT-2 [in, out]. Llama: every
+  // tensor as the engine stores it, under "model." + its name (hf_llama_name): nn.Linear is
+  // (out, in) too, q/k/v and gate/up are separate tensors in both, and the engine's RoPE is
+  // transformers' rotate_half, so q_proj and k_proj are written unpermuted.
   std::vector<std::vector<float>> transposed;
   transposed.reserve(tensors.size());
   std::vector<SafeTensor> st;
   for (const auto& t : tensors) {
     const float* p = params.data() + t.offset;
-    if (hf_gpt2_is_conv1d(t.name)) {
+    if (llama) {
+      st.push_back({hf_llama_name(t.name), t.shape, p});
+    } else if (hf_gpt2_is_conv1d(t.name)) {
       const int64_t rows = t.shape[0], cols = t.shape[1];  // out, in
       std::vector<float> w((size_t)rows * cols);
       for (int64_t o = 0; o < rows; o++)
@@ -175,9 +185,12 @@ void write_hf(OutDir& out, const RunConfig& cfg, const std::vector<float>& param
   }
   // transformers refuses a safetensors file whose metadata lacks format "pt".
   write_safetensors(out.path("model.safetensors"), st, {{"format", "pt"}}, [&] { out.tick(); });
-  out.json_file("config.json", hf_gpt2_config(m, tok.eot_id, tok.eot_id));
+  // GPT-2's bos and eos are both <|endoftext|>; Llama's bos is the tokenizer's <s> (id 1 of a
+  // dataset's sentencepiece model, which the engine never inserts), eos its </s>.
+  const int bos = llama ? tok.bos_id : tok.eot_id;
+  out.json_file("config.json", llama ? hf_llama_config(m, bos, tok.eot_id) : hf_gpt2_config(m, bos, tok.eot_id));
   const TrainConfig& tc = cfg.train;
-  json gen = {{"bos_token_id", tok.eot_id}, {"eos_token_id", tok.eot_id}, {"max_length", m.seq_len}};
+  json gen = {{"bos_token_id", bos}, {"eos_token_id", tok.eot_id}, {"max_length", m.seq_len}};
   if (tc.sample_temperature > 0) {
     gen["do_sample"] = true;
     gen["temperature"] = tc.sample_temperature;
@@ -191,14 +204,21 @@ void write_hf(OutDir& out, const RunConfig& cfg, const std::vector<float>& param
 
 void write_raw(OutDir& out, const RunConfig& cfg, const TrainerState& state, const std::string& ckpt,
                const std::vector<float>& params, const TokenizerInfo& tok) {
-  const auto tensors = gpt_param_tensors(cfg.model);
+  const bool llama = cfg.model.family == "llama";
+  const auto tensors = model_param_tensors(cfg.model);
   std::vector<SafeTensor> st;
   json table = json::array();
   for (const auto& t : tensors) {
     st.push_back({t.name, t.shape, params.data() + t.offset});
     table.push_back({{"name", t.name}, {"shape", t.shape}, {"dtype", "F32"}, {"offset", t.offset}, {"numel", t.numel},
-                     {"weight_decay", t.decay}, {"hf_name", hf_gpt2_name(t.name)}, {"hf_transposed", hf_gpt2_is_conv1d(t.name)}});
+                     {"weight_decay", t.decay}, {"hf_name", llama ? hf_llama_name(t.name) : hf_gpt2_name(t.name)},
+                     {"hf_transposed", !llama && hf_gpt2_is_conv1d(t.name)}});
   }
+  const json arch = llama ? json{{"norm", "rmsnorm"}, {"rms_norm_eps", cfg.model.rms_norm_eps}, {"activation", "swiglu (silu)"},
+                                 {"rope", "rotate_half (transformers)"}, {"rope_theta", cfg.model.rope_theta},
+                                 {"attention", "causal, grouped-query, no biases"}, {"linear_layout", "[out, in] (torch.nn.Linear)"}}
+                          : json{{"layer_norm_eps", kEngineLayerNormEps}, {"activation", "gelu_tanh"}, {"attention", "causal, biases"},
+                                 {"linear_layout", "[out, in] (torch.nn.Linear)"}};
   write_safetensors(out.path("model.safetensors"), st, {{"format", "traindeck-gpt2"}, {"step", std::to_string(state.step)}},
                     [&] { out.tick(); });
   json tj = {{"kind", tok.kind}, {"vocab_size", tok.vocab_size}, {"eot_id", tok.eot_id}, {"model_file", nullptr}};
@@ -216,8 +236,7 @@ void write_raw(OutDir& out, const RunConfig& cfg, const TrainerState& state, con
                {"tokens_seen", state.tokens_seen},
                {"source_checkpoint", fs::absolute(ckpt).lexically_normal().string()},
                {"model", to_json(cfg)["model"]},
-               {"architecture", {{"layer_norm_eps", kEngineLayerNormEps}, {"activation", "gelu_tanh"}, {"attention", "causal, biases"},
-                                 {"linear_layout", "[out, in] (torch.nn.Linear)"}}},
+               {"architecture", arch},
                {"tokenizer", tj},
                {"config", state.config},
                {"tensors", table}};
@@ -320,7 +339,7 @@ std::string force_problem(const fs::path& out, const std::string& ckpt, const st
 }  // namespace
 
 int export_progress_total(const ModelConfig& m, const std::string& format, const std::string& tokenizer_kind) {
-  const int tensors = (int)gpt_param_tensors(m).size();
+  const int tensors = (int)model_param_tensors(m).size();
   const bool bpe = tokenizer_kind == "bpe";
   if (format == "hf") return tensors + 2 + (bpe ? 3 : 4) + 1;
   return tensors + 1 + (bpe ? 1 : 0) + 1;
@@ -328,7 +347,7 @@ int export_progress_total(const ModelConfig& m, const std::string& format, const
 
 ExportResult export_model(const ExportOptions& opt) {
   if (opt.format != "hf" && opt.format != "safetensors")
-    fail("unknown export format \"" + opt.format + "\": use hf (Hugging Face GPT-2) or safetensors (the engine's weights)");
+    fail("unknown export format \"" + opt.format + "\": use hf (Hugging Face GPT-2 or Llama) or safetensors (the engine's weights)");
   if (opt.run_dir.empty() == opt.checkpoint.empty()) fail("export needs exactly one of --run DIR or --checkpoint PATH");
   if (opt.out_dir.empty()) fail("export needs --out DIR");
 

@@ -1,9 +1,10 @@
 // Export of trained models for other tools, and import of weights to start a new run from.
 //
 //   export_model()   a checkpoint -> a directory in one of two formats (docs/export.md):
-//     "hf"           Hugging Face transformers' GPT-2 (GPT2LMHeadModel): config.json,
-//                    model.safetensors with GPT-2's names and Conv1D layout, generation_config.json
-//                    and the tokenizer files; loads with GPT2LMHeadModel.from_pretrained(dir).
+//     "hf"           Hugging Face transformers' GPT-2 (GPT2LMHeadModel) for a gpt2 model, or
+//                    Llama (LlamaForCausalLM) for a llama model: config.json, model.safetensors
+//                    with transformers' names (and GPT-2's Conv1D layout), generation_config.json
+//                    and the tokenizer files; loads with AutoModelForCausalLM.from_pretrained(dir).
 //     "safetensors"  the engine's weights under the engine's own names plus a JSON sidecar
 //                    (traindeck_export.json: config, tokenizer, step, tensor table).
 //   read_init_source() / apply_init_source()   `train --init-from DIR`: the weights of an hf
@@ -14,6 +15,11 @@
 // block matrices (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj) are transposed; embeddings,
 // LayerNorms, biases and lm_head (an nn.Linear) are not. The engine's activation is the tanh
 // GELU ("gelu_new"), its LayerNorm eps 1e-5 (engine/ops/ops.h).
+//
+// Llama's layout (transformers' modeling_llama.py): the engine's names with "model." in front
+// (lm_head.weight as is), every matrix an nn.Linear (out, in) as the engine stores it, q_proj /
+// k_proj / v_proj and gate_proj / up_proj separate tensors as in the engine: nothing is
+// transposed, split or permuted (the engine's RoPE is already transformers' rotate_half).
 //
 // Threading: every function here is synchronous and uses no shared state (call from any thread).
 #pragma once
@@ -49,8 +55,24 @@ nlohmann::json hf_gpt2_config(const ModelConfig& m, int bos_id, int eos_id);
 /// shifted to U+0100.. . The byte tokenizer's vocab.json maps string[b] -> b.
 std::vector<std::string> gpt2_byte_strings();
 
-/// The weights file of a model of shape m in the engine's layout (gpt_param_tensors(m) order,
-/// gpt_num_params(m) floats): a checkpoint's or a safetensors export's model.safetensors.
+/// Llama's (transformers LlamaForCausalLM) name of an engine tensor of the llama family:
+/// "embed_tokens.weight" -> "model.embed_tokens.weight", "layers.3.mlp.up_proj.weight" ->
+/// "model.layers.3.mlp.up_proj.weight", "lm_head.weight" stays. No tensor changes layout.
+std::string hf_llama_name(const std::string& engine_name);
+/// LlamaConfig's config.json for a llama model shape m (validated: n_kv_head and d_ff set):
+/// hidden_size d_model, intermediate_size d_ff, num_key_value_heads n_kv_head, head_dim
+/// d_model / n_head, max_position_embeddings seq_len, rms_norm_eps, rope_theta, rope_scaling
+/// null, hidden_act "silu", no biases, float32. bos/eos: token ids.
+nlohmann::json hf_llama_config(const ModelConfig& m, int bos_id, int eos_id);
+/// The engine's shape of a LlamaConfig (config.json read from path, for messages); fields left
+/// out take LlamaConfig's defaults (num_key_value_heads = heads, max_position_embeddings 2048,
+/// tie_word_embeddings false, rope_theta 1e4, rms_norm_eps 1e-6). Throws td::Error naming the
+/// field for a missing size, a hidden_act other than silu, biases, rope_scaling, a head_dim other
+/// than hidden_size / heads, or a shape the engine cannot compute.
+ModelConfig hf_llama_model_config(const nlohmann::json& config, const std::string& path);
+
+/// The weights file of a model of shape m in the engine's layout (model_param_tensors(m) order,
+/// model_num_params(m) floats; either family): a checkpoint's or a safetensors export's model.safetensors.
 /// Throws td::Error naming the file and tensor when one is missing or has another shape.
 std::vector<float> read_model_weights(const std::string& safetensors_path, const ModelConfig& m);
 
@@ -100,23 +122,27 @@ struct InitSource {
   std::string kind;          // "hf", "safetensors" (an export) or "checkpoint"
   std::string path;          // the directory the weights came from (for a run: its checkpoint)
   ModelConfig model;         // the source's shape; seq_len is its number of positions (n_positions)
-  std::vector<float> params; // host, the layout of gpt_param_tensors(model)
+  std::vector<float> params; // host, the layout of model_param_tensors(model)
   int step = -1;             // the source's training step, -1 when unknown (hf)
 };
 
-/// Reads the weights of dir: an hf export (config.json with model_type "gpt2" and
-/// model.safetensors; names with or without the "transformer." prefix, F32), a safetensors
+/// Reads the weights of dir: an hf export (config.json with model_type "gpt2" or "llama" and
+/// model.safetensors; names with or without the "transformer." / "model." prefix, F32; files may
+/// be symlinks, as in a Hugging Face cache snapshot), a safetensors
 /// export (traindeck_export.json), a checkpoint directory (trainer.json) or a run directory (its
-/// newest valid checkpoint). Throws td::Error naming what is missing or malformed, and for an hf
-/// model whose activation or LayerNorm eps differs from the engine's.
+/// newest valid checkpoint). Throws td::Error naming what is missing or malformed (a tensor, its
+/// shape or dtype, a config field), and for an hf model whose activation, LayerNorm eps,
+/// biases or RoPE scaling the engine does not compute.
 InitSource read_init_source(const std::string& dir);
 
 /// Why a source cannot initialise a model of shape `target` ("" when it can): each differing
-/// field as "n_layer: source 2, config 3", joined by "; ". Must be equal: vocab_size, n_layer,
-/// n_head, d_model, d_ff, tie_embeddings; and target seq_len <= the source's positions.
+/// field as "n_layer: source 2, config 3", joined by "; ". Must be equal: family, vocab_size,
+/// n_layer, n_head, d_model, d_ff, tie_embeddings, and for llama n_kv_head, rope_theta and
+/// rms_norm_eps; gpt2: target seq_len <= the source's positions (llama has no position table:
+/// any seq_len).
 std::string init_mismatch(const ModelConfig& source, const ModelConfig& target);
 
-/// Copies the source's weights into model (wpe: the first seq_len positions). Throws td::Error
+/// Copies the source's weights into model (gpt2's wpe: the first seq_len positions). Throws td::Error
 /// with init_mismatch()'s text when the shapes do not fit ("... --init-from DIR: ...").
 void apply_init_source(const InitSource& src, GPT& model);
 

@@ -1,5 +1,7 @@
 // train --init-from: reading the weights of an export or a checkpoint back (export.h).
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -8,6 +10,7 @@
 #include "engine/common/error.h"
 #include "engine/export/export.h"
 #include "engine/model/gpt.h"
+#include "engine/model/shape.h"
 
 namespace td {
 
@@ -36,17 +39,25 @@ json read_json(const std::string& path) {
 void read_checked(const SafetensorsFile& f, const std::string& file, const std::string& name, const std::vector<int64_t>& shape,
                   float* out, size_t numel) {
   auto it = f.entries().find(name);
-  if (it == f.entries().end()) fail("'" + file + "' has no tensor \"" + name + "\": it is not a model of this shape (or not a GPT-2)");
+  if (it == f.entries().end())
+    fail("'" + file + "' has no tensor \"" + name + "\": it is not a model of this shape (or not of the config's model family)");
   if (it->second.shape != shape)
     fail("'" + file + "': tensor \"" + name + "\" has shape " + shape_str(it->second.shape) + ", the model's config says " + shape_str(shape));
+  if (it->second.dtype != "F32")
+    fail("'" + file + "': tensor \"" + name + "\" is " + it->second.dtype +
+         "; --init-from reads float32 weights only (save the model with torch_dtype float32, e.g. model.float().save_pretrained(dir))");
   f.read_f32(name, out, numel);
 }
 
-// GPT2Config (config.json) -> the engine's shape; refuses a GPT-2 variant the engine does not compute.
+// GPT2Config or LlamaConfig (config.json) -> the engine's shape; refuses a variant the engine
+// does not compute.
 ModelConfig hf_model_config(const std::string& path) {
   const json c = read_json(path);
-  if (c.value("model_type", std::string()) != "gpt2")
-    fail("'" + path + "' is not a GPT-2 config (model_type \"" + c.value("model_type", std::string()) + "\"): --init-from reads GPT-2 models only");
+  if (!c.is_object()) fail("'" + path + "' is not a transformers config (a JSON object)");
+  const std::string type = c.contains("model_type") && c["model_type"].is_string() ? c["model_type"].get<std::string>() : "";
+  if (type == "llama") return hf_llama_model_config(c, path);
+  if (type != "gpt2")
+    fail("'" + path + "' is neither a GPT-2 nor a Llama config (model_type \"" + type + "\"): --init-from reads those two only");
   ModelConfig m;
   try {
     m.d_model = c.at("n_embd").get<int>();
@@ -72,18 +83,46 @@ ModelConfig hf_model_config(const std::string& path) {
   return m;
 }
 
+// A dangling symbolic link (a Hugging Face cache snapshot whose blob is gone) is named as such;
+// links that resolve are followed, as the File reader does.
+void refuse_dangling_link(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec)) && !fs::exists(path, ec))
+    fail("'" + path + "' is a symbolic link to '" + fs::read_symlink(path, ec).string() +
+         "', which does not exist; copy the file there or point --init-from at a complete directory");
+}
+
 InitSource read_hf(const std::string& dir) {
   InitSource s;
   s.kind = "hf";
   s.path = dir;
   s.model = hf_model_config(dir + "/config.json");
   const std::string file = dir + "/model.safetensors";
+  refuse_dangling_link(file);
   if (!fs::exists(file)) fail("'" + dir + "' has config.json but no model.safetensors (only the safetensors weights format is read)");
   SafetensorsFile f(file);
+  const auto tensors = model_param_tensors(s.model);
+  s.params.resize(tensors.back().offset + tensors.back().numel);
+  if (s.model.family == "llama") {
+    // LlamaForCausalLM's state dict: "model." + the engine's name, lm_head.weight as is, every
+    // matrix (out, in) as the engine's; LlamaModel alone (no "model." prefix) is read too.
+    const bool prefixed = f.has("model.embed_tokens.weight");
+    for (const auto& t : tensors) {
+      const std::string name = prefixed ? hf_llama_name(t.name) : t.name;
+      read_checked(f, file, name, t.shape, s.params.data() + t.offset, t.numel);
+    }
+    if (s.model.tie_embeddings && f.has("lm_head.weight")) {
+      // A tied model's file may hold lm_head.weight too; it must be the embedding.
+      std::vector<float> head((size_t)s.model.vocab_size * s.model.d_model);
+      read_checked(f, file, "lm_head.weight", tensors[0].shape, head.data(), head.size());
+      if (!std::equal(head.begin(), head.end(), s.params.begin()))
+        fail("'" + dir + "/config.json' says tie_word_embeddings true, but '" + file +
+             "' holds an lm_head.weight that differs from the embedding: set tie_word_embeddings false in config.json");
+    }
+    return s;
+  }
   // transformers writes "transformer.h.0..."; GPT-2 files of the Hub also come without the prefix.
   const bool prefixed = f.has("transformer.wte.weight");
-  const auto tensors = gpt_param_tensors(s.model);
-  s.params.resize(tensors.back().offset + tensors.back().numel);
   std::vector<float> buf;
   for (const auto& t : tensors) {
     std::string name = hf_gpt2_name(t.name);
@@ -123,7 +162,7 @@ InitSource read_checkpoint_source(const std::string& ckpt) {
 
 std::vector<float> read_model_weights(const std::string& path, const ModelConfig& m) {
   SafetensorsFile f(path);
-  const auto tensors = gpt_param_tensors(m);
+  const auto tensors = model_param_tensors(m);
   std::vector<float> params(tensors.back().offset + tensors.back().numel);
   for (const auto& t : tensors) read_checked(f, path, t.name, t.shape, params.data() + t.offset, t.numel);
   return params;
@@ -131,6 +170,7 @@ std::vector<float> read_model_weights(const std::string& path, const ModelConfig
 
 InitSource read_init_source(const std::string& dir) {
   if (!fs::is_directory(dir)) fail("--init-from '" + dir + "' is not a directory");
+  for (const char* f : {"traindeck_export.json", "trainer.json", "config.json"}) refuse_dangling_link(dir + "/" + f);
   if (fs::exists(dir + "/traindeck_export.json")) {
     const json side = read_json(dir + "/traindeck_export.json");
     if (side.value("format", std::string()) != "traindeck-export")
@@ -166,6 +206,8 @@ std::string init_mismatch(const ModelConfig& src, const ModelConfig& dst) {
     if (a == b) return;
     out += std::string(out.empty() ? "" : "; ") + name + ": source " + std::to_string(a) + ", config " + std::to_string(b);
   };
+  if (src.family != dst.family)
+    out += "family: source " + src.family + ", config " + dst.family;
   diff("vocab_size", src.vocab_size, dst.vocab_size);
   diff("n_layer", src.n_layer, dst.n_layer);
   diff("n_head", src.n_head, dst.n_head);
@@ -174,7 +216,19 @@ std::string init_mismatch(const ModelConfig& src, const ModelConfig& dst) {
   if (src.tie_embeddings != dst.tie_embeddings)
     out += std::string(out.empty() ? "" : "; ") + "tie_embeddings: source " + (src.tie_embeddings ? "true" : "false") +
            ", config " + (dst.tie_embeddings ? "true" : "false");
-  if (dst.seq_len > src.seq_len)
+  const bool llama = src.family == "llama" && dst.family == "llama";
+  if (llama) {
+    diff("n_kv_head", src.n_kv_head, dst.n_kv_head);
+    auto diff_real = [&](const char* name, double a, double b) {
+      if (std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b))) return;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, ": source %g, config %g", a, b);
+      out += std::string(out.empty() ? "" : "; ") + name + buf;
+    };
+    diff_real("rope_theta", src.rope_theta, dst.rope_theta);
+    diff_real("rms_norm_eps", src.rms_norm_eps, dst.rms_norm_eps);
+  }
+  if (!llama && dst.seq_len > src.seq_len)
     out += std::string(out.empty() ? "" : "; ") + "seq_len: config " + std::to_string(dst.seq_len) +
            " is longer than the source's " + std::to_string(src.seq_len) + " positions";
   return out;
@@ -185,7 +239,7 @@ void apply_init_source(const InitSource& src, GPT& model) {
   if (!why.empty())
     fail("--init-from '" + src.path + "': the model differs from the config (" + why +
          "); set the config's model section to the source's shape");
-  const auto from = gpt_param_tensors(src.model);
+  const auto from = model_param_tensors(src.model);
   std::vector<float> host(model.num_params());
   for (size_t i = 0; i < model.tensors().size(); i++) {
     const ParamTensor& t = model.tensors()[i];
