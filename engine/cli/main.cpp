@@ -313,7 +313,7 @@ int main(int argc, char** argv) {
   auto* o_mfu = plan->add_option("--mfu", copt.mfu, "Model FLOPs utilisation assumed (default 0.4)")->check(CLI::Range(1e-6, 1.0));
   auto* o_dl = plan->add_option("--deadline-hours", copt.deadline_hours, "Deadline for the devices-needed table")
                    ->check(CLI::NonNegativeNumber);
-  auto* o_zero = plan->add_option("--zero", copt.zero, "ZeRO stage 0..3 (the engine trains 0 to 2)")->check(CLI::Range(0, 3));
+  auto* o_zero = plan->add_option("--zero", copt.zero, "ZeRO stage 0..3 (train.zero)")->check(CLI::Range(0, 3));
   auto* o_prec = plan->add_option("--precision", plan_precision, "fp32 or mixed (default: mixed where the device has bf16/fp16)")
                      ->check(CLI::IsMember({"fp32", "mixed"}));
   auto* o_price = plan->add_option("--price", plan_price, "Price per device-hour (overrides the catalogue)")->check(CLI::NonNegativeNumber);

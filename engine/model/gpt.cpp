@@ -291,12 +291,15 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
   // here because the optimizer (or a checkpoint load) may have changed the master weights.
   if constexpr (!std::is_same_v<Act, float>) be_.convert(static_cast<Act*>(params_act_), params_, num_params_);
   const Act* P = static_cast<const Act*>(params_act_);
-  auto W = [&](int l, int k) { return P + tensors_[2 + l * kPerBlock + k].offset; };
+  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, gpt_grad_buckets(cfg_));  // ZeRO-3: bucket by bucket
+  auto W = [&](int l, int k) { return wv.at(tensors_[2 + l * kPerBlock + k].offset); };
 
-  ops.encoder_forward(A.encoded, d_in, P + tensors_[0].offset, P + tensors_[1].offset, B, T, C);
+  wv.need(0);
+  ops.encoder_forward(A.encoded, d_in, wv.at(tensors_[0].offset), wv.at(tensors_[1].offset), B, T, C);
   const Act* x = A.encoded;  // residual stream (B,T,C)
   for (int l = 0; l < cfg_.n_layer; l++) {
     LayerActs<Act>& L = A.layers[l];
+    wv.need(1 + l);
     ops.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
     ops.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * C);
     ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH, NH);
@@ -308,12 +311,16 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
     ops.matmul_forward(L.fcproj, L.fch_gelu, W(l, kFcProjW), W(l, kFcProjB), (int)BT, F, C);
     ops.residual_forward(L.res3, L.res2, L.fcproj, BT * C);
     x = L.res3;
+    wv.done(1 + l);
   }
   const size_t nt = tensors_.size();
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
-  ops.layernorm_forward(A.lnf, A.lnf_mean, A.lnf_rstd, x, P + tensors_[lnf].offset, P + tensors_[lnf + 1].offset, (int)BT, C);
-  const Act* head = cfg_.tie_embeddings ? P + tensors_[0].offset : P + tensors_[nt - 1].offset;
+  wv.need(cfg_.n_layer + 1);
+  ops.layernorm_forward(A.lnf, A.lnf_mean, A.lnf_rstd, x, wv.at(tensors_[lnf].offset), wv.at(tensors_[lnf + 1].offset), (int)BT, C);
+  const Act* head = cfg_.tie_embeddings ? wv.at(tensors_[0].offset) : wv.at(tensors_[nt - 1].offset);
   ops.matmul_forward(A.logits, A.lnf, head, static_cast<const Act*>(nullptr), (int)BT, C, V);
+  wv.done(cfg_.n_layer + 1);
+  wv.done(0);
   if (!d_tg) return nullptr;
   ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, (int)BT, V, 0.0f);
   return A.losses;
@@ -345,6 +352,24 @@ void GPT::release_grads() {
   grads_ = nullptr;
 }
 
+void GPT::set_param_source(ParamSource* src) {
+  TD_ASSERT(!src || act_ == DType::kF32);
+  param_src_ = src;
+}
+
+void GPT::release_params() {
+  TD_ASSERT(act_ == DType::kF32);  // params_act_ is params_
+  be_.free(params_);
+  params_ = nullptr;
+  params_act_ = nullptr;
+}
+
+void GPT::acquire_params() {
+  if (params_) return;
+  params_ = static_cast<float*>(be_.alloc(num_params_ * sizeof(float)));
+  params_act_ = params_;
+}
+
 void GPT::backward(float loss_scale) {
   TD_ASSERT(has_targets_);
   if (llama_ && act_ == DType::kF32)
@@ -369,21 +394,28 @@ void GPT::backward_impl(float loss_scale) {
   DActs<Act> D;
   layout_dacts<Act>(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
   const Act* P = static_cast<const Act*>(params_act_);
+  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, gpt_grad_buckets(cfg_));  // ZeRO-3: lent with each open bucket
   float* G = grads_;
   TD_ASSERT(G || sink_);
   // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
   const auto buckets = gpt_grad_buckets(cfg_);
   const int last = cfg_.n_layer + 1;  // the bucket of ln_f (and an untied lm_head)
   std::vector<float*> open(buckets.size(), nullptr);
-  auto open_bucket = [&](int b) { if (sink_) open[b] = sink_->open(b); };
-  auto close_bucket = [&](int b) { if (sink_) sink_->close(b); };
+  auto open_bucket = [&](int b) {
+    if (sink_) open[b] = sink_->open(b);
+    wv.need(b);
+  };
+  auto close_bucket = [&](int b) {
+    if (sink_) sink_->close(b);
+    wv.done(b);
+  };
   auto dT = [&](size_t t) {  // the gradient of tensor t
     if (!sink_) return G + tensors_[t].offset;
     const int b = t < 2 ? 0 : t >= 2 + (size_t)cfg_.n_layer * kPerBlock ? last : 1 + (int)((t - 2) / kPerBlock);
     TD_ASSERT(open[b]);
     return open[b] + (tensors_[t].offset - buckets[b].first);
   };
-  auto W = [&](int l, int k) { return P + tensors_[2 + l * kPerBlock + k].offset; };
+  auto W = [&](int l, int k) { return wv.at(tensors_[2 + l * kPerBlock + k].offset); };
   auto dW = [&](int l, int k) { return dT(2 + l * kPerBlock + k); };
   const int32_t* d_in = tokens_;
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
@@ -397,12 +429,12 @@ void GPT::backward_impl(float loss_scale) {
   if (cfg_.tie_embeddings) open_bucket(0);
   // logits = lnf @ head^T: dlnf (in dc), dhead.
   be_.zero(D.dc, BT * C * sizeof(Act));
-  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, (int)BT, C, V);
+  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, wv.at(tensors_[head_t].offset), (int)BT, C, V);
   // lnf = LN(x_L): dres = d x_L.
   const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
   be_.zero(D.dres, BT * C * sizeof(Act));
   ops.layernorm_backward(D.dres, dT(lnf), dT(lnf + 1), D.dc, xL,
-                         P + tensors_[lnf].offset, A.lnf_mean, A.lnf_rstd, (int)BT, C);
+                         wv.at(tensors_[lnf].offset), A.lnf_mean, A.lnf_rstd, (int)BT, C);
   close_bucket(last);
   for (int l = cfg_.n_layer - 1; l >= 0; l--) {
     open_bucket(1 + l);

@@ -70,6 +70,21 @@ class GradSink {
   virtual void close(int bucket) = 0;
 };
 
+/// Lends forward and backward the parameters bucket by bucket (gpt_grad_buckets) instead of
+/// params(): ZeRO-3 (engine/train/zero.h), whose ranks keep only a shard of each bucket and
+/// all-gather the bucket just before its use. need(b) returns a buffer of hi - lo floats in
+/// backend memory (element i: parameter lo + i), valid until done(b). The order, in forward:
+/// need(0); for l = 0..L-1 need(1+l), done(1+l); need(L+1); done(L+1); done(0) (bucket 0 stays
+/// lent for the tied LM head). In backward, the GradSink's order (above): need(b) with each
+/// open(b), done(b) with each close(b). So at most buckets 0, L+1 and one block are lent at once.
+/// fp32 models only (the bf16 copy of the weights is made from params()).
+class ParamSource {
+ public:
+  virtual ~ParamSource() = default;
+  virtual const float* need(int bucket) = 0;
+  virtual void done(int bucket) = 0;
+};
+
 class GPT {
  public:
   /// Allocates parameters, gradients and activations for up to max_B x m.seq_len tokens.
@@ -120,6 +135,15 @@ class GPT {
   /// gradients: grads() is then null and zero_grad() does nothing; a backward without a sink
   /// after it is a programming error (TD_ASSERT).
   void release_grads();
+  /// Forward and backward read the weights from `src` bucket by bucket instead of params()
+  /// (null: params() again). Not owned. fp32 models only (TD_ASSERT).
+  void set_param_source(ParamSource* src);
+  /// Frees the full-size parameter buffer (4 num_params() bytes) when a ParamSource lends the
+  /// weights: params() is then null. acquire_params() allocates it again (contents undefined),
+  /// e.g. for rank 0 to gather a checkpoint's weights into. Throws td::Error when the backend
+  /// cannot allocate.
+  void release_params();
+  void acquire_params();
 
  private:
   void check_tokens(const int32_t* ids, size_t n) const;
@@ -137,6 +161,7 @@ class GPT {
   float* params_ = nullptr;
   float* grads_ = nullptr;
   GradSink* sink_ = nullptr;
+  ParamSource* param_src_ = nullptr;
   void* params_act_ = nullptr;  // the weights the ops read: params_ (fp32) or a bf16 copy
   void* acts_ = nullptr;        // forward activations, layout in gpt.cpp
   void* dacts_ = nullptr;       // backward scratch

@@ -142,12 +142,15 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
   layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
   if constexpr (!std::is_same_v<Act, float>) be_.convert(static_cast<Act*>(params_act_), params_, num_params_);
   const Act* P = static_cast<const Act*>(params_act_);
-  auto W = [&](int l, int k) { return P + tensors_[1 + (size_t)l * kPerLayer + k].offset; };
+  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, llama_grad_buckets(cfg_));  // ZeRO-3: bucket by bucket
+  auto W = [&](int l, int k) { return wv.at(tensors_[1 + (size_t)l * kPerLayer + k].offset); };
 
-  ops.encoder_forward(A.encoded, d_in, P + tensors_[0].offset, static_cast<const Act*>(zero_wpe_), B, T, C);
+  wv.need(0);
+  ops.encoder_forward(A.encoded, d_in, wv.at(tensors_[0].offset), static_cast<const Act*>(zero_wpe_), B, T, C);
   const Act* x = A.encoded;  // residual stream (B,T,C)
   for (int l = 0; l < cfg_.n_layer; l++) {
     LayerActs<Act>& L = A.layers[l];
+    wv.need(1 + l);
     ops.rmsnorm_forward(L.ln1, L.rstd1, x, W(l, kIn), BT, C, eps);
     ops.matmul_forward(L.qkv, L.ln1, W(l, kQ), static_cast<const Act*>(nullptr), BT, C, QKV);  // q|k|v fused
     ops.rope_forward(L.qkv, B, T, NH, KV, hs, theta);
@@ -160,11 +163,15 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
     ops.matmul_forward(L.down, L.swiglu, W(l, kDown), static_cast<const Act*>(nullptr), BT, F, C);
     ops.residual_forward(L.res3, L.res2, L.down, (size_t)BT * C);
     x = L.res3;
+    wv.done(1 + l);
   }
   const size_t norm = 1 + (size_t)cfg_.n_layer * kPerLayer;
-  ops.rmsnorm_forward(A.lnf, A.rstdf, x, P + tensors_[norm].offset, BT, C, eps);
-  const Act* head = P + tensors_[cfg_.tie_embeddings ? 0 : norm + 1].offset;
+  wv.need(cfg_.n_layer + 1);
+  ops.rmsnorm_forward(A.lnf, A.rstdf, x, wv.at(tensors_[norm].offset), BT, C, eps);
+  const Act* head = wv.at(tensors_[cfg_.tie_embeddings ? 0 : norm + 1].offset);
   ops.matmul_forward(A.logits, A.lnf, head, static_cast<const Act*>(nullptr), BT, C, V);
+  wv.done(cfg_.n_layer + 1);
+  wv.done(0);
   if (!d_tg) return nullptr;
   ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, BT, V, 0.0f);
   return A.losses;
@@ -183,21 +190,28 @@ void GPT::llama_backward_impl(float loss_scale) {
   DActs<Act> D;
   layout_dacts<Act>(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
   const Act* P = static_cast<const Act*>(params_act_);
+  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, llama_grad_buckets(cfg_));  // ZeRO-3: lent with each open bucket
   TD_ASSERT(grads_ || sink_);
   // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
   const auto buckets = llama_grad_buckets(cfg_);
   const int last = cfg_.n_layer + 1;  // the bucket of norm (and an untied lm_head)
   const size_t norm = 1 + (size_t)cfg_.n_layer * kPerLayer;
   std::vector<float*> open(buckets.size(), nullptr);
-  auto open_bucket = [&](int b) { if (sink_) open[b] = sink_->open(b); };
-  auto close_bucket = [&](int b) { if (sink_) sink_->close(b); };
+  auto open_bucket = [&](int b) {
+    if (sink_) open[b] = sink_->open(b);
+    wv.need(b);
+  };
+  auto close_bucket = [&](int b) {
+    if (sink_) sink_->close(b);
+    wv.done(b);
+  };
   auto dT = [&](size_t t) {  // the gradient of tensor t
     if (!sink_) return grads_ + tensors_[t].offset;
     const int b = t == 0 ? 0 : t >= norm ? last : 1 + (int)((t - 1) / kPerLayer);
     TD_ASSERT(open[b]);
     return open[b] + (tensors_[t].offset - buckets[b].first);
   };
-  auto W = [&](int l, int k) { return P + tensors_[1 + (size_t)l * kPerLayer + k].offset; };
+  auto W = [&](int l, int k) { return wv.at(tensors_[1 + (size_t)l * kPerLayer + k].offset); };
   auto dW = [&](int l, int k) { return dT(1 + (size_t)l * kPerLayer + k); };
   const int32_t* d_in = tokens_;
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
@@ -209,10 +223,10 @@ void GPT::llama_backward_impl(float loss_scale) {
   open_bucket(last);
   if (cfg_.tie_embeddings) open_bucket(0);
   be_.zero(D.dc, BTC);
-  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, P + tensors_[head_t].offset, BT, C, V);
+  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, wv.at(tensors_[head_t].offset), BT, C, V);
   const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
   be_.zero(D.dres, BTC);
-  ops.rmsnorm_backward(D.dres, dT(norm), D.dc, xL, P + tensors_[norm].offset, A.rstdf, BT, C);
+  ops.rmsnorm_backward(D.dres, dT(norm), D.dc, xL, wv.at(tensors_[norm].offset), A.rstdf, BT, C);
   close_bucket(last);
   for (int l = cfg_.n_layer - 1; l >= 0; l--) {
     open_bucket(1 + l);

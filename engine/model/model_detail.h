@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "engine/common/error.h"
 
 #include "engine/config.h"
 #include "engine/ops/dtype.h"
@@ -31,5 +35,39 @@ size_t llama_acts_bytes(const ModelConfig& m, int B, int T, DType act);
 size_t llama_dacts_bytes(const ModelConfig& m, int B, int T, DType act);
 // Where the logits (B,T,V) lie in a Llama activation buffer `base` laid out for (B, T).
 void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act);
+
+// The weights a forward or backward reads (both families): `all` (the model's params_act_)
+// when there is no ParamSource; with one (ZeRO-3, engine/model/gpt.h), bucket b's lent buffer
+// between need(b) and done(b). at(offset): the weights from element `offset` of the layout on.
+template <class Act, class Source>
+class WeightView {
+ public:
+  WeightView(const Act* all, Source* src, std::vector<std::pair<size_t, size_t>> buckets)
+      : all_(all), src_(src), buckets_(std::move(buckets)), lent_(buckets_.size(), nullptr) {}
+  void need(int b) {
+    if (src_) lent_[b] = reinterpret_cast<const Act*>(src_->need(b));
+  }
+  void done(int b) {
+    if (!src_) return;
+    src_->done(b);
+    lent_[b] = nullptr;
+  }
+  const Act* at(size_t offset) const {
+    if (!src_) return all_ + offset;
+    for (size_t b = 0; b < buckets_.size(); b++)
+      if (offset >= buckets_[b].first && offset < buckets_[b].second) {
+        TD_ASSERT(lent_[b]);  // read outside need(b) ... done(b)
+        return lent_[b] + (offset - buckets_[b].first);
+      }
+    TD_ASSERT(false);
+    return nullptr;
+  }
+
+ private:
+  const Act* all_;
+  Source* src_;
+  std::vector<std::pair<size_t, size_t>> buckets_;
+  std::vector<const Act*> lent_;
+};
 
 }  // namespace td::model_detail

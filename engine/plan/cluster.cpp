@@ -159,7 +159,7 @@ std::string cluster_table(const ClusterPlan& p) {
   const auto& op = p.options;
   std::snprintf(buf, sizeof buf, "\ncluster: %d x %s (%s, %s memory), %s, ZeRO-%d%s\n", op.world_size, p.device.name.c_str(),
                 p.device.description.c_str(), gib((double)p.device.memory_bytes).c_str(), precision_name(p.precision),
-                op.zero, op.zero >= 2 ? " (stage 3: a planning estimate; the engine trains 0 to 2)" : "");
+                op.zero, op.zero == 3 && p.precision == Precision::mixed ? " (stage 3 trains in fp32 only: a planning estimate in bf16)" : "");
   o << buf;
   if (p.device.planning_only) o << "  (planning only: the engine does not run on " << p.device.name << ")\n";
   o << "memory per device by ZeRO stage (Rajbhandari et al. 2020):\n";

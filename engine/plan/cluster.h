@@ -74,7 +74,7 @@ inline int shard_token_bytes(int vocab_size) { return vocab_size <= 65536 ? 2 : 
 struct ClusterOptions {
   std::string device = "cpu";        // a catalogue name
   int world_size = 1;                 // data-parallel devices
-  int zero = 0;                       // ZeRO stage 0..3 (the engine trains 0 to 2)
+  int zero = 0;                       // ZeRO stage 0..3 (the engine trains 0 to 3; 3 in fp32 only)
   std::optional<Precision> precision; // default: the device's (mixed where it has bf16/fp16)
   double tokens = 0;                  // token budget; 0: train.steps x tokens per step
   double mfu = 0.4;                   // model FLOPs utilisation assumed, (0, 1]

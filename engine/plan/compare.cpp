@@ -58,9 +58,10 @@ std::vector<PlanVsMeasuredRow> plan_vs_measured(const RunConfig& c, const RunMea
 
   if (world > 1) {
     const Precision prec = resolved_precision(c.train) == "bf16" ? Precision::mixed : Precision::fp32;
-    // The engine trains ZeRO stages 0 to 2 (cluster.h collective_bytes_per_step; 1 moves the
-    // bytes of 0, 2 reduce-scatters every micro batch).
-    const int stage = std::clamp(c.train.zero, 0, 2);
+    // The engine trains ZeRO stages 0 to 3 (cluster.h collective_bytes_per_step; 1 moves the
+    // bytes of 0, 2 reduce-scatters every micro batch, 3 also all-gathers the weights twice per
+    // micro batch).
+    const int stage = std::clamp(c.train.zero, 0, 3);
     const double bytes = collective_bytes_per_step(plan.n_params, prec, stage, world, c.train.grad_accum);
     PlanVsMeasuredRow cb;
     cb.key = "comm_bytes";
@@ -68,7 +69,7 @@ std::vector<PlanVsMeasuredRow> plan_vs_measured(const RunConfig& c, const RunMea
     cb.unit = "bytes";
     cb.planned = bytes;
     cb.measured = m.comm_bytes_per_step;
-    std::snprintf(buf, sizeof buf, "ring %s of the %s gradients over %d ranks (ZeRO-%d)", stage == 0 ? "all-reduce" : stage == 1 ? "reduce-scatter + all-gather" : "reduce-scatter per micro batch + all-gather",
+    std::snprintf(buf, sizeof buf, "ring %s of the %s gradients over %d ranks (ZeRO-%d)", stage == 0 ? "all-reduce" : stage == 1 ? "reduce-scatter + all-gather" : stage == 2 ? "reduce-scatter per micro batch + all-gather" : "reduce-scatter + 2 all-gathers per micro batch",
                   prec == Precision::mixed ? "bf16" : "fp32", world, stage);
     cb.basis = buf;
     cb.error_pct = error_percent(cb.planned, cb.measured);

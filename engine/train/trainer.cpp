@@ -375,7 +375,12 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const bool zero1 = tc.zero == 1 && world > 1;
   // ZeRO-2 (engine/train/zero.h): gradients reduce-scattered bucket by bucket during backward
   // and kept sharded, with the optimizer state; `adam` is then empty.
-  const bool zero2 = tc.zero == 2 && world > 1;
+  // ZeRO-3 (Zero3, the same file): parameters sharded too, all-gathered bucket by bucket in
+  // forward and backward. zero2 holds for both (the bucketed gradient and optimizer sharding).
+  const bool zero3 = tc.zero == 3 && world > 1;
+  const bool zero2 = (tc.zero == 2 || zero3) && world > 1;
+  if (zero3 && act_dtype != DType::kF32)
+    throw ConfigError("train.zero", "value 3 trains in fp32 only for now (its gathered weights have no bf16 copy); set train.precision to \"fp32\" or use train.zero = 2");
   const bool sharded = zero1 || zero2;
 
   // Run directory and state: rank 0's alone.
@@ -403,7 +408,14 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   // A full-size AdamW for rank 0's checkpoint reads and writes when the state is sharded.
   auto full_adam = [&]() { return std::make_unique<AdamW>(*backend, model.tensors(), N, tc.beta1, tc.beta2, tc.eps, tc.weight_decay); };
   std::unique_ptr<Zero2> z2;  // frees the model's full-size gradient buffer
-  if (zero2) z2 = std::make_unique<Zero2>(model, *comm, tc);
+  Zero3* z3 = nullptr;        // z2 when ZeRO-3: frees the full-size parameters too (shard_params, below)
+  if (zero3) {
+    auto z = std::make_unique<Zero3>(model, *comm, tc);
+    z3 = z.get();
+    z2 = std::move(z);
+  } else if (zero2) {
+    z2 = std::make_unique<Zero2>(model, *comm, tc);
+  }
 
   TrainerState st;
   std::optional<int> resumed_from;
@@ -518,6 +530,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       }
     }
   }
+  // ZeRO-3: the parameters are final and the same on every rank; each keeps its slices only.
+  if (z3) z3->shard_params();
   if (resumed_from) train_loader.restore(st.loader);
   st.config = to_json(cfg);
 
@@ -583,7 +597,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (!quiet)
     std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
                  model.num_params(), threads,
-                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1)" : zero2 ? ", ZeRO-2)" : ")")).c_str() : "",
+                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1)" : zero3 ? ", ZeRO-3)" : zero2 ? ", ZeRO-2)" : ")")).c_str() : "",
                  resumed_from ? ("resuming at step " + std::to_string(*resumed_from)).c_str() : "fresh start");
 
   const int B = tc.micro_batch, T = mc.seq_len;
@@ -648,12 +662,19 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
         comm->all_gather(full, N);
       }
     }
+    // ZeRO-3: the weights gathered bucket by bucket, into a full-size buffer on rank 0 only
+    // (freed again after the write); the other ranks take part through their bucket buffers.
+    if (z3) {
+      if (rank0) model.acquire_params();
+      z3->gather_params(rank0 ? model.params() : nullptr);
+    }
     last_ckpt_step = st.step;
     if (!rank0) return;
     st.loader = train_loader.state();
     st.sample_rng = sample_rng.state();
     const auto write_t0 = std::chrono::steady_clock::now();
     CheckpointInfo ci = save_checkpoint(ckpt_root, model, sharded ? gathered.get() : &adam, st);
+    if (z3) model.release_params();
     const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_t0).count();
     if (!ci.problem.empty())
       warn("damaged_checkpoint", "the checkpoint just written does not verify and is deleted (older ones are kept): " + ci.path + ": " + ci.problem,
@@ -685,11 +706,14 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     if (!quiet) std::fprintf(stderr, "step %d | val loss %.4f\n", st.step, val);
   };
   auto sample = [&]() {
-    if (!rank0) return;
+    // ZeRO-3: every rank generates in step (each forward all-gathers the weights; the same
+    // weights, prompt and sampling state give the same tokens); rank 0 alone reports.
+    if (!rank0 && !z3) return;
     SampleOptions so{tc.sample_tokens, tc.sample_temperature, tc.sample_top_k};
     std::vector<uint32_t> prompt = tokenizer->encode(tc.sample_prompt);
     auto ids = generate(model, prompt, tokenizer->eot_id(), so, sample_rng);
     std::string text = tokenizer->decode(ids);
+    if (!rank0) return;
     emit("sample", {{"step", st.step}, {"prompt", tc.sample_prompt}, {"text", text}});
     // stderr is for people (a terminal, engine.log, "2>&1 | tee"): escaped always; the event
     // above keeps the exact text.
@@ -795,7 +819,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     } else {
       adam.step(model.params(), model.grads(), lr, st.adam_t);
     }
-    if (opt.inject_nonfinite_weights_step == st.step) {  // testing: an update that diverged
+    if (opt.inject_nonfinite_weights_step == st.step && model.params()) {  // testing: an update that diverged
       const float nan = std::nanf("");
       backend->upload(model.params(), &nan, sizeof nan);
     }

@@ -117,4 +117,58 @@ void Zero2::load_moment(int which, const float* full) {
   }
 }
 
+Zero3::Zero3(GPT& model, dist::Communicator& comm, const TrainConfig& tc) : Zero2(model, comm, tc) {
+  size_t block = 0;
+  for (size_t b = 1; b + 1 < buckets_.size(); b++) block = std::max(block, buckets_[b].second - buckets_[b].first);
+  auto take = [&](size_t floats) { return static_cast<float*>(be_.alloc(std::max<size_t>(floats, 1) * sizeof(float))); };
+  pshard_ = take(share_);
+  pfirst_ = take(buckets_.front().second - buckets_.front().first);
+  plast_ = take(buckets_.back().second - buckets_.back().first);
+  pblock_ = take(block);
+}
+
+Zero3::~Zero3() {
+  model_.set_param_source(nullptr);
+  for (float* p : {pshard_, pfirst_, plast_, pblock_}) be_.free(p);
+}
+
+void Zero3::shard_params() {
+  TD_ASSERT(!sharded_ && model_.params());
+  for (size_t b = 0; b < buckets_.size(); b++)
+    copy_backend(be_, pshard_ + acc_off_[b], model_.params() + buckets_[b].first + own_[b].first, own_[b].second - own_[b].first);
+  model_.release_params();
+  model_.set_param_source(this);
+  sharded_ = true;
+}
+
+void Zero3::gather_params(float* full) {
+  for (size_t b = 0; b < buckets_.size(); b++) {
+    const auto [lo, hi] = buckets_[b];
+    float* buf = full ? full + lo : pick((int)b, pfirst_, plast_, pblock_);
+    copy_backend(be_, buf + own_[b].first, pshard_ + acc_off_[b], own_[b].second - own_[b].first);
+    comm_.all_gather(buf, hi - lo);
+  }
+}
+
+const float* Zero3::need(int b) {
+  TD_ASSERT(sharded_ && b >= 0 && (size_t)b < buckets_.size());
+  float* buf = pick(b, pfirst_, plast_, pblock_);
+  if (buf == pblock_) {
+    TD_ASSERT(pblock_lent_ < 0);
+    pblock_lent_ = b;
+  }
+  const auto [lo, hi] = buckets_[b];
+  copy_backend(be_, buf + own_[b].first, pshard_ + acc_off_[b], own_[b].second - own_[b].first);
+  comm_.all_gather(buf, hi - lo);
+  return buf;
+}
+
+void Zero3::done(int b) {
+  if (pick(b, pfirst_, plast_, pblock_) == pblock_) pblock_lent_ = -1;
+}
+
+void Zero3::step(double lr, int t) {
+  for (size_t b = 0; b < buckets_.size(); b++) adam_[b]->step(pshard_ + acc_off_[b], acc_ + acc_off_[b], lr, t);
+}
+
 }  // namespace td

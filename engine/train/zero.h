@@ -85,8 +85,8 @@ class Zero2 : public GradSink {
   /// Scales the accumulated gradient by s (clipping: s = max_norm / (norm + 1e-6)).
   void scale(float s);
   /// AdamW on this rank's slices (lr, 1-based update count t), then every bucket's parameters
-  /// all-gathered: every rank ends with the same parameters.
-  void step(double lr, int t);
+  /// all-gathered: every rank ends with the same parameters. (Zero3: no all-gather.)
+  virtual void step(double lr, int t);
 
   /// Collective: the full-size moment m (which = 0) or v (1) gathered into `full` (backend
   /// memory, num_params floats) on every rank, for a checkpoint.
@@ -97,7 +97,11 @@ class Zero2 : public GradSink {
 
   size_t share() const { return share_; }
 
- private:
+ protected:
+  // The bucket-sized buffer bucket b uses among {first, last, block}.
+  float* pick(int b, float* first, float* last, float* block) const {
+    return b == 0 ? first : (size_t)b + 1 == buckets_.size() ? last : block;
+  }
   GPT& model_;
   dist::Communicator& comm_;
   Backend& be_;
@@ -112,6 +116,52 @@ class Zero2 : public GradSink {
   float* last_ = nullptr;                       // the last bucket's buffer
   float* block_ = nullptr;                      // one block's buffer (blocks are open one at a time)
   int block_open_ = -1;
+};
+
+/// Floats of parameter memory a ZeRO-3 rank holds (the largest rank's): its shard (max over
+/// ranks of zero2_share) plus the gathered buckets in flight, bucket 0 (embeddings, lent for the
+/// whole forward when tied), the last bucket and one block: the same count as
+/// zero2_grad_floats.
+inline size_t zero3_param_floats(const ModelConfig& m, int world) { return zero2_grad_floats(m, world); }
+
+// ZeRO-3: parameters partitioned too (Rajbhandari et al. 2020 section 5.3, P_os+g+p; PyTorch
+// FSDP's FULL_SHARD): rank r keeps elements shard_range(len_b, r, n) of every bucket's
+// parameters (the same slices as its gradient and moments), and the model's full-size parameter
+// buffer is freed (GPT::release_params). Forward and backward read each bucket through the
+// ParamSource interface (engine/model/gpt.h): need(b) ring all-gathers the bucket from the
+// ranks' slices into a bucket-sized buffer (bucket 0's, the last bucket's, or the one block
+// buffer reused block after block), done(b) frees it for the next block. So each micro batch
+// all-gathers every bucket twice (forward, backward) and reduce-scatters its gradients as
+// ZeRO-2 does: (n-1)/n a (2 P + G) bytes per step and rank (engine/plan/cluster.h). AdamW
+// updates the slices in place; no all-gather follows the step (the next forward gathers).
+class Zero3 : public Zero2, public ParamSource {
+ public:
+  /// As Zero2, and sets itself as the model's ParamSource; allocates the shard (zero2_share
+  /// floats) and the three gathered-bucket buffers. The model keeps its full parameters until
+  /// shard_params().
+  Zero3(GPT& model, dist::Communicator& comm, const TrainConfig& tc);
+  ~Zero3() override;
+
+  /// Keeps this rank's slices of the model's (full, identical on every rank) parameters, then
+  /// frees the model's full-size parameter buffer. Once, after the parameters are final
+  /// (initialised or resumed and broadcast). Not collective.
+  void shard_params();
+  /// Collective: every bucket all-gathered into `full` (backend memory, num_params floats; a
+  /// checkpoint's weights on rank 0), or, with full == null, through the bucket buffers only
+  /// (the other ranks' part of the same collectives).
+  void gather_params(float* full);
+
+  const float* need(int bucket) override;
+  void done(int bucket) override;
+  void step(double lr, int t) override;
+
+ private:
+  float* pshard_ = nullptr;  // share_ floats: this rank's slice of each bucket, at acc_off_
+  float* pfirst_ = nullptr;  // bucket 0 gathered
+  float* plast_ = nullptr;   // the last bucket gathered
+  float* pblock_ = nullptr;  // one block gathered (blocks are lent one at a time)
+  int pblock_lent_ = -1;
+  bool sharded_ = false;
 };
 
 }  // namespace td

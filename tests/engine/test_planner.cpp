@@ -145,6 +145,16 @@ class TestPlanner : public QObject {
     QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::mixed, 2, 8, 4), 1088848320.0);
     // ZeRO-3: (7/8)(2Ψ + 2Ψ + 2Ψ) = 5.25Ψ = 653308992 (1.5x data parallel, as the paper says).
     QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::mixed, 3, 8, 1), 653308992.0);
+    // ... by kind: reduce-scatter (7/8) 2Ψ = 1.75Ψ = 217769664, all-gather (7/8) 2 x 2Ψ = 3.5Ψ.
+    const td::CollectiveBytes k3 = td::collective_bytes_by_kind(kPsi, td::Precision::mixed, 3, 8, 1);
+    QCOMPARE(k3.reduce_scatter, 217769664.0);
+    QCOMPARE(k3.all_gather, 435539328.0);
+    QCOMPARE(k3.all_reduce, 0.0);
+    // ZeRO-2, 4 micro-batches: reduce-scatter 4 x 1.75Ψ, all-gather 1.75Ψ; data parallel: all-reduce only.
+    const td::CollectiveBytes k2 = td::collective_bytes_by_kind(kPsi, td::Precision::mixed, 2, 8, 4);
+    QCOMPARE(k2.reduce_scatter, 4 * 217769664.0);
+    QCOMPARE(k2.all_gather, 217769664.0);
+    QCOMPARE(td::collective_bytes_by_kind(kPsi, td::Precision::mixed, 0, 8, 4).all_reduce, 435539328.0);
     // fp32 all-reduce, n = 2: 2 (1/2) 4Ψ = 4Ψ; one device sends nothing.
     QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::fp32, 0, 2, 1), 4.0 * kPsi);
     QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::fp32, 0, 1, 1), 0.0);
