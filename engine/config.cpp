@@ -147,8 +147,7 @@ const std::vector<Field>& fields() {
     v.push_back(make_string<M>("model", "family", m, &M::family, {"gpt2", "llama"},
                                "Model family. \"gpt2\": GPT-2 (LayerNorm, GELU MLP, learned position embeddings, biases); \"llama\": the Llama layout "
                                "(RMSNorm, SwiGLU MLP, rotary position embeddings, grouped-query attention, no biases; Touvron et al. 2023), as Llama 3, "
-                               "SmolLM2, Qwen and Mistral. The llama-only fields below are errors in a gpt2 config. This build plans llama models but "
-                               "cannot train them yet."));
+                               "SmolLM2, Qwen and Mistral. The llama-only fields below are errors in a gpt2 config."));
     v.push_back(make_int<M>("model", "vocab_size", m, &M::vocab_size, 2, 1 << 24, "Vocabulary size V; must equal the dataset's tokenizer (257 for the byte tokenizer)."));
     v.push_back(make_int<M>("model", "seq_len", m, &M::seq_len, 1, 1 << 16, "Context length T in tokens (gpt2: the learned position embeddings' length; llama: the longest sequence trained, RoPE has no table)."));
     v.push_back(make_int<M>("model", "n_layer", m, &M::n_layer, 1, 1024, "Number of transformer blocks L."));
@@ -225,13 +224,6 @@ void check_object(const json& j, const std::string& path) {
 int llama_default_d_ff(int d_model, int multiple_of) {
   const int64_t hidden = 8 * (int64_t)d_model / 3;  // int(2 * (4 d) / 3)
   return (int)(multiple_of * ((hidden + multiple_of - 1) / multiple_of));
-}
-
-std::string untrainable_reason(const ModelConfig& m) {
-  if (m.family == "gpt2") return "";
-  return "value \"" + m.family + "\": the " + m.family +
-         " model is not yet trainable in this build (its config, plan and designer are; the model lands later): "
-         "use `traindeck-engine plan` for its estimates, or set model.family to \"gpt2\" to train";
 }
 
 alerts::AlertRules alert_rules(const TrainConfig& t) {

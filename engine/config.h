@@ -48,11 +48,6 @@ struct ModelConfig {
 /// d_model 4096, multiple_of 256: 11008 (Llama-7B). d_model >= 1, multiple_of >= 1.
 int llama_default_d_ff(int d_model, int multiple_of);
 
-/// "" when the engine can train this model shape; else why not, for the user, as the message of
-/// a ConfigError at model.family (a family whose model is not in this build).
-/// `traindeck-engine train` refuses such a config with it before it reads any data.
-std::string untrainable_reason(const ModelConfig& m);
-
 struct TrainConfig {
   std::string device = "cpu";
   std::string precision = "auto";  // "auto", "fp32" or "bf16": see resolved_precision()

@@ -1851,12 +1851,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Die Schätzungen sind gültig; wählen Sie vor einem Lauf einen Datensatz (data.path).</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>This build plans Llama models but cannot train them yet: a run of this config stops with a message. Choose the gpt2 family to train now.</source>
-        <translation>Dieser Build plant Llama-Modelle, kann sie aber noch nicht trainieren: Ein Lauf dieser Konfiguration endet mit einer Meldung. Wählen Sie die Familie gpt2, um jetzt zu trainieren.</translation>
-    </message>
-    <message>
-        <location line="+2"/>
+        <location line="+1"/>
         <source>Calibrating this CPU (a few seconds)…</source>
         <translation>Diese CPU wird kalibriert (einige Sekunden)…</translation>
     </message>

@@ -262,7 +262,9 @@ static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::s
     auto params = download_all(be, model.params(), model.num_params());
     std::vector<SafeTensor> ts;
     for (const auto& t : model.tensors()) ts.push_back({t.name, t.shape, params.data() + t.offset});
-    info.bytes += write_safetensors(tmp + "/model.safetensors", ts, {{"format", "traindeck-gpt2"}, {"step", std::to_string(state.step)}});
+    // "traindeck-gpt2" or "traindeck-llama": the family whose tensor names the file holds.
+    info.bytes += write_safetensors(tmp + "/model.safetensors", ts,
+                                    {{"format", "traindeck-" + model.config().family}, {"step", std::to_string(state.step)}});
   }
   if (opt) {
     auto m = download_all(be, opt->m(), opt->size());

@@ -6,7 +6,7 @@
 //   calibrate measure this CPU's sgemm peak (the MFU denominator) and the engine's share of it
 //   devices   the devices this engine can train on (cpu, cuda:N), as JSON
 //   config    print the config reference (docs/config.md)
-//   export    a checkpoint as a Hugging Face GPT-2 directory or raw safetensors (docs/export.md)
+//   export    a checkpoint as a Hugging Face GPT-2 or Llama directory, or raw safetensors (docs/export.md)
 //   runs      list, show and export runs in the store
 //   launch    start N local ranks of a data-parallel run (docs/distributed.md)
 #include <CLI/CLI.hpp>
@@ -342,11 +342,11 @@ int main(int argc, char** argv) {
 
   // export
   td::ExportOptions xopt;
-  auto* exp = app.add_subcommand("export", "Export a checkpoint: Hugging Face GPT-2 (hf) or the engine's safetensors with a JSON sidecar");
+  auto* exp = app.add_subcommand("export", "Export a checkpoint: Hugging Face GPT-2 or Llama (hf) or the engine's safetensors with a JSON sidecar");
   auto* xrun = exp->add_option("--run", xopt.run_dir, "Run directory (its newest valid checkpoint)");
   auto* xck = exp->add_option("--checkpoint", xopt.checkpoint, "One checkpoint directory (step_NNNNNNNN)");
   xrun->excludes(xck);
-  exp->add_option("--format", xopt.format, "hf (transformers GPT2LMHeadModel) or safetensors (the engine's names)")
+  exp->add_option("--format", xopt.format, "hf (transformers GPT2LMHeadModel or LlamaForCausalLM, by model.family) or safetensors (the engine's names)")
       ->check(CLI::IsMember({"hf", "safetensors"}));
   exp->add_option("--out", xopt.out_dir, "Output directory (written atomically)")->required();
   exp->add_flag("--force", xopt.force, "Replace an existing non-empty --out that is an earlier export (never another folder)");
@@ -371,9 +371,6 @@ int main(int argc, char** argv) {
       if (!metrics_port.empty()) sets.push_back("train.metrics_port=" + metrics_port);
       if (!metrics_address.empty()) sets.push_back("train.metrics_address=" + metrics_address);
       td::RunConfig cfg = load_config(config_path, sets);
-      // A family whose model this build lacks (llama, until it lands) stops here, before any
-      // run directory, event or data read.
-      if (const std::string why = td::untrainable_reason(cfg.model); !why.empty()) throw td::ConfigError("model.family", why);
       if (*o_resume_from) {
         topt.resume = true;
         topt.resume_from = resume_from;
@@ -554,8 +551,8 @@ int main(int argc, char** argv) {
                     "and the allowed range. Override any field on the command line with `--set section.field=value`.\n\n"
                     "`model.family` chooses the model: \"gpt2\" (the default) or \"llama\". Fields marked *llama only* are errors\n"
                     "in a gpt2 config (remove them, or set the family), so a config never carries a setting that does nothing;\n"
-                    "`to_json` and the run's stored config leave them out for gpt2. This build plans and designs llama models;\n"
-                    "`train` refuses them with a message until the llama model lands.\n\n"
+                    "`to_json` and the run's stored config leave them out for gpt2. Both families train, sample, evaluate,\n"
+                    "checkpoint and resume alike (single process, data parallel, every ZeRO stage).\n\n"
                     "| field | default | allowed | meaning |\n|---|---|---|---|\n");
         for (const auto& f : td::config_field_docs())
           std::printf("| `%s` | `%s` | %s | %s%s |\n", f.path.c_str(), f.default_value.c_str(), f.range.c_str(),

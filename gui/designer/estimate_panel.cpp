@@ -77,7 +77,6 @@ void EstimatePanel::showCheck(const PlanCheck& c) {
   // A peak without the engine's share (a cache from an older engine) is worth calibrating again.
   calibrated_ = c.peak_flops.has_value() && c.mfu_basis != MfuBasis::Assumed;
   data_path_error_ = c.errors.contains(QStringLiteral("data.path"));
-  untrainable_ = c.has_plan && !td::untrainable_reason(c.config.model).empty();
   if (c.has_plan) {
     const Plan& p = c.plan;
     params_->setText(tr("%1 (%2)").arg(formatCount(p.n_params), formatSi((double)p.n_params)));
@@ -141,9 +140,6 @@ void EstimatePanel::updateNote() {
   QStringList lines;
   if (!has_plan_) lines << tr("Fix the marked fields to update the estimates (the figures shown are of the last valid config).");
   else if (data_path_error_) lines << tr("The estimates are valid; choose a dataset (data.path) before a run.");
-  if (has_plan_ && untrainable_)
-    lines << tr("This build plans Llama models but cannot train them yet: a run of this config stops with a message. "
-                "Choose the gpt2 family to train now.");
   if (calibrating_) lines << tr("Calibrating this CPU (a few seconds)…");
   if (!calibration_error_.isEmpty()) lines << calibration_error_;
   note_->setText(lines.join('\n'));

@@ -19,8 +19,7 @@ namespace td::gui {
 /// estimate_activations, estimate_total, estimate_tokens_per_s, estimate_run_time,
 /// estimate_basis and estimate_note; the calibrate button is calibrate_button.
 /// When a check has no plan, the last plan stays, greyed, and the note asks to fix the marked
-/// fields. A model family this build cannot train (td::untrainable_reason: llama, until its model
-/// lands) is planned as any other, and the note says it cannot be trained yet. GUI thread only.
+/// fields. GUI thread only.
 class EstimatePanel : public QWidget {
   Q_OBJECT
  public:
@@ -47,7 +46,6 @@ class EstimatePanel : public QWidget {
   QPushButton* calibrate_;
   bool has_plan_ = false, calibrated_ = false, calibrating_ = false;
   bool data_path_error_ = false;
-  bool untrainable_ = false;  // the planned family cannot be trained by this build
   QString calibration_error_;
 };
 
