@@ -176,6 +176,14 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
 
   std::string job, last_state, last_reason;
   bool term_sent = false, cancel_sent = false;
+  // Running is reported once the job is seen running, its steps arrive, or it ended on nodes:
+  // a short job can go from PENDING to COMPLETED between two looks at its state.
+  bool reported_running = false;
+  auto report_running = [&](const QString& text) {
+    if (reported_running || term_sent) return;
+    reported_running = true;
+    report({Report::Kind::Job, 0, 0, text, q(job), {}, Phase::Running});
+  };
   Clock::time_point cancel_at{};
   int polls = 0, attempt = 0;
   RunTargetState::Connection connection = RunTargetState::Connection::None;
@@ -195,6 +203,7 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
       if (st.ingest.rows > 0) {
         const auto info = store->find_run(run_id);
         report({Report::Kind::Ingested, info ? info->last_step.value_or(0) : 0, 0, {}, {}, {}, Phase::Unknown});
+        if (!job.empty()) report_running(tr("job %1 running").arg(q(job)));
       }
       td::remote::Session* s = follower->session();
       if (!s) continue;
@@ -233,6 +242,11 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
         const Phase phase = term_sent ? Phase::Stopping : js.pending() ? Phase::Queued : js.running() ? Phase::Running : Phase::Ended;
         const QString text = js.pending() ? q(reason) : js.running() ? tr("job %1 on %2").arg(q(job), q(js.nodes)) : q(reason);
         job_text = text;
+        if (phase == Phase::Running || phase == Phase::Queued) {
+          reported_running = phase == Phase::Running;  // a requeued job runs again
+        } else if (phase == Phase::Ended && !js.nodes.empty()) {
+          report_running(tr("job %1 on %2").arg(q(job), q(js.nodes)));  // it ran, between two looks
+        }
         report({Report::Kind::Job, 0, 0, text, q(job), {}, phase});
       }
       if (!js.ended() && js.state != "UNKNOWN") continue;
