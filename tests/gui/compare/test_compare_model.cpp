@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "compare_fixture.h"
+#include "engine/config.h"
 #include "gui/compare/compare_format.h"
 #include "gui/compare/compare_model.h"
 
@@ -179,6 +180,35 @@ class TestCompareModel : public QObject {
     const ConfigDiff one = computeConfigDiff({{{"a", "1"}, {"b", "2"}}});
     QCOMPARE(one.rows.size(), size_t(0));
     QCOMPARE(one.equal, 2);
+  }
+
+  // A Llama run beside a GPT-2 run of the same width (issue 17): the configs as the engine stores
+  // them (to_json of the parsed config, as run_start carries it), flattened as the store does.
+  // The diff is the family, the resolved SwiGLU width against GELU's 4 C, and the four
+  // llama-only fields, which a gpt2 config never carries (shown as missing, not as a default).
+  void llamaAgainstGpt2ConfigDiff() {
+    const nlohmann::json model = {{"vocab_size", 257}, {"seq_len", 64}, {"n_layer", 2}, {"n_head", 6}, {"d_model", 384}};
+    nlohmann::json llama = model;
+    llama.update({{"family", "llama"}, {"n_kv_head", 2}});
+    auto flat = [](const nlohmann::json& m) {
+      return td::store::Store::flatten_config(td::to_json(td::parse_config({{"model", m}, {"data", {{"path", "ds"}}}})).dump());
+    };
+    const ConfigDiff d = computeConfigDiff({flat(model), flat(llama)});
+    std::map<QString, std::pair<std::optional<QString>, std::optional<QString>>> rows;
+    for (const auto& r : d.rows) rows[r.path] = {r.values[0], r.values[1]};
+    using V = std::optional<QString>;
+    // d_ff: gpt2 4 x 384 = 1536; llama 256 x ceil(floor(8 x 384 / 3) / 256) = 256 x 4 = 1024.
+    const std::map<QString, std::pair<V, V>> want = {
+        {"model.d_ff", {QString("1536"), QString("1024")}},
+        {"model.family", {QString("gpt2"), QString("llama")}},
+        {"model.ffn_multiple_of", {std::nullopt, QString("256")}},
+        {"model.n_kv_head", {std::nullopt, QString("2")}},
+        {"model.rms_norm_eps", {std::nullopt, QString("1e-05")}},
+        {"model.rope_theta", {std::nullopt, QString("10000.0")}}};
+    for (const auto& [path, v] : rows)
+      qInfo("%s: %s | %s", qPrintable(path), qPrintable(v.first.value_or("-")), qPrintable(v.second.value_or("-")));
+    QCOMPARE(rows, want);
+    QVERIFY(d.equal > 20);  // every train.* and data.* field, and the shared model fields
   }
 
   void humanFormats() {
