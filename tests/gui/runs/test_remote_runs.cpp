@@ -3,6 +3,8 @@
 // store, detached and re-attached by a new controller (through a node that is unreachable at
 // first), stopped (with a checkpoint), resumed, killed with SIGKILL, and a checkpoint downloaded.
 // Every check reads the store, the node's files or the signals; nothing is timed.
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <signal.h>
@@ -10,6 +12,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <sstream>
 
 #include "../gui_test_util.h"
 #include "remote_node_fixture.h"
@@ -170,6 +173,48 @@ class TestRemoteRuns : public QObject {
     int bundles = 0;
     for (const auto& e : fs::directory_iterator(c.bundleCacheDir().toStdString())) bundles += e.is_directory();
     QCOMPARE(bundles, 1);
+  }
+
+  // A Llama run (issue 17) goes to the node as any run: it completes there, and its losses are
+  // the losses of the same config trained by this machine's engine (the node runs the same
+  // build, one thread, the same seed and the same dataset: CPU training is deterministic).
+  void llama_run_on_the_node_equals_a_local_run() {
+    StoreClient client(fx_.db);
+    RemoteRunController c(&client, connector());
+    QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error);
+    const int steps = 30;
+    nlohmann::json cfg = tdguitest::tiny_config(fx_.data, steps);
+    cfg["model"].update({{"family", "llama"}, {"n_kv_head", 1}});  // multi-query attention
+    QString err;
+    const QString id = c.startRun("lab", fx_.node, "remote-exp", cfg, &err);
+    QVERIFY2(!id.isEmpty(), qPrintable(err));
+    expect_end(ended, id, "completed");
+    QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
+    check_every_step_once(id, steps);
+    auto s = store();
+    const auto stored = nlohmann::json::parse(s->chart_run(id.toStdString()).config_json);
+    QCOMPARE(stored["model"]["family"].get<std::string>(), std::string("llama"));
+    QCOMPARE(stored["model"]["n_kv_head"].get<int>(), 1);
+    const auto remote = s->metric_series(id.toStdString(), "loss");
+
+    QTemporaryDir local;
+    QVERIFY(local.isValid());
+    tdguitest::writeFile(local.filePath("run.json"), QByteArray::fromStdString(cfg.dump()));
+    QProcess p;
+    p.start(TD_ENGINE_EXE, {"train", "--config", local.filePath("run.json"), "--out", local.filePath("run"), "--quiet",
+                            "--no-events-stdout"});
+    QVERIFY2(p.waitForStarted(10000) && p.waitForFinished(tdguitest::kSlowMs), "waited for the local llama run to end");
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, p.readAllStandardError().constData());
+    std::vector<double> losses;
+    std::istringstream events(read_text(local.filePath("run/events.jsonl").toStdString()));
+    for (std::string line; std::getline(events, line);) {
+      const auto e = nlohmann::json::parse(line);
+      if (e["type"] == "step") losses.push_back(e["loss"].get<double>());
+    }
+    QCOMPARE(losses.size(), size_t(steps));
+    QCOMPARE(remote.size(), size_t(steps));
+    for (int i = 0; i < steps; i++) QCOMPARE(remote.value[i], losses[i]);
+    QVERIFY2(losses.back() < losses.front() - 0.5, qPrintable(QString("%1 -> %2").arg(losses.front()).arg(losses.back())));
   }
 
   // The run is a million steps: it outlasts the detach and the reattach on any machine, and
