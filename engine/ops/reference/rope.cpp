@@ -12,24 +12,33 @@ namespace {
 // Pairs are (i, i + hs/2) of each head (rotate_half): for i < hs/2, with a = t theta^(-2i/hs),
 //   x'[i]        = x[i] cos a - sign x[i + hs/2] sin a
 //   x'[i + hs/2] = x[i + hs/2] cos a + sign x[i] sin a.
-// The angles are computed in double, whatever R is.
+// The angles are computed in double, whatever R is, once per (t, i) for all rows and heads.
 template <class R>
 void rotate(R* x, int B, int T, int NH, int NKV, int hs, double theta, int sign) {
   const int half = hs / 2, heads = NH + NKV, W = (NH + 2 * NKV) * hs;
   std::vector<double> inv_freq(half);
   for (int i = 0; i < half; i++) inv_freq[i] = std::pow(theta, -2.0 * i / hs);
+  std::vector<R> cos_t((size_t)T * half), sin_t((size_t)T * half);  // (T, hs/2)
+#pragma omp parallel for schedule(static)
+  for (int t = 0; t < T; t++) {
+    for (int i = 0; i < half; i++) {
+      const double a = t * inv_freq[i];
+      cos_t[(size_t)t * half + i] = (R)std::cos(a);
+      sin_t[(size_t)t * half + i] = (R)(sign * std::sin(a));
+    }
+  }
 #pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
       R* row = x + ((size_t)b * T + t) * W;
-      for (int i = 0; i < half; i++) {
-        const double a = t * inv_freq[i];
-        const R c = (R)std::cos(a), s = (R)(sign * std::sin(a));
-        for (int h = 0; h < heads; h++) {
-          R* v = row + (size_t)h * hs;
+      const R* cr = cos_t.data() + (size_t)t * half;
+      const R* sr = sin_t.data() + (size_t)t * half;
+      for (int h = 0; h < heads; h++) {
+        R* v = row + (size_t)h * hs;
+        for (int i = 0; i < half; i++) {  // contiguous in i: vectorised
           const R x1 = v[i], x2 = v[i + half];
-          v[i] = x1 * c - x2 * s;
-          v[i + half] = x2 * c + x1 * s;
+          v[i] = x1 * cr[i] - x2 * sr[i];
+          v[i + half] = x2 * cr[i] + x1 * sr[i];
         }
       }
     }
