@@ -186,7 +186,8 @@ __global__ void causal_softmax_backward_kernel(Act* dpre, const Act* att, const 
     out[j] = store_as<Act>(j <= t ? load_f(a[j]) * (d[j] - dot) : 0.0f);
 }
 
-unsigned row_blocks(size_t rows) { return ceil_div(rows * 32, kRowBlock); }
+// Warp per row: kRowBlock / 32 rows per block.
+unsigned row_blocks(size_t rows, const char* kernel) { return grid_for(rows * 32, kRowBlock, kernel); }
 
 template <class T> T* at(void* base, size_t offset) {
   return reinterpret_cast<T*>(static_cast<char*>(base) + offset);
@@ -222,18 +223,18 @@ void attention_forward(cublasHandle_t blas, Act* out, Act* att, const Act* qkv, 
     const size_t n = (size_t)nb * T * C;  // elements of q (and of out for this chunk)
     const size_t rows = (size_t)nb * NH * T;
     Act* att_b = att + (size_t)b0 * NH * T * T;
-    permute_qkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(q, k, v, qkv + (size_t)b0 * T * W,
+    permute_qkv_kernel<<<grid_for(n, 256, "permute_qkv"), 256, 0, stream>>>(q, k, v, qkv + (size_t)b0 * T * W,
                                                             nb, T, NH, NKV, hs);
     check_launch("permute_qkv_kernel");
     // scores (T,T) = scale * q (T,hs) @ k^T, per (b, h).
     gemm_rm(blas, false, true, T, T, hs, scale, q, act, hs, s_th, k, act, hs, s_th, 0.0f, scores,
             CUDA_R_32F, T, s_tt, nb * NH);
-    causal_softmax_kernel<<<row_blocks(rows), kRowBlock, 0, stream>>>(att_b, scores, rows, T);
+    causal_softmax_kernel<<<row_blocks(rows, "causal_softmax"), kRowBlock, 0, stream>>>(att_b, scores, rows, T);
     check_launch("causal_softmax_kernel");
     // y (T,hs) = att (T,T) @ v (T,hs).
     gemm_rm(blas, false, false, T, hs, T, 1.0f, att_b, act, T, s_tt, v, act, hs, s_th, 0.0f, y, act,
             hs, s_th, nb * NH);
-    permute_heads_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(out + (size_t)b0 * T * C, y, nb, T,
+    permute_heads_kernel<<<grid_for(n, 256, "permute_heads"), 256, 0, stream>>>(out + (size_t)b0 * T * C, y, nb, T,
                                                               NH, hs, false);
     check_launch("permute_heads_kernel");
   }
@@ -268,10 +269,10 @@ void attention_backward(cublasHandle_t blas, Act* dqkv, const Act* dout, const A
     const size_t rows = (size_t)nb * NH * T;
     const Act* att_b = att + (size_t)b0 * NH * T * T;
     const int batch = nb * NH;
-    permute_qkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(q, k, v, qkv + (size_t)b0 * T * W,
+    permute_qkv_kernel<<<grid_for(n, 256, "permute_qkv"), 256, 0, stream>>>(q, k, v, qkv + (size_t)b0 * T * W,
                                                             nb, T, NH, NKV, hs);
     check_launch("permute_qkv_kernel");
-    permute_heads_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(dy, dout + (size_t)b0 * T * C, nb,
+    permute_heads_kernel<<<grid_for(n, 256, "permute_heads"), 256, 0, stream>>>(dy, dout + (size_t)b0 * T * C, nb,
                                                               T, NH, hs, true);
     check_launch("permute_heads_kernel");
     // datt (T,T) = dy (T,hs) @ v^T; dv (T,hs) = att^T (T,T) @ dy.
@@ -279,7 +280,7 @@ void attention_backward(cublasHandle_t blas, Act* dqkv, const Act* dout, const A
             CUDA_R_32F, T, s_tt, batch);
     gemm_rm(blas, true, false, T, hs, T, 1.0f, att_b, act, T, s_tt, dy, act, hs, s_th, 0.0f, dv,
             CUDA_R_32F, hs, s_th, batch);
-    causal_softmax_backward_kernel<<<row_blocks(rows), kRowBlock, 0, stream>>>(dpre, att_b, datt,
+    causal_softmax_backward_kernel<<<row_blocks(rows, "causal_softmax_backward"), kRowBlock, 0, stream>>>(dpre, att_b, datt,
                                                                                rows, T);
     check_launch("causal_softmax_backward_kernel");
     // dq (T,hs) = scale * dpre @ k; dk (T,hs) = scale * dpre^T @ q.
@@ -287,7 +288,7 @@ void attention_backward(cublasHandle_t blas, Act* dqkv, const Act* dout, const A
             CUDA_R_32F, hs, s_th, batch);
     gemm_rm(blas, true, false, T, hs, T, scale, dpre, act, T, s_tt, q, act, hs, s_th, 0.0f, dk,
             CUDA_R_32F, hs, s_th, batch);
-    accumulate_dqkv_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(dqkv + (size_t)b0 * T * W, dq,
+    accumulate_dqkv_kernel<<<grid_for(n, 256, "accumulate_dqkv"), 256, 0, stream>>>(dqkv + (size_t)b0 * T * W, dq,
                                                                 dk, dv, nb, T, NH, NKV, hs);
     check_launch("accumulate_dqkv_kernel");
   }

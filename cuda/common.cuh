@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "cuda/launch.h"  // grid_for, grid_yz, ceil_div
 #include "engine/common/error.h"
 #include "engine/ops/dtype.h"
 
@@ -30,8 +31,6 @@ template <> __device__ __forceinline__ __nv_bfloat16 store_as<__nv_bfloat16>(flo
 void check(cudaError_t err, const char* what);
 /// Checks the last kernel launch (cudaGetLastError).
 inline void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
-
-inline unsigned ceil_div(size_t a, size_t b) { return (unsigned)((a + b - 1) / b); }
 
 }  // namespace td::cuda
 

@@ -115,10 +115,10 @@ void encoder_backward(float* dwte, float* dwpe, const Act* dout, const int32_t* 
 
   // Buckets: aim at ~2048 warps in all (enough to fill an H100/H200), between kWteWarps and 256
   // (more buckets cost every warp a full scan of the ids for fewer adds each).
-  const unsigned channel_blocks = ceil_div((size_t)C, 32);
+  const unsigned channel_blocks = grid_for((size_t)C, 32, "encoder_backward_wte");
   unsigned nbuckets = kWteWarps;
   while (nbuckets < 256 && (size_t)channel_blocks * nbuckets < 2048) nbuckets *= 2;
-  dim3 grid(channel_blocks, nbuckets / kWteWarps), block(32, kWteWarps);
+  dim3 grid(channel_blocks, grid_yz(nbuckets / kWteWarps, "encoder_backward_wte")), block(32, kWteWarps);
   encoder_backward_wte_kernel<Act><<<grid, block, 0, stream>>>(dwte, dout, inp, (size_t)B * T, C, nbuckets);
   check_launch("encoder_backward_wte_kernel");
 }

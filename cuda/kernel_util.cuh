@@ -1,7 +1,7 @@
 // Device helpers shared by the element-wise and reduction kernels (encoder, layernorm, gelu,
 // residual, softmax_cross_entropy, optimizer): 128-bit packs, fixed-order warp and block
 // reductions (deterministic: the same inputs and launch shape give the same bits), and the
-// grid size of a one-thread-per-item launch.
+// grid size of a one-thread-per-item launch (grid_for, cuda/launch.h).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -48,14 +48,6 @@ __device__ __forceinline__ float block_sum(float x, float* shared) {
   __syncthreads();
   x = lane < nwarps ? shared[lane] : 0.0f;
   return warp_sum(x);
-}
-
-/// Blocks for n items at `per_block` items per block; throws td::Error past CUDA's grid limit.
-inline unsigned grid_for(size_t n, size_t per_block, const char* kernel) {
-  size_t g = (n + per_block - 1) / per_block;
-  if (g > (size_t)INT_MAX)
-    fail(std::string(kernel) + ": " + std::to_string(n) + " elements exceed one launch's grid; split the tensor");
-  return (unsigned)g;
 }
 
 }  // namespace td::cuda

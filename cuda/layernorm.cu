@@ -133,7 +133,7 @@ template <class Act>
 void layernorm_forward(Act* out, float* mean, float* rstd, const Act* inp, const Act* weight, const Act* bias,
                        int N, int C, cudaStream_t stream) {
   if (N <= 0 || C <= 0) return;
-  layernorm_forward_kernel<Act><<<ceil_div((size_t)N, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(
+  layernorm_forward_kernel<Act><<<grid_for((size_t)N, kRowsPerBlock, "layernorm_forward"), 32 * kRowsPerBlock, 0, stream>>>(
       out, mean, rstd, inp, weight, bias, N, C);
   check_launch("layernorm_forward_kernel");
 }
@@ -151,13 +151,13 @@ void layernorm_backward(Act* dinp, float* dweight, float* dbias, const Act* dout
   // element before its own thread overwrites it).
   const Chunks ch = chunks_of(N, C);
   constexpr int kThreads = 256;
-  const unsigned column_blocks = ceil_div((size_t)C, kThreads);
-  layernorm_backward_partial_kernel<Act><<<dim3(column_blocks, ch.count), kThreads, 0, stream>>>(
+  const unsigned column_blocks = grid_for((size_t)C, kThreads, "layernorm_backward");
+  layernorm_backward_partial_kernel<Act><<<dim3(column_blocks, grid_yz(ch.count, "layernorm_backward_partial")), kThreads, 0, stream>>>(
       scratch, dout, inp, mean, rstd, N, C, ch.rows);
   check_launch("layernorm_backward_partial_kernel");
   layernorm_backward_reduce_kernel<<<column_blocks, kThreads, 0, stream>>>(dweight, dbias, scratch, C, ch.count);
   check_launch("layernorm_backward_reduce_kernel");
-  layernorm_backward_dinp_kernel<Act><<<ceil_div((size_t)N, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(
+  layernorm_backward_dinp_kernel<Act><<<grid_for((size_t)N, kRowsPerBlock, "layernorm_backward_dinp"), 32 * kRowsPerBlock, 0, stream>>>(
       dinp, dout, inp, weight, mean, rstd, N, C);
   check_launch("layernorm_backward_dinp_kernel");
 }

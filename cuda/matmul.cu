@@ -3,6 +3,7 @@
 #include "cuda/matmul.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "cuda/common.cuh"
@@ -82,11 +83,24 @@ __global__ void fill_rows_kernel(Act* out, const Act* bias, size_t n, int OC) {
 
 }  // namespace
 
+// How many of the heuristic's algorithms a plan keeps: the first is used; the others are the
+// fallbacks when cublasLtMatmul rejects one at call time.
+constexpr int kHeuristicAlgos = 8;
+
+// cublasLtMatmul's answers that mean "not this algorithm for this call" (an algorithm the
+// heuristic offered but the call's pointers or sizes rule out) rather than a real error: the
+// next algorithm, then cublasGemmEx, is tried.
+bool lt_rejected(cublasStatus_t st) {
+  return st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE;
+}
+
 struct Matmul::Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-  bool ok = false;  // false: cuBLASLt has no algorithm, use cublasGemmEx
+  // The heuristic's algorithms, best first, from `next` on: those before it were rejected by
+  // cublasLtMatmul. None left: cuBLASLt cannot do this GEMM, use cublasGemmEx.
+  cublasLtMatmulAlgo_t algos[kHeuristicAlgos] = {};
+  int count = 0, next = 0;
   ~Plan() {
     if (d) cublasLtMatrixLayoutDestroy(d);
     if (b) cublasLtMatrixLayoutDestroy(b);
@@ -101,6 +115,8 @@ Matmul::Matmul(cublasHandle_t blas, cublasLtHandle_t lt, void* workspace, size_t
 Matmul::~Matmul() = default;
 
 bool Matmul::lt_gemm(const Gemm& g, cudaStream_t stream) {
+  // An unaligned bias must never reach the epilogue (forward checks first; this is the guard).
+  TD_ASSERT(g.bias == nullptr || lt_bias_epilogue_ok(g.bias, g.d_type == CUDA_R_32F ? 4 : 2));
   const Key key{g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb, g.ldd, (int)g.ab_type,
                 (int)g.d_type, g.beta != 0.0f, alignment_of(g.a), alignment_of(g.b),
                 alignment_of(g.d), alignment_of(g.bias), g.bias != nullptr};
@@ -128,7 +144,7 @@ bool Matmul::lt_gemm(const Gemm& g, cudaStream_t stream) {
     cublasLtMatmulPreference_t pref = nullptr;
     TD_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    cublasLtMatmulHeuristicResult_t result{};
+    cublasLtMatmulHeuristicResult_t results[kHeuristicAlgos] = {};
     int returned = 0;
     try {
       set_pref(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, (uint64_t)workspace_bytes_);
@@ -143,8 +159,8 @@ bool Matmul::lt_gemm(const Gemm& g, cudaStream_t stream) {
         set_pref(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                  (uint32_t)(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
       }
-      st = cublasLtMatmulAlgoGetHeuristic(lt_, p->desc, p->a, p->b, p->d, p->d, pref, 1, &result,
-                                          &returned);
+      st = cublasLtMatmulAlgoGetHeuristic(lt_, p->desc, p->a, p->b, p->d, p->d, pref, kHeuristicAlgos,
+                                          results, &returned);
     } catch (...) {
       cublasLtMatmulPreferenceDestroy(pref);
       throw;
@@ -152,19 +168,28 @@ bool Matmul::lt_gemm(const Gemm& g, cudaStream_t stream) {
     cublasLtMatmulPreferenceDestroy(pref);
     // No algorithm (usually CUBLAS_STATUS_NOT_SUPPORTED: an odd leading dimension or an
     // unaligned pointer): cublasGemmEx takes over, and reports any real error itself.
-    if (st == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
-      p->algo = result.algo;
-      p->ok = true;
-    }
+    if (st == CUBLAS_STATUS_SUCCESS)
+      for (int i = 0; i < returned; i++)
+        if (results[i].state == CUBLAS_STATUS_SUCCESS) p->algos[p->count++] = results[i].algo;
     it = plans_.emplace(key, std::move(p)).first;
   }
   Plan& p = *it->second;
-  if (!p.ok) return false;
   if (g.bias) set_attr(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
   const float alpha = 1.0f;
-  TD_CUBLAS_CHECK(cublasLtMatmul(lt_, p.desc, &alpha, g.a, p.a, g.b, p.b, &g.beta, g.d, p.d, g.d,
-                                 p.d, &p.algo, workspace_, workspace_bytes_, stream));
-  return true;
+  // The heuristic's algorithms in order, from the last one that worked: the first accepted
+  // runs the GEMM. One that cublasLtMatmul rejects (lt_rejected) is dropped for this plan for
+  // good; any other status is a real error and throws.
+  for (; p.next < p.count; p.next++) {
+    const cublasStatus_t st = cublasLtMatmul(lt_, p.desc, &alpha, g.a, p.a, g.b, p.b, &g.beta, g.d,
+                                             p.d, g.d, p.d, &p.algos[p.next], workspace_,
+                                             workspace_bytes_, stream);
+    if (st == CUBLAS_STATUS_SUCCESS) return true;
+    if (!lt_rejected(st)) check_cublas(st, "cublasLtMatmul");
+    std::fprintf(stderr, "note: cuBLASLt rejected heuristic algorithm %d of %d for a %dx%dx%d GEMM (%s); %s\n",
+                 p.next + 1, p.count, g.m, g.n, g.k, cublasGetStatusName(st),
+                 p.next + 1 < p.count ? "trying the next" : "using cublasGemmEx");
+  }
+  return false;  // no algorithm (left): the caller uses cublasGemmEx
 }
 
 void Matmul::blas_gemm(const Gemm& g) {
@@ -192,11 +217,16 @@ void Matmul::forward(Act* out, const Act* inp, const Act* weight, const Act* bia
   g.b = inp, g.ldb = C;
   g.d = out, g.ldd = OC;
   g.ab_type = g.d_type = cuda_data_type<Act>();
-  g.bias = bias;  // the epilogue adds bias[m] to row m of out^T: bias[oc] to every token
   if (bias) {
-    if (lt_gemm(g, stream)) return;
+    // The epilogue adds bias[m] to row m of out^T (bias[oc] to every token), but only a
+    // 16-byte aligned bias may reach it (lt_bias_epilogue_ok, cuda/launch.h): a bias at an odd
+    // offset in the parameter buffer takes the rows-filled-with-bias path below.
+    if (lt_bias_epilogue_ok(bias, sizeof(Act))) {
+      g.bias = bias;
+      if (lt_gemm(g, stream)) return;
+    }
     const size_t n = (size_t)N * OC;
-    fill_rows_kernel<<<ceil_div(n, 256), 256, 0, stream>>>(out, bias, n, OC);
+    fill_rows_kernel<<<grid_for(n, 256, "fill_rows"), 256, 0, stream>>>(out, bias, n, OC);
     check_launch("fill_rows_kernel");
     g.bias = nullptr;
     g.beta = 1.0f;
@@ -242,11 +272,11 @@ void Matmul::backward(Act* dinp, float* dweight, float* dbias, const Act* dout, 
     TD_ASSERT(scratch != nullptr);
     const int slices = bias_slices(N);
     float* partials = static_cast<float*>(scratch);
-    dim3 grid(ceil_div(OC, kBiasCols), slices);
+    dim3 grid(grid_for((size_t)OC, kBiasCols, "dbias_partials"), grid_yz(slices, "dbias_partials"));
     dbias_partials_kernel<<<grid, dim3(kBiasCols, kBiasRows), 0, stream>>>(partials, dout, N, OC,
                                                                           slices);
     check_launch("dbias_partials_kernel");
-    dbias_reduce_kernel<<<ceil_div(OC, 256), 256, 0, stream>>>(dbias, partials, OC, slices);
+    dbias_reduce_kernel<<<grid_for((size_t)OC, 256, "dbias_reduce"), 256, 0, stream>>>(dbias, partials, OC, slices);
     check_launch("dbias_reduce_kernel");
   }
 }

@@ -60,7 +60,8 @@ class Matmul {
 
  private:
   // One column-major GEMM D (m,n) = alpha op(A) op(B) + beta C with C == D, optional bias
-  // epilogue (bias of length m, type of D). Returns false when cuBLASLt offers no algorithm.
+  // epilogue (bias of length m, type of D, 16-byte aligned: lt_bias_epilogue_ok). Returns false
+  // when cuBLASLt offers no algorithm, or cublasLtMatmul rejected every one the heuristic gave.
   struct Gemm {
     bool trans_a = false, trans_b = false;
     int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;

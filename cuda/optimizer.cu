@@ -72,7 +72,7 @@ size_t grad_norm_partials_count(size_t n) {
 
 void grad_norm_partials(float* partials, const float* g, size_t n, cudaStream_t stream) {
   // Launched even for n = 0: the caller reads grad_norm_partials_count(n) partials.
-  grad_norm_partials_kernel<<<(unsigned)grad_norm_partials_count(n), kThreads, 0, stream>>>(partials, g, n);
+  grad_norm_partials_kernel<<<grid_for(grad_norm_partials_count(n), 1, "grad_norm_partials"), kThreads, 0, stream>>>(partials, g, n);
   check_launch("grad_norm_partials_kernel");
 }
 

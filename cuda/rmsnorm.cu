@@ -97,7 +97,7 @@ template <class Act>
 void rmsnorm_forward(Act* out, float* rstd, const Act* inp, const Act* weight, int N, int C, float eps,
                      cudaStream_t stream) {
   if (N <= 0 || C <= 0) return;
-  rmsnorm_forward_kernel<Act><<<ceil_div((size_t)N, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(
+  rmsnorm_forward_kernel<Act><<<grid_for((size_t)N, kRowsPerBlock, "rmsnorm_forward"), 32 * kRowsPerBlock, 0, stream>>>(
       out, rstd, inp, weight, N, C, eps);
   check_launch("rmsnorm_forward_kernel");
 }
@@ -114,13 +114,13 @@ void rmsnorm_backward(Act* dinp, float* dweight, const Act* dout, const Act* inp
   const int rows = chunk_rows(N, C);
   const int count = (int)ceil_div((size_t)N, (size_t)rows);
   constexpr int kThreads = 256;
-  const unsigned column_blocks = ceil_div((size_t)C, kThreads);
-  rmsnorm_backward_partial_kernel<Act><<<dim3(column_blocks, count), kThreads, 0, stream>>>(scratch, dout, inp,
+  const unsigned column_blocks = grid_for((size_t)C, kThreads, "rmsnorm_backward");
+  rmsnorm_backward_partial_kernel<Act><<<dim3(column_blocks, grid_yz(count, "rmsnorm_backward_partial")), kThreads, 0, stream>>>(scratch, dout, inp,
                                                                                            rstd, N, C, rows);
   check_launch("rmsnorm_backward_partial_kernel");
   rmsnorm_backward_reduce_kernel<<<column_blocks, kThreads, 0, stream>>>(dweight, scratch, C, count);
   check_launch("rmsnorm_backward_reduce_kernel");
-  rmsnorm_backward_dinp_kernel<Act><<<ceil_div((size_t)N, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(
+  rmsnorm_backward_dinp_kernel<Act><<<grid_for((size_t)N, kRowsPerBlock, "rmsnorm_backward_dinp"), 32 * kRowsPerBlock, 0, stream>>>(
       dinp, dout, inp, weight, rstd, N, C);
   check_launch("rmsnorm_backward_dinp_kernel");
 }

@@ -111,9 +111,9 @@ void softmax_cross_entropy(float* losses, Act* dlogits, const Act* logits, const
   constexpr int kW = Pack16<Act>::kN;
   const bool vec = (size_t)V * sizeof(Act) % 16 == 0 && aligned16(logits) && (dlogits == nullptr || aligned16(dlogits));
   if (vec)
-    softmax_cross_entropy_kernel<Act, kW><<<N, kThreads, 0, stream>>>(losses, dlogits, logits, targets, V, grad_scale);
+    softmax_cross_entropy_kernel<Act, kW><<<grid_for((size_t)N, 1, "softmax_cross_entropy"), kThreads, 0, stream>>>(losses, dlogits, logits, targets, V, grad_scale);
   else
-    softmax_cross_entropy_kernel<Act, 1><<<N, kThreads, 0, stream>>>(losses, dlogits, logits, targets, V, grad_scale);
+    softmax_cross_entropy_kernel<Act, 1><<<grid_for((size_t)N, 1, "softmax_cross_entropy"), kThreads, 0, stream>>>(losses, dlogits, logits, targets, V, grad_scale);
   check_launch("softmax_cross_entropy_kernel");
 }
 

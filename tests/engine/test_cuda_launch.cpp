@@ -1,0 +1,121 @@
+// The CUDA backend's host-side decisions (cuda/launch.h), checked on the CPU: the grid sizes
+// every kernel launch uses (CUDA's limits, no silent truncation) and when cuBLASLt's bias
+// epilogue may read a bias (16-byte aligned only). The last case computes, from the parameter
+// table, which linear-layer biases of test_parity's odd-width models sit at unaligned offsets,
+// so that the GPU rows there really take both bias paths.
+#include <QtTest>
+
+#include <cstdint>
+#include <string>
+
+#include "cuda/launch.h"
+#include "engine/model/gpt.h"
+
+using namespace td;
+
+namespace {
+
+bool throws_naming(const std::function<void()>& f, const std::string& what) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return std::string(e.what()).find(what) != std::string::npos;
+  }
+  return false;
+}
+
+// The linear layers' biases (the ones Matmul::forward gets; LayerNorm's are not GEMM biases).
+bool is_gemm_bias(const std::string& name) {
+  for (const char* s : {"attn.c_attn.bias", "attn.c_proj.bias", "mlp.c_fc.bias", "mlp.c_proj.bias"})
+    if (name.ends_with(s)) return true;
+  return false;
+}
+
+}  // namespace
+
+class TestCudaLaunch : public QObject {
+  Q_OBJECT
+ private slots:
+  void grid_for_is_ceil_div_within_the_limit() {
+    QCOMPARE(cuda::grid_for(0, 256, "k"), 1u);  // an empty launch is legal
+    QCOMPARE(cuda::grid_for(1, 256, "k"), 1u);
+    QCOMPARE(cuda::grid_for(256, 256, "k"), 1u);
+    QCOMPARE(cuda::grid_for(257, 256, "k"), 2u);
+    QCOMPARE(cuda::grid_for(43008, 1, "k"), 43008u);
+    // 2^31 - 1 blocks is the last grid that fits gridDim.x; one item more needs 2^31.
+    const size_t max_items = (size_t(1) << 31) - 1;
+    QCOMPARE(cuda::grid_for(max_items * 256, 256, "k"), 2147483647u);
+    QVERIFY(throws_naming([&] { cuda::grid_for(max_items * 256 + 1, 256, "gelu_forward"); }, "gelu_forward"));
+    QVERIFY(throws_naming([&] { cuda::grid_for(max_items * 256 + 1, 256, "k"); }, "2147483648 blocks"));
+    // The old unchecked (unsigned) cast of 2^32 + 5 blocks would have launched 5.
+    QVERIFY(throws_naming([&] { cuda::grid_for((size_t(1) << 32) + 5, 1, "k"); }, "split the tensor"));
+    QVERIFY(throws_naming([&] { cuda::grid_for(10, 0, "k"); }, "0 items per block"));
+  }
+
+  void grid_yz_allows_1_to_65535() {
+    QCOMPARE(cuda::grid_yz(1, "k"), 1u);
+    QCOMPARE(cuda::grid_yz(64, "k"), 64u);
+    QCOMPARE(cuda::grid_yz(65535, "k"), 65535u);
+    QVERIFY(throws_naming([] { cuda::grid_yz(65536, "dbias_partials"); }, "dbias_partials: 65536 blocks"));
+    QVERIFY(throws_naming([] { cuda::grid_yz(0, "k"); }, "1 to 65535"));
+  }
+
+  void ceil_div_does_not_truncate() {
+    QCOMPARE(cuda::ceil_div(7, 2), size_t(4));
+    QCOMPARE(cuda::ceil_div((size_t(1) << 40) + 1, 1024), (size_t(1) << 30) + 1);
+  }
+
+  void bias_epilogue_needs_16_byte_alignment() {
+    alignas(256) static unsigned char buf[512];
+    QVERIFY(cuda::lt_bias_epilogue_ok(buf, 2));
+    QVERIFY(cuda::lt_bias_epilogue_ok(buf, 4));
+    QVERIFY(cuda::lt_bias_epilogue_ok(buf + 16, 2));
+    QVERIFY(cuda::lt_bias_epilogue_ok(buf + 48, 4));
+    for (int off : {2, 4, 8, 12, 14, 18, 250}) {
+      QVERIFY2(!cuda::lt_bias_epilogue_ok(buf + off, 2), qPrintable(QString("offset %1").arg(off)));
+      QVERIFY2(!cuda::lt_bias_epilogue_ok(buf + off, 4), qPrintable(QString("offset %1").arg(off)));
+    }
+    QVERIFY(!cuda::lt_bias_epilogue_ok(nullptr, 4));
+    QVERIFY(!cuda::lt_bias_epilogue_ok(buf, 8));  // no double biases in the backend
+    QVERIFY(!cuda::lt_bias_epilogue_ok(buf, 1));
+  }
+
+  // test_parity's odd-width model (d_model 30, d_ff 90; kOddModel there) has GEMM biases on
+  // both sides of the 16-byte rule in the parameter buffer (based at a cudaMalloc address,
+  // 256-byte aligned), in bf16 and in fp32; the GPT-2 124M shape has every bias aligned.
+  void odd_width_model_has_aligned_and_unaligned_biases() {
+    ModelConfig odd;
+    odd.vocab_size = 67;
+    odd.seq_len = 16;
+    odd.n_layer = 2;
+    odd.n_head = 3;
+    odd.d_model = 30;
+    odd.d_ff = 90;
+    ModelConfig gpt2;
+    gpt2.vocab_size = 50304;
+    gpt2.seq_len = 1024;
+    gpt2.n_layer = 12;
+    gpt2.n_head = 12;
+    gpt2.d_model = 768;
+    gpt2.d_ff = 3072;
+    alignas(256) static unsigned char base[256];
+    for (size_t elem : {size_t(2), size_t(4)}) {
+      int aligned = 0, unaligned = 0;
+      for (const ParamTensor& t : gpt_param_tensors(odd)) {
+        if (!is_gemm_bias(t.name)) continue;
+        // The decision equals the byte offset's remainder mod 16, worked out by hand here.
+        const bool ok = cuda::lt_bias_epilogue_ok(base + (t.offset * elem) % 256, elem);
+        QCOMPARE(ok, (t.offset * elem) % 16 == 0);
+        (ok ? aligned : unaligned)++;
+      }
+      QVERIFY2(aligned > 0 && unaligned > 0,
+               qPrintable(QString("elem %1: %2 aligned, %3 unaligned").arg(elem).arg(aligned).arg(unaligned)));
+      for (const ParamTensor& t : gpt_param_tensors(gpt2))
+        if (is_gemm_bias(t.name))
+          QVERIFY2(cuda::lt_bias_epilogue_ok(base + (t.offset * elem) % 256, elem), t.name.c_str());
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCudaLaunch)
+#include "test_cuda_launch.moc"
