@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/ops/cpu_math.h"
 #include "engine/ops/reference/blas.h"
 
 namespace td::cpu {
@@ -12,6 +13,43 @@ namespace td::cpu {
 // thread, so the pairs proceed in parallel with no synchronisation inside a GEMM.
 // qkv rows are W = C + 2 NKV hs wide: q (NH heads) | k (NKV heads) | v (NKV heads); q head h
 // reads k/v head h / G, G = NH / NKV (with NKV = NH: W = 3C, k = q + C, v = q + 2C).
+namespace {
+
+// row[0, n) = softmax(row[0, n)), row[n, T) = 0: one causal row of scores.
+template <class R>
+void softmax_row(R* row, int n, int T) {
+  R mx = row[0];
+  for (int j = 1; j < n; j++) mx = std::max(mx, row[j]);
+  R sum = R(0.0);
+  for (int j = 0; j < n; j++) {
+    row[j] = std::exp(row[j] - mx);
+    sum += row[j];
+  }
+  const R inv = R(1.0) / sum;
+  for (int j = 0; j < n; j++) row[j] *= inv;
+  for (int j = n; j < T; j++) row[j] = R(0.0);
+}
+// fp32: vectorised, exp from cpu_math.h (the arguments are <= 0; relative error < 2e-7; glibc's
+// expf is a scalar call). Built for AVX-512 / AVX2 / baseline.
+TD_SIMD_CLONES void softmax_row_f32(float* row, int n, int T) {
+  float mx = row[0];
+  for (int j = 1; j < n; j++) mx = std::max(mx, row[j]);
+  float sum = 0.0f;
+  for (int j = 0; j < n; j++) {
+    row[j] = exp_neg_f32(row[j] - mx);
+    sum += row[j];
+  }
+  const float inv = 1.0f / sum;
+  for (int j = 0; j < n; j++) row[j] *= inv;
+  for (int j = n; j < T; j++) row[j] = 0.0f;
+}
+template <>
+void softmax_row<float>(float* row, int n, int T) {
+  softmax_row_f32(row, n, T);
+}
+
+}  // namespace
+
 template <class R>
 void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH, int NKV) {
   const int hs = C / NH, G = NH / NKV, CKV = NKV * hs, W = C + 2 * CKV;
@@ -25,19 +63,7 @@ void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH
     // scores (T,T) = scale * q @ k^T (only t2 <= t is used).
     gemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, W, k, W, R(0.0), a, T);
     // Causal softmax of every row; entries above the diagonal become 0.
-    for (int t = 0; t < T; t++) {
-      R* row = a + (size_t)t * T;
-      R mx = row[0];
-      for (int j = 1; j <= t; j++) mx = std::max(mx, row[j]);
-      R sum = R(0.0);
-      for (int j = 0; j <= t; j++) {
-        row[j] = std::exp(row[j] - mx);
-        sum += row[j];
-      }
-      const R inv = R(1.0) / sum;
-      for (int j = 0; j <= t; j++) row[j] *= inv;
-      for (int j = t + 1; j < T; j++) row[j] = R(0.0);
-    }
+    for (int t = 0; t < T; t++) softmax_row(a + (size_t)t * T, t + 1, T);
     // out[b, :, h*hs:(h+1)*hs] (T,hs) = att (T,T) @ v (T,hs).
     gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, R(1.0), a, T, k + CKV, W, R(0.0),
          out + (size_t)b * T * C + h * hs, C);
