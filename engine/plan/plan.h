@@ -52,9 +52,10 @@ uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch);
 /// a llama model's activations are shape.h's planned layout until its model lands); with train.zero = 1 and world_size > 1 the
 /// AdamW moments are the largest rank's shard, 8 ceil(N / world_size) bytes; with train.zero = 2 the
 /// gradients are zero2_grad_floats (the rank's slices and the bucket buffers of backward) and the
-/// moments the largest rank's slices, 8 zero2_max_share (engine/train/zero.h). CPU ranks at ZeRO-1 and
-/// 2 add Gloo's reduce-scatter receive buffer to the gradients (4 ceil(N / n) bytes; ZeRO-2: of the
-/// largest bucket).
+/// moments the largest rank's slices, 8 zero2_max_share (engine/train/zero.h); with train.zero = 3
+/// (fp32) the weights are zero3_param_floats too. CPU ranks at ZeRO-1 to 3 add Gloo's reduce-scatter
+/// receive buffer to the gradients (4 ceil(N / n) bytes; ZeRO-2 and 3: of the largest bucket).
+/// Checked against each rank's RSS at ZeRO 0-3 on 4 ranks: tests/engine/test_zero_memory.cpp.
 Plan make_plan(const RunConfig& c, int world_size = 1);
 /// A human-readable table.
 std::string plan_table(const Plan& p);

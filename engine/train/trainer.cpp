@@ -1,6 +1,9 @@
 #include "engine/train/trainer.h"
 
 #include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/statvfs.h>
@@ -10,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <cstring>
 #include <filesystem>
@@ -58,6 +62,22 @@ std::atomic<int> g_signals{0};
 std::atomic<bool> g_time_limit{false};
 
 void on_time_limit(int) { g_time_limit.store(true); }
+
+// Keeps host memory that the engine frees out of the process (so rss_bytes is what the run holds:
+// the planner's memory per rank, docs/planner.md "Accuracy"). glibc raises its mmap threshold to
+// the size of each freed mmap'd block (up to 32 MiB; mallopt(3), M_MMAP_THRESHOLD), so after the
+// first large free (the model's full-size gradient, ZeRO-2; its parameters, ZeRO-3) later
+// temporaries of up to that size come from the heap, and freed heap is only trimmed above twice
+// the threshold: rank 0's init_weights copy (4 N) and ZeRO-2/3's per-bucket host copies (since
+// then a plain memcpy on the CPU backend, engine/train/zero.cpp) stayed resident, 3 to 20 MiB a
+// rank at 6.4 M parameters (tests/engine/test_zero_memory.cpp).
+// Setting the threshold to glibc's default, 128 KiB, turns the dynamic adjustment off.
+// MALLOC_MMAP_THRESHOLD_ in the environment (glibc's tunable) is left to win.
+void fix_malloc_mmap_threshold() {
+#if defined(__GLIBC__)
+  if (!std::getenv("MALLOC_MMAP_THRESHOLD_") && !std::getenv("GLIBC_TUNABLES")) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+}
 
 void on_signal(int) {
   if (g_signals.fetch_add(1) >= 1) {  // second signal: leave at once (only async-signal-safe calls)
@@ -264,6 +284,7 @@ bool time_limit_requested() { return g_time_limit.load(); }
 void request_stop() { g_signals.fetch_add(1); }
 
 int run_training(const RunConfig& cfg, const TrainOptions& opt) {
+  fix_malloc_mmap_threshold();
   const ModelConfig& mc = cfg.model;
   const TrainConfig& tc = cfg.train;
   const dist::DistEnv denv = dist::read_dist_env();
@@ -576,6 +597,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (on_gpu) {
     start["compute_capability"] = std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
     start["gpu_memory_total"] = dev.memory_total;
+    // Free device memory before the model's buffers (cudaMemGetInfo; omitted when unreadable).
+    if (dev.memory_free > 0) start["gpu_memory_free"] = dev.memory_free;
   }
   emit("run_start", start);
   auto warn = [&](const std::string& code, const std::string& message, json step) {

@@ -10,9 +10,15 @@ namespace td {
 namespace {
 
 // n floats from src to dst, both backend memory, through the host (the Backend interface has no
-// device-to-device copy; on the CPU backend both are host memory).
+// device-to-device copy). On the CPU backend both are host memory: one upload (a memcpy), no
+// temporary (a slice-sized allocation, page faults and a free at every bucket: 8-10 % of a
+// ZeRO-3 step at 6 M parameters on 2 ranks).
 void copy_backend(Backend& be, float* dst, const float* src, size_t n) {
   if (n == 0) return;
+  if (be.name() == "cpu") {
+    be.upload(dst, src, n * sizeof(float));
+    return;
+  }
   std::vector<float> host(n);
   be.download(host.data(), src, n * sizeof(float));
   be.upload(dst, host.data(), n * sizeof(float));
