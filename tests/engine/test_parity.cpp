@@ -15,7 +15,7 @@
 // at random values, not zero, so a backend that overwrites fails.
 //
 // A plain executable (no Qt): it must build and run on GPU machines without Qt.
-//   test_parity [--json PATH] [--require-cuda]
+//   test_parity [--json PATH] [--require-cuda] [--cpu-path-rows]
 // Exit status 0 when every row that ran passed (and, with --require-cuda, CUDA ran), else 1.
 #include <algorithm>
 #include <cmath>
@@ -46,36 +46,12 @@
 #include "engine/ops/reference/softmax_cross_entropy.h"
 #include "engine/ops/reference/swiglu.h"
 #include "engine/optim/adamw.h"
+#include "parity_util.h"
 
 using namespace td;
-using Vec = std::vector<double>;
+using namespace parity;
 
 namespace {
-
-// ---- tolerances (relative to the largest reference value of each output, see above) ---------
-// Unit roundoff u: fp32 2^-24 = 6.0e-8 (24 significant bits); bf16 2^-8 = 3.9e-3 (8 bits).
-// fp32 arithmetic per element (copies, sums of two, scale): one or two roundings, u each.
-constexpr double kF32Elementwise = 1e-6;
-// fp32 with exp/tanh (GELU): implementations differ by a few ulps (CUDA's tanhf 2 ulp, the
-// CPU's tanh_f32 3e-7 absolute), amplified up to ~10x by x * du in GELU's derivative.
-constexpr double kF32Transcendental = 1e-5;
-// fp32 reductions over K terms (matmul over C, layernorm over C, weight gradients over N = 256
-// rows, softmax over V = 1000, attention over T): the summation error grows like sqrt(K) u for
-// random signs and is bounded by K u = 6e-5 for K = 1000 (Higham, "Accuracy and Stability of
-// Numerical Algorithms", 2nd ed., sec. 4.2). TF32 GEMMs (u = 2^-11) fail this, by design.
-// AdamW uses it too: p_new rounded to fp32 carries u |p| (|p| <= ~4.5) against updates of
-// >= 1e-2 here: <= 3e-5.
-constexpr double kF32Reduction = 1e-4;
-// bf16 outputs after fp32 arithmetic: one rounding is <= u = 3.9e-3 of the element, hence of
-// the largest element (the CPU emulation measures 3.3e-3); 8e-3 = 2u leaves room for one
-// intermediate bf16 rounding inside a GPU kernel (a bias added after a rounded GEMM).
-constexpr double kBF16Once = 8e-3;
-// bf16 attention: on a GPU the scores, the probabilities and the output may each be stored in
-// bf16; a score rounded by u |s| (|s| up to ~4 for N(0,1) inputs) moves exp(s) by up to 4u =
-// 1.6e-2 relative, plus the output's rounding: 3e-2.
-constexpr double kBF16Attention = 3e-2;
-// fp32 -> bf16 conversion is exact arithmetic (round to nearest even): no error allowed.
-constexpr double kExact = 0.0;
 
 // ---- shapes ---------------------------------------------------------------------------------
 // B, T, C, NH, V, OC, NKV. Small odd sizes (no loop is accidentally a multiple of a vector width or a
@@ -86,80 +62,6 @@ struct Shape {
   int B, T, C, NH, V, OC, NKV;
 };
 const Shape kShapes[] = {{2, 5, 12, 3, 7, 9, 1}, {3, 17, 40, 5, 67, 33, 5}, {4, 64, 64, 4, 1000, 96, 2}};
-
-// ---- host data ------------------------------------------------------------------------------
-template <class T> T from_double(double x);
-template <> float from_double<float>(double x) { return (float)x; }
-template <> bf16 from_double<bf16>(double x) { return to_bf16((float)x); }
-
-// Deterministic random inputs, already rounded to the element type T (float or bf16).
-struct Rand {
-  std::mt19937_64 g;
-  explicit Rand(uint64_t seed) : g(seed) {}
-  template <class T> Vec normal(size_t n, double sd = 1.0) {
-    std::normal_distribution<double> d(0.0, sd);
-    Vec v(n);
-    for (auto& x : v) x = to_float(from_double<T>(d(g)));
-    return v;
-  }
-  std::vector<int32_t> ids(size_t n, int V) {
-    std::vector<int32_t> v(n);
-    for (auto& x : v) x = (int32_t)(g() % (uint64_t)V);
-    return v;
-  }
-};
-
-// max |got - want| / (max |want| + 1e-30): the error of one output tensor.
-double rel_error(const Vec& got, const Vec& want) {
-  if (got.size() != want.size()) return INFINITY;
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); i++) {
-    const double d = std::abs(got[i] - want[i]);
-    if (std::isnan(d)) return INFINITY;  // std::max would drop a NaN
-    num = std::max(num, d);
-    den = std::max(den, std::abs(want[i]));
-  }
-  return num / (den + 1e-30);
-}
-
-// Backend buffers of one check, freed when it ends.
-class Mem {
- public:
-  explicit Mem(Backend& be) : be_(be) {}
-  ~Mem() {
-    for (void* p : ptrs_) be_.free(p);
-  }
-  Mem(const Mem&) = delete;
-  Mem& operator=(const Mem&) = delete;
-  // A backend copy of v as elements of type T (values already representable: see Rand).
-  template <class T> T* put(const Vec& v) {
-    std::vector<T> h(v.size());
-    for (size_t i = 0; i < v.size(); i++) h[i] = from_double<T>(v[i]);
-    return upload(h);
-  }
-  template <class T> T* upload(const std::vector<T>& h) {
-    T* p = static_cast<T*>(alloc(h.size() * sizeof(T)));
-    be_.upload(p, h.data(), h.size() * sizeof(T));
-    return p;
-  }
-  template <class T> Vec get(const T* p, size_t n) {
-    std::vector<T> h(n);
-    be_.synchronize();
-    be_.download(h.data(), p, n * sizeof(T));
-    Vec v(n);
-    for (size_t i = 0; i < n; i++) v[i] = to_float(h[i]);
-    return v;
-  }
-
- private:
-  void* alloc(size_t bytes) {
-    void* p = be_.alloc(std::max<size_t>(bytes, 1));
-    ptrs_.push_back(p);
-    return p;
-  }
-  Backend& be_;
-  std::vector<void*> ptrs_;
-};
 
 // ---- one check per op, templated on the activation type Act -----------------------------------
 // Each returns the largest error over its output tensors for one shape.
@@ -266,12 +168,18 @@ template <class Act> double check_matmul_forward(Backend& be, const Shape& s) {
   Mem m(be);
   const int N = s.B * s.T;
   Vec x = r.normal<Act>((size_t)N * s.C), w = r.normal<Act>((size_t)s.OC * s.C), b = r.normal<Act>(s.OC);
+  // The bias in its own buffer (16-byte aligned: a cuBLASLt epilogue may add it), one element
+  // into a buffer (2 or 4 bytes past alignment: the backend must add it some other way, as for
+  // a bias at an odd offset of the parameter buffer), and none (the LM head has no bias).
+  Vec b_shifted(b.size() + 1, 0.0);
+  std::copy(b.begin(), b.end(), b_shifted.begin() + 1);
   double err = 0;
-  for (bool bias : {true, false}) {  // the LM head has no bias
+  for (int bias : {0, 1, 2}) {
     Vec want((size_t)N * s.OC);
-    cpu::matmul_forward(want.data(), x.data(), w.data(), bias ? b.data() : nullptr, N, s.C, s.OC);
+    cpu::matmul_forward(want.data(), x.data(), w.data(), bias < 2 ? b.data() : nullptr, N, s.C, s.OC);
     Act* out = m.put<Act>(Vec(want.size()));
-    be.ops<Act>().matmul_forward(out, m.put<Act>(x), m.put<Act>(w), bias ? m.put<Act>(b) : nullptr, N, s.C, s.OC);
+    const Act* g_b = bias == 0 ? m.put<Act>(b) : bias == 1 ? m.put<Act>(b_shifted) + 1 : nullptr;
+    be.ops<Act>().matmul_forward(out, m.put<Act>(x), m.put<Act>(w), g_b, N, s.C, s.OC);
     err = std::max(err, rel_error(m.get(out, want.size()), want));
   }
   return err;
@@ -549,23 +457,26 @@ std::vector<Row> op_rows() {
 // ---- whole model ----------------------------------------------------------------------------------
 // A tiny GPT (2 layers, 2 heads, d_model 32, seq_len 16, vocab 67, micro batch 3) on backend X
 // with activation type act, against the CPU fp32 model from the same initial weights.
+// The odd-width variant (3 heads, d_model 30, d_ff 90: not multiples of 8 or 4) puts linear-layer
+// biases at offsets of the parameter buffer that are not 16-byte aligned in bf16 or fp32 beside
+// ones that are (test_cuda_launch counts them), so one GPU step takes both bias paths of
+// Matmul::forward: the cuBLASLt epilogue and the rows-filled-with-bias GEMM.
 constexpr int kModelB = 3, kModelSteps = 20;
 
-ModelConfig tiny_model() {
+ModelConfig tiny_model(bool odd = false) {
   ModelConfig m;
   m.vocab_size = 67;
   m.seq_len = 16;
   m.n_layer = 2;
-  m.n_head = 2;
-  m.d_model = 32;
-  m.d_ff = 128;
+  m.n_head = odd ? 3 : 2;
+  m.d_model = odd ? 30 : 32;
+  m.d_ff = odd ? 90 : 128;
   return m;
 }
 
 // A learnable batch for step s: sequences of x' = (5 x + 3) mod V from random starts; the
 // targets are the next tokens.
-void model_batch(int step, std::vector<int32_t>& in, std::vector<int32_t>& tg) {
-  const ModelConfig m = tiny_model();
+void model_batch(int step, std::vector<int32_t>& in, std::vector<int32_t>& tg, const ModelConfig& m) {
   std::mt19937_64 g(1000 + step);
   in.resize((size_t)kModelB * m.seq_len);
   tg.resize(in.size());
@@ -584,12 +495,11 @@ struct StepResult {
   Vec logits, grads;  // host copies
 };
 
-StepResult model_step(Backend& be, DType act) {
-  const ModelConfig cfg = tiny_model();
+StepResult model_step(Backend& be, DType act, const ModelConfig& cfg) {
   GPT model(cfg, be, kModelB, act);
   model.init_weights(42);
   std::vector<int32_t> in, tg;
-  model_batch(0, in, tg);
+  model_batch(0, in, tg, cfg);
   StepResult r;
   model.zero_grad();
   r.loss = model.forward(in.data(), tg.data(), kModelB, cfg.seq_len);
@@ -603,15 +513,14 @@ StepResult model_step(Backend& be, DType act) {
   return r;
 }
 
-Vec model_losses(Backend& be, DType act) {
-  const ModelConfig cfg = tiny_model();
+Vec model_losses(Backend& be, DType act, const ModelConfig& cfg) {
   GPT model(cfg, be, kModelB, act);
   model.init_weights(42);
   AdamW opt(be, model.tensors(), model.num_params(), 0.9, 0.95, 1e-8, 0.1);
   Vec losses;
   std::vector<int32_t> in, tg;
   for (int step = 1; step <= kModelSteps; step++) {
-    model_batch(step, in, tg);
+    model_batch(step, in, tg, cfg);
     model.zero_grad();
     losses.push_back(model.forward(in.data(), tg.data(), kModelB, cfg.seq_len));
     model.backward(1.0f / (float)in.size());
@@ -625,6 +534,7 @@ struct ModelRow {
   std::string name;
   DType dtype;
   double tol;
+  bool odd = false;  // the odd-width model (tiny_model(true))
 };
 // fp32 backends differ from the CPU by summation order only: the per-op errors above (<= 1e-4)
 // compound through 2 layers of ~10 ops; 1e-3 bounds that, for the step and the loss curve.
@@ -637,9 +547,92 @@ struct ModelRow {
 const ModelRow kModelRows[] = {
     {"gpt_step", DType::kF32, 1e-3},  {"gpt_step", DType::kBF16, 5e-2},
     {"gpt_train20", DType::kF32, 1e-3}, {"gpt_train20", DType::kBF16, 5e-3},
+    {"gpt_step_odd", DType::kF32, 1e-3, true},  {"gpt_step_odd", DType::kBF16, 5e-2, true},
+    {"gpt_train20_odd", DType::kF32, 1e-3, true}, {"gpt_train20_odd", DType::kBF16, 5e-3, true},
 };
 
+// ---- path rows ----------------------------------------------------------------------------------
+// Shapes chosen to take a GPU kernel's less common path, too large for the CPU's test time: GPU
+// backends only. The numbers follow the launchers in cuda/ (re-check them when those change).
+struct PathRow {
+  std::string name;  // the op and the path its shapes take
+  DType dtype;
+  double tol;
+  std::vector<Shape> shapes;
+  std::function<double(Backend&, const Shape&)> check;
+};
+
+// Cross-entropy over more than 2^31 logits: vocabulary 50304 (GPT-2's, padded) x B T = 42 x 1024
+// = 43008 rows = 2,163,474,432 elements > 2^31 = 2,147,483,648, in a one-layer d_model 8 model
+// (8.7 GB of fp32 logits): a 32-bit element index anywhere in the LM head GEMM, the loss kernel
+// or the model's buffers wraps on the last 318 rows. The same tokens in 7 batches of 6 rows
+// (309 M elements each, no wrap possible) must give the same mean loss and the same logits for
+// the last 4 rows (all past element 2^31). Error: the larger of the two relative differences.
+double check_cross_entropy_2g(Backend& be, const Shape&) {
+  ModelConfig cfg;
+  cfg.vocab_size = 50304;
+  cfg.seq_len = 1024;
+  cfg.n_layer = 1;
+  cfg.n_head = 1;
+  cfg.d_model = 8;
+  cfg.d_ff = 32;
+  constexpr int kB = 42, kSplit = 6, kTail = 4;
+  const size_t T = (size_t)cfg.seq_len, V = (size_t)cfg.vocab_size, rows = kB * T;
+  static_assert((size_t)kB * 1024 * 50304 > (size_t(1) << 31));
+  GPT model(cfg, be, kB, DType::kF32);
+  model.init_weights(42);
+  Rand r(33);
+  const auto in = r.ids(rows, cfg.vocab_size), tg = r.ids(rows, cfg.vocab_size);
+  const double whole = model.forward(in.data(), tg.data(), kB, cfg.seq_len);
+  std::vector<float> tail_whole(kTail * V), tail_split(kTail * V);
+  model.download_logits(tail_whole.data(), rows - kTail, kTail);
+  double split = 0;
+  for (int b0 = 0; b0 < kB; b0 += kSplit)
+    split += model.forward(in.data() + b0 * T, tg.data() + b0 * T, kSplit, cfg.seq_len) / (kB / kSplit);
+  model.download_logits(tail_split.data(), kSplit * T - kTail, kTail);  // the same rows, last batch
+  std::printf("# cross_entropy_2g: loss %.7f over %zu rows (%zu logits), %.7f in %d batches of %d\n", whole,
+              rows, rows * V, split, kB / kSplit, kSplit);
+  return std::max(std::abs(whole - split) / std::abs(split),
+                  rel_error(Vec(tail_whole.begin(), tail_whole.end()), Vec(tail_split.begin(), tail_split.end())));
+}
+
+template <class Act> void add_path_rows(std::vector<PathRow>& rows) {
+  const DType d = dtype_of<Act>();
+  const bool f32 = d == DType::kF32;
+  // Attention batch chunking: batch_chunk (cuda/attention.cu) puts floor(256 MiB / one batch
+  // row's scratch) rows in a chunk. T 512, NH 16, C 64 (hs 4): a row's scores are NH T^2 fp32 =
+  // 16 MiB, plus q, k, v, y (4 x 128 KiB fp32, 64 KiB bf16): 15 rows a chunk forward, so B 17
+  // runs as 15 + 2; backward adds dpre (16 MiB fp32, 8 MiB bf16) and dq, dk, dv: 7 rows a chunk
+  // in fp32 (7 + 7 + 3), 10 in bf16 (10 + 7). NKV 16 and 4 (kv_heads).
+  const Shape attn{17, 512, 64, 16, 7, 9, 4};
+  const double attn_tol = f32 ? kF32Reduction : kBF16Attention;
+  rows.push_back({"attention_forward_chunked", d, attn_tol, {attn}, check_attention_forward<Act>});
+  rows.push_back({"attention_backward_chunked", d, attn_tol, {attn}, check_attention_backward<Act>});
+  // Bias gradient slices: bias_slices(N) = clamp(ceil(N / 256), 1, 64) (cuda/matmul.cu): N 300
+  // gives 2 slices, N 16411 the cap of 64 (ceil is 65; slice y then takes rows y*8.., +512, ...);
+  // C 30 and OC 90 are odd widths (the unaligned-bias forward path too).
+  const std::vector<Shape> dbias = {{1, 300, 30, 3, 7, 90, 3}, {1, 16411, 30, 3, 7, 90, 3}};
+  rows.push_back({"matmul_backward_slices", d, f32 ? kF32Reduction : kBF16Once, dbias, check_matmul_backward<Act>});
+  rows.push_back({"matmul_forward_odd", d, f32 ? kF32Reduction : kBF16Once, dbias, check_matmul_forward<Act>});
+}
+
+std::vector<PathRow> path_rows() {
+  std::vector<PathRow> rows;
+  add_path_rows<float>(rows);
+  add_path_rows<bf16>(rows);
+  // Grad-norm block cap: grad_norm_partials_count(n) = clamp(ceil(n / 2048), 1, 1024) blocks
+  // (cuda/optimizer.cu); check_grad_norm_squared takes n = B T C OC / 4 + 7 = 5,000,007 >
+  // 1024 x 2048, so the grid is capped and each thread strides over ~19 elements.
+  rows.push_back({"grad_norm_squared_capped", DType::kF32, kF32Reduction, {{1, 1, 1, 1, 7, 20000000, 1}},
+                  check_grad_norm_squared});
+  // Summation-order differences only (C = 8 terms per logit, losses summed in double): 1e-5.
+  rows.push_back({"cross_entropy_2g", DType::kF32, 1e-5, {Shape{}}, check_cross_entropy_2g});
+  return rows;
+}
+
 // ---- running ----------------------------------------------------------------------------------
+bool g_cpu_path_rows = false;  // --cpu-path-rows
+
 struct Result {
   std::string backend, op, dtype;
   int shapes = 0;
@@ -649,7 +642,7 @@ struct Result {
 };
 
 void print(const Result& r) {
-  std::printf("%-5s %-22s %-5s %6d %10.2e %9.1e  %s%s%s\n", r.backend.c_str(), r.op.c_str(), r.dtype.c_str(),
+  std::printf("%-5s %-26s %-5s %6d %10.2e %9.1e  %s%s%s\n", r.backend.c_str(), r.op.c_str(), r.dtype.c_str(),
               r.shapes, r.max_error, r.tol, r.pass ? "PASS" : "FAIL", r.note.empty() ? "" : "  ", r.note.c_str());
   std::fflush(stdout);
 }
@@ -691,15 +684,18 @@ void run_backend(const std::string& device, Backend& be, std::vector<Result>& ou
   // Whole model against the CPU fp32 model. On the CPU the fp32 rows would compare the CPU with
   // itself (nothing to learn): only its bf16 emulation runs there.
   auto cpu = make_cpu_backend();
-  StepResult ref_step;
-  Vec ref_losses;
+  std::map<bool, StepResult> ref_steps;  // by ModelRow::odd
+  std::map<bool, Vec> ref_curves;
   for (const ModelRow& mr : kModelRows) {
+    const ModelConfig cfg = tiny_model(mr.odd);
+    StepResult& ref_step = ref_steps[mr.odd];
+    Vec& ref_losses = ref_curves[mr.odd];
     if (device == "cpu" && mr.dtype == DType::kF32) continue;
     Result r{device, mr.name, dtype_name(mr.dtype), 1, 0, mr.tol, false, ""};
     try {
-      if (mr.name == "gpt_step") {
-        if (ref_step.grads.empty()) ref_step = model_step(*cpu, DType::kF32);
-        StepResult got = model_step(be, mr.dtype);
+      if (mr.name.starts_with("gpt_step")) {
+        if (ref_step.grads.empty()) ref_step = model_step(*cpu, DType::kF32, cfg);
+        StepResult got = model_step(be, mr.dtype, cfg);
         // The loss, the logits, then each gradient tensor; the note names the worst.
         r.max_error = std::abs(got.loss - ref_step.loss) / std::abs(ref_step.loss);
         r.note = "worst: loss";
@@ -710,20 +706,39 @@ void run_backend(const std::string& device, Backend& be, std::vector<Result>& ou
           }
         };
         take(rel_error(got.logits, ref_step.logits), "logits");
-        for (const ParamTensor& t : gpt_param_tensors(tiny_model())) {
+        for (const ParamTensor& t : gpt_param_tensors(cfg)) {
           Vec a(got.grads.begin() + t.offset, got.grads.begin() + t.offset + t.numel);
           Vec b(ref_step.grads.begin() + t.offset, ref_step.grads.begin() + t.offset + t.numel);
           take(rel_error(a, b), "grad " + t.name);
         }
       } else {
-        if (ref_losses.empty()) ref_losses = model_losses(*cpu, DType::kF32);
-        Vec got = model_losses(be, mr.dtype);
+        if (ref_losses.empty()) ref_losses = model_losses(*cpu, DType::kF32, cfg);
+        Vec got = model_losses(be, mr.dtype, cfg);
         for (size_t i = 0; i < got.size(); i++)
           r.max_error = std::max(r.max_error, std::abs(got[i] - ref_losses[i]) / std::abs(ref_losses[i]));
         char buf[96];
         std::snprintf(buf, sizeof buf, "loss %.4f -> %.4f (cpu fp32 %.4f -> %.4f)", got.front(), got.back(),
                       ref_losses.front(), ref_losses.back());
         r.note = buf;
+      }
+    } catch (const std::exception& e) {
+      r.max_error = INFINITY;
+      r.note = std::string("threw: ") + e.what();
+    }
+    r.pass = r.max_error <= r.tol;
+    print(r);
+    out.push_back(r);
+  }
+
+  // Shapes that take the GPU kernels' less common paths: GPU backends only (on the CPU too with
+  // --cpu-path-rows, which checks the rows themselves: minutes and ~10 GB of memory).
+  if (device == "cpu" && !g_cpu_path_rows) return;
+  for (const PathRow& pr : path_rows()) {
+    Result r{device, pr.name, dtype_name(pr.dtype), 0, 0, pr.tol, false, ""};
+    try {
+      for (const Shape& s : pr.shapes) {
+        r.max_error = std::max(r.max_error, pr.check(be, s));
+        r.shapes++;
       }
     } catch (const std::exception& e) {
       r.max_error = INFINITY;
@@ -746,8 +761,10 @@ int main(int argc, char** argv) {
       json_path = argv[++i];
     } else if (a == "--require-cuda") {
       require_cuda = true;
+    } else if (a == "--cpu-path-rows") {
+      g_cpu_path_rows = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--json PATH] [--require-cuda]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--json PATH] [--require-cuda] [--cpu-path-rows]\n", argv[0]);
       return 2;
     }
   }
@@ -760,10 +777,10 @@ int main(int argc, char** argv) {
     backends.push_back("cuda");
   } else {
     std::printf("SKIP cuda: %s\n", why.c_str());
-    skipped = (int)op_rows().size() + (int)std::size(kModelRows);
+    skipped = (int)op_rows().size() + (int)std::size(kModelRows) + (int)path_rows().size();
   }
 
-  std::printf("%-5s %-22s %-5s %6s %10s %9s  %s\n", "back", "op", "dtype", "shapes", "max_error", "tolerance", "result");
+  std::printf("%-5s %-26s %-5s %6s %10s %9s  %s\n", "back", "op", "dtype", "shapes", "max_error", "tolerance", "result");
   std::vector<Result> results;
   for (const std::string& name : backends) {
     try {
