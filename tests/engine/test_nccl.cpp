@@ -12,7 +12,8 @@
 // A plain executable (no Qt), for GPU machines (bench/gpu.sh):
 //   test_nccl [--json PATH] [--require-cuda]
 // Without a usable GPU (td::cuda_available) it prints "SKIP: <why>" and exits 0, or 1 with
-// --require-cuda. Otherwise exit 0 when every check passed, else 1.
+// --require-cuda. Otherwise exit 0 when every check passed, else 1. NCCL_SOCKET_IFNAME defaults
+// to "lo" (every rank is in this process); a value already set is kept.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -320,6 +322,13 @@ int main(int argc, char** argv) {
   } else {
     const int n = gpu_count(4);
     j["world_size"] = n;
+    // Every rank is a thread of this process: NCCL's bootstrap sockets need only the loopback
+    // interface, and on a machine whose only other interfaces are down or firewalled (a lent GPU
+    // box, a container) NCCL's own choice can fail to connect. A user's NCCL_SOCKET_IFNAME wins.
+    ::setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+    std::printf("# NCCL_SOCKET_IFNAME=%s%s\n", std::getenv("NCCL_SOCKET_IFNAME"),
+                std::string(std::getenv("NCCL_SOCKET_IFNAME")) == "lo" ? "" : " (set by the user)");
+    j["nccl_socket_ifname"] = std::getenv("NCCL_SOCKET_IFNAME");
     std::printf("# NCCL world of %d rank(s), one thread and one GPU each\n", n);
     double busbw = 0;
     {
