@@ -166,6 +166,17 @@ class CudaBackend final : public Backend {
     d.name = prop_.name;
     d.compute_capability = prop_.major * 10 + prop_.minor;
     d.memory_total = prop_.totalGlobalMem;
+    // The runtime's own figures: free counts every process's allocations and this process's
+    // context and library workspaces; total is what the driver makes available (it can be a
+    // little below totalGlobalMem). Unreadable: free stays 0 and total the property.
+    size_t free_bytes = 0, total_bytes = 0;
+    bind();
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+      d.memory_total = total_bytes;
+      d.memory_free = free_bytes;
+    } else {
+      (void)cudaGetLastError();  // clear the (non-sticky) error so that the next check is not blamed
+    }
     d.memory_allocated = allocated_;
     d.memory_peak = peak_;
     // The device's PCI address, which names the same GPU in NVML whatever CUDA's numbering

@@ -154,7 +154,9 @@ class ActivationOps {
 struct DeviceInfo {
   std::string name;             // "cpu", or the GPU's name ("NVIDIA H200")
   int compute_capability = 0;   // major * 10 + minor for CUDA devices, else 0
-  uint64_t memory_total = 0;    // device memory
+  uint64_t memory_total = 0;    // device memory (CUDA: cudaMemGetInfo's total)
+  uint64_t memory_free = 0;     // free device memory when device_info() was called (CUDA:
+                                // cudaMemGetInfo: all processes' use and this context counted)
   uint64_t memory_allocated = 0;  // bytes held by this backend's alloc() now
   uint64_t memory_peak = 0;       // high-water mark of memory_allocated
   double peak_bf16_tflops = 0;  // dense bf16 peak from the device table; 0 = unknown (no MFU)
