@@ -2244,8 +2244,8 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+2"/>
-        <source>3: + parameters sharded (planning only)</source>
-        <translation>3: + Parameter partitioniert (nur Planung)</translation>
+        <source>3: + parameters sharded (fp32 only)</source>
+        <translation>3: + Parameter partitioniert (nur fp32)</translation>
     </message>
     <message>
         <location line="-1"/>
@@ -2254,8 +2254,8 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+2"/>
-        <source>ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 to 2</source>
-        <translation>ZeRO-Stufe (Rajbhandari et al. 2020); die Engine trainiert die Stufen 0 bis 2</translation>
+        <source>ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 to 3, stage 3 in fp32 only</source>
+        <translation>ZeRO-Stufe (Rajbhandari et al. 2020); die Engine trainiert die Stufen 0 bis 3, Stufe 3 nur in fp32</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -2390,9 +2390,9 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>%1 dient nur der Planung: Die Engine läuft nicht darauf.</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <source>ZeRO stage 3 gives planning estimates: the engine trains stages 0 to 2.</source>
-        <translation>ZeRO-Stufe 3 ergibt Planungsschätzungen: Die Engine trainiert die Stufen 0 bis 2.</translation>
+        <location line="+2"/>
+        <source>The engine trains ZeRO stage 3 in fp32 only: in mixed precision stage 3 is a planning estimate.</source>
+        <translation>Die Engine trainiert ZeRO-Stufe 3 nur in fp32: In gemischter Präzision ist Stufe 3 eine Planungsschätzung.</translation>
     </message>
     <message>
         <location line="+2"/>

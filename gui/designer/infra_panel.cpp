@@ -116,8 +116,8 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   zero_->addItem(tr("0: all-reduce, everything replicated"), 0);
   zero_->addItem(tr("1: optimizer states sharded"), 1);
   zero_->addItem(tr("2: + gradients sharded"), 2);
-  zero_->addItem(tr("3: + parameters sharded (planning only)"), 3);
-  zero_->setToolTip(tr("ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 to 2"));
+  zero_->addItem(tr("3: + parameters sharded (fp32 only)"), 3);
+  zero_->setToolTip(tr("ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 to 3, stage 3 in fp32 only"));
   in_form->addRow(tr("ZeRO stage"), zero_);
   outer->addWidget(in_box);
 
@@ -294,7 +294,8 @@ void InfraPanel::recompute() {
   if (plan_) {
     const td::ClusterPlan& p = *plan_;
     if (p.device.planning_only) notes << tr("%1 is for planning only: the engine does not run on it.").arg(QString::fromStdString(p.device.name));
-    if (p.options.zero >= 3) notes << tr("ZeRO stage 3 gives planning estimates: the engine trains stages 0 to 2.");
+    if (p.options.zero >= 3 && p.precision != td::Precision::fp32)
+      notes << tr("The engine trains ZeRO stage 3 in fp32 only: in mixed precision stage 3 is a planning estimate.");
     if (!p.peak_flops)
       notes << (p.device.this_machine ? tr("This CPU's peak is not measured yet: calibrate it (This machine tab) to estimate time.")
                                       : tr("%1 has no peak in the catalogue at this precision: time and cost are unknown.")

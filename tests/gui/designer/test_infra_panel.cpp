@@ -159,7 +159,10 @@ class TestInfraPanel : public QObject {
     p.findChild<QComboBox*>("infra_zero")->setCurrentIndex(3);
     QCOMPARE(text(p, "infra_collective"), QStringLiteral("653.3 MB"));
     QCOMPARE(needs->horizontalHeaderItem(2)->text(), QStringLiteral("Fit (ZeRO-3)"));
-    QVERIFY(p.findChild<QLabel*>("infra_note")->text().contains("planning estimates"));
+    // ZeRO-3 trains in fp32 only: H100's mixed precision at stage 3 is an estimate, the note says.
+    QCOMPARE(p.findChild<QComboBox*>("infra_zero")->itemText(3), QStringLiteral("3: + parameters sharded (fp32 only)"));
+    QVERIFY(p.findChild<QComboBox*>("infra_zero")->toolTip().contains("stages 0 to 3, stage 3 in fp32 only"));
+    QVERIFY(p.findChild<QLabel*>("infra_note")->text().contains("ZeRO stage 3 in fp32 only: in mixed precision stage 3 is a planning estimate"));
     // A budget that is not a number: the note says so and train.steps x tokens per step is
     // used (the global batch: 100 steps x 16 x 1024 tokens x 8 devices = 13107200 tokens).
     auto* tokens = p.findChild<QLineEdit*>("infra_tokens");
