@@ -96,7 +96,8 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
   p.total_flops = p.tokens * p.model.flops_per_token;
   p.token_bytes = shard_token_bytes(m.vocab_size);
   const double tokens_per_device_step = double(c.train.micro_batch) * c.train.grad_accum * m.seq_len;
-  p.collective_bytes_per_step = collective_bytes_per_step(psi, p.precision, o.zero, o.world_size, c.train.grad_accum);
+  p.collective_bytes_by_kind = collective_bytes_by_kind(psi, p.precision, o.zero, o.world_size, c.train.grad_accum);
+  p.collective_bytes_per_step = p.collective_bytes_by_kind.total();
   p.price_per_hour = o.price_per_hour ? o.price_per_hour : p.device.price_per_hour;
   if (p.peak_flops) {
     const double rate = *p.peak_flops * o.mfu;  // achieved FLOP/s per device
@@ -243,6 +244,10 @@ nlohmann::json cluster_json(const ClusterPlan& p) {
           {"train_seconds", p.train_seconds},
           {"step_seconds", p.step_seconds},
           {"collective_bytes_per_step", p.collective_bytes_per_step},
+          {"collective_bytes_by_kind",
+           {{"all_reduce", p.collective_bytes_by_kind.all_reduce},
+            {"reduce_scatter", p.collective_bytes_by_kind.reduce_scatter},
+            {"all_gather", p.collective_bytes_by_kind.all_gather}}},
           {"network_bytes_per_s", p.network_bytes_per_s},
           {"token_bytes", p.token_bytes},
           {"storage_bytes_per_s", p.storage_bytes_per_s},

@@ -109,6 +109,7 @@ struct ClusterPlan {
   double train_seconds = 0;   // total_flops / (n x peak x MFU)
   double step_seconds = 0;    // compute time of one optimizer step (tokens per device per step)
   double collective_bytes_per_step = 0;   // per device, at the chosen stage
+  CollectiveBytes collective_bytes_by_kind;  // the same, by kind (all-reduce, reduce-scatter, all-gather)
   double network_bytes_per_s = 0;         // bus bandwidth that hides it: bytes / step_seconds
   int token_bytes = 2;                    // on-disk token width: 2 when vocab <= 65536, else 4
   double storage_bytes_per_s = 0;         // tokens_per_s x token_bytes (all devices)

@@ -362,6 +362,10 @@ class TestPlanner : public QObject {
                  cl["memory_per_device"][1]["optimizer_bytes"].get<uint64_t>(),
              uint64_t(684418944));
     QCOMPARE(cl["collective_bytes_per_step"].get<double>(), 435539328.0);
+    // ZeRO-1 by kind: reduce-scatter (7/8) 2Ψ and all-gather (7/8) 2Ψ, 1.75Ψ = 217769664 each.
+    QCOMPARE(cl["collective_bytes_by_kind"]["reduce_scatter"].get<double>(), 217769664.0);
+    QCOMPARE(cl["collective_bytes_by_kind"]["all_gather"].get<double>(), 217769664.0);
+    QCOMPARE(cl["collective_bytes_by_kind"]["all_reduce"].get<double>(), 0.0);
     QVERIFY(near(cl["cost"].get<double>(), 1.5011769464105158));
     // The table names the stages and the unknown device error lists the catalogue.
     r = engine({"plan", "--config", cfg, "--device", "A100-80GB", "--zero", "3"});
