@@ -40,7 +40,7 @@ Plan make_plan(const RunConfig& c, int world_size) {
   // slices of every bucket and the bucket buffers open during backward (zero2_grad_floats), and
   // the AdamW moments of its slices only. ZeRO-3 (fp32) also frees the full-size parameters: its
   // slices plus the gathered buckets in flight (zero3_param_floats).
-  const bool zero2 = c.train.zero >= 2 && world_size > 1 && m.family == "gpt2";
+  const bool zero2 = c.train.zero >= 2 && world_size > 1;
   if (c.train.zero == 3 && zero2 && !bf16) p.weights_bytes = 4 * (uint64_t)zero3_param_floats(m, world_size);
   p.grads_bytes = 4 * (zero2 ? (uint64_t)zero2_grad_floats(m, world_size) : p.n_params);
   // ZeRO-1 keeps this rank's shard of m and v (dist::shard_range: at most ceil(N / world)).

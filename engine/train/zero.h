@@ -29,6 +29,7 @@
 #include "engine/config.h"
 #include "engine/dist/communicator.h"
 #include "engine/model/gpt.h"
+#include "engine/model/shape.h"
 #include "engine/optim/adamw.h"
 
 namespace td {
@@ -45,10 +46,10 @@ inline size_t zero2_share(const std::vector<std::pair<size_t, size_t>>& buckets,
   return n;
 }
 
-/// The largest rank's zero2_share for a GPT-2 shape over `world` ranks (the AdamW moments of a
+/// The largest rank's zero2_share for a model shape (either family: model_grad_buckets) over `world` ranks (the AdamW moments of a
 /// rank are 2 x this).
 inline size_t zero2_max_share(const ModelConfig& m, int world) {
-  const auto buckets = gpt_grad_buckets(m);
+  const auto buckets = model_grad_buckets(m);
   size_t share = 0;
   for (int r = 0; r < std::max(1, world); r++) share = std::max(share, zero2_share(buckets, r, std::max(1, world)));
   return share;
@@ -58,7 +59,7 @@ inline size_t zero2_max_share(const ModelConfig& m, int world) {
 /// (max over ranks of zero2_share) plus the buckets' buffers open at once during backward:
 /// bucket 0 (embeddings), the last bucket (ln_f, lm_head) and one block.
 inline size_t zero2_grad_floats(const ModelConfig& m, int world) {
-  const auto buckets = gpt_grad_buckets(m);
+  const auto buckets = model_grad_buckets(m);
   const size_t block = buckets.size() > 2 ? buckets[1].second - buckets[1].first : 0;
   return zero2_max_share(m, world) + (buckets.front().second - buckets.front().first) +
          (buckets.back().second - buckets.back().first) + block;

@@ -50,8 +50,10 @@ namespace {
 constexpr int kRanks = 4;
 constexpr double kMiB = 1048576.0;
 
-json config_of(int n_layer, int d_model, int n_head, int seq_len, const QString& data) {
-  return {{"model", {{"vocab_size", 257}, {"seq_len", seq_len}, {"n_layer", n_layer}, {"n_head", n_head}, {"d_model", d_model}}},
+json config_of(int n_layer, int d_model, int n_head, int seq_len, const QString& data, int n_kv_head = 0) {
+  json model = {{"vocab_size", 257}, {"seq_len", seq_len}, {"n_layer", n_layer}, {"n_head", n_head}, {"d_model", d_model}};
+  if (n_kv_head > 0) model.update({{"family", "llama"}, {"n_kv_head", n_kv_head}});  // a Llama of the same size
+  return {{"model", model},
           {"train", {{"threads", 1}, {"steps", 3}, {"micro_batch", 1}, {"warmup", 1}, {"precision", "fp32"}, {"eval_interval", 0},
                      {"eval_batches", 1}, {"sample_interval", 0}, {"checkpoint_interval", 0}}},
           {"data", {{"path", data.toStdString()}}}};
@@ -178,6 +180,38 @@ class TestZeroMemory : public QObject {
       ok = ok && std::fabs(err) <= 0.05;
     }
     qInfo("ZeRO-%d at %d ranks:\n%s", zero, kRanks, qPrintable(said));
+    QVERIFY2(ok, qPrintable(said));
+  }
+
+  // The Llama family at ZeRO-2 and 3 (its buckets: model_grad_buckets, engine/model/shape.h),
+  // the same model size with GQA 4/2, against a near-empty llama's process memory.
+  void llama_plan_vs_measured_data() {
+    QTest::addColumn<int>("zero");
+    for (int z : {2, 3}) QTest::newRow(qPrintable(QString("llama ZeRO-%1").arg(z))) << z;
+  }
+  void llama_plan_vs_measured() {
+    QFETCH(int, zero);
+    const json big = config_of(8, 256, 4, 64, data_, 2), empty = config_of(1, 8, 2, 8, data_, 1);
+    const QString big_cfg = dir_.filePath("llama_big.json"), empty_cfg = dir_.filePath("llama_empty.json");
+    write_file(big_cfg, QByteArray::fromStdString(big.dump()));
+    write_file(empty_cfg, QByteArray::fromStdString(empty.dump()));
+    const double planned = plan_bytes(td::parse_config(big), zero), empty_plan = plan_bytes(td::parse_config(empty), zero);
+    const auto rss = peak_rss(big_cfg, zero, QString("llama_big_%1").arg(zero));
+    const auto rss_empty = peak_rss(empty_cfg, zero, QString("llama_empty_%1").arg(zero));
+    QString said;
+    bool ok = true;
+    for (int k = 0; k < kRanks; k++) {
+      QVERIFY2(rss[k] > 0 && rss_empty[k] > 0, qPrintable(QString("llama ZeRO-%1, rank %2: no rss_bytes").arg(zero).arg(k)));
+      const double measured = rss[k] - rss_empty[k] + empty_plan;
+      const double err = (planned - measured) / measured;
+      said += QString("rank %1: planned %2 MiB, measured %3 MiB, error %4 %\n")
+                  .arg(k)
+                  .arg(planned / kMiB, 0, 'f', 2)
+                  .arg(measured / kMiB, 0, 'f', 2)
+                  .arg(100 * err, 0, 'f', 2);
+      ok = ok && std::fabs(err) <= 0.05;
+    }
+    qInfo("llama ZeRO-%d at %d ranks:\n%s", zero, kRanks, qPrintable(said));
     QVERIFY2(ok, qPrintable(said));
   }
 
