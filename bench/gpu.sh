@@ -313,7 +313,11 @@ print("; ".join(g) if g else "none (%s)" % j.get("nvml_error"))' "$work/gpus.jso
     sets=(--set train.device=cpu --set train.precision=fp32 --set train.threads=2 --set model.n_layer=2
           --set model.n_head=2 --set model.d_model=64 --set model.seq_len=64 --set train.steps=2)
   fi
-  if ! python3 "$gpu/synthetic_tokens.py" "$syn" --vocab 50304 >>"$log" 2>&1; then
+  # Learnable tokens: the carried tinyshakespeare bytes re-labelled into the 50304-token
+  # vocabulary (uniform random ids would keep the loss at ln 50304 whatever the kernels compute).
+  local from=() learnable=0
+  [ -f "$c/data/tinyshakespeare/manifest.json" ] && from=(--from-dataset "$c/data/tinyshakespeare") learnable=1
+  if ! python3 "$gpu/synthetic_tokens.py" "$syn" --vocab 50304 "${from[@]+"${from[@]}"}" >>"$log" 2>&1; then
     record engine_gpt2 failed "$ts" "synthetic_tokens.py failed (gpu.log)"
   elif [ ! -x "$engine" ]; then
     record engine_gpt2 failed "$ts" "no engine in the carry"
@@ -356,8 +360,20 @@ print("%d of %d steps read: util mean %.0f %%, power max %s W, temp max %s C, SM
     min(v("gpu_sm_clock_mhz") or ["?"]), mx("gpu_sm_clock_mhz"), (mx("gpu_mem_used_bytes") >> 20) if v("gpu_mem_used_bytes") else "?", ",".join(why)))' \
         "$work/gpt2_b$last/events.jsonl" 2>&1 | head -c 2000)"
     fi
-    if [ -n "$chosen" ]; then
-      record engine_gpt2 ok "$ts" "micro_batch $chosen"
+    # The loss must fall on learnable tokens (by more than 1 nat in the config's 30 steps).
+    local falls=
+    if [ -n "$chosen" ] && [ $learnable = 1 ] && [ $dry = 0 ]; then
+      falls=$(python3 -c '
+import json, sys
+l = [e["loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "step"]
+print("loss %.3f -> %.3f %s" % (l[0], l[-1], "falls" if l[-1] < l[0] - 1.0 else "DOES NOT FALL")) if l else print("no steps")' \
+        "$work/gpt2_b$chosen/events.jsonl" 2>&1 | head -c 200)
+      meta engine_gpt2_loss "$falls"
+    fi
+    if [ -n "$chosen" ] && [[ "$falls" == *"DOES NOT FALL"* || "$falls" == "no steps" ]]; then
+      record engine_gpt2 failed "$ts" "micro_batch $chosen: $falls on tinyshakespeare's tokens"
+    elif [ -n "$chosen" ]; then
+      record engine_gpt2 ok "$ts" "micro_batch $chosen${falls:+, $falls}$([ $learnable = 0 ] && echo ', uniform random tokens (no tinyshakespeare in the carry)')"
     elif [ -z "$last" ]; then
       record engine_gpt2 failed "$ts" "out of time"
     else

@@ -3,6 +3,11 @@ manifest.json, train_000000.bin, val_000000.bin), for throughput runs of a model
 tokenizer here has (GPT-2 124M, vocab 50304). Plain Python (no numpy), so it runs on any machine.
 
 usage: synthetic_tokens.py OUT_DIR [--vocab 50304] [--train-tokens 2097152] [--val-tokens 131072] [--seed 0]
+       synthetic_tokens.py OUT_DIR --vocab 50304 --from-dataset BYTE_DATASET_DIR
+
+--from-dataset re-labels a prepared dataset's tokens (e.g. tinyshakespeare, byte tokenizer: ids
+0..256) as a dataset of the larger vocabulary, so that a run of a 50304-token model learns
+something (its loss falls from ln 50304 = 10.83) instead of staying at ln V on uniform noise.
 
 The manifest says tokenizer kind "byte" (the engine loads a tokenizer for every dataset; runs on this
 data must keep train.sample_interval 0, since the byte tokenizer cannot decode ids above 256) with
@@ -48,6 +53,26 @@ def random_tokens(n, vocab, rng, typecode):
     return out
 
 
+def read_split(dataset, manifest, split, typecode):
+    """Every token of a prepared dataset's split, in shard order (headers and CRCs checked)."""
+    out = array.array(typecode)
+    width = array.array(typecode).itemsize
+    for shard in manifest["splits"][split]["shards"]:
+        name = shard["file"]
+        if os.path.basename(name) != name or not name.endswith(".bin"):
+            sys.exit("error: %s: shard name %r is not a plain file name" % (dataset, name))
+        with open(os.path.join(dataset, name), "rb") as f:
+            header, payload = f.read(64), f.read()
+        magic, (version, w, count, crc) = header[:8], struct.unpack("<IIQI", header[8:28])
+        if magic != b"TDSHARD1" or version != 1 or len(payload) != count * w or zlib.crc32(payload) & 0xFFFFFFFF != crc:
+            sys.exit("error: %s/%s is not a valid shard (header or CRC): prepare the dataset again" % (dataset, name))
+        tokens = array.array({2: "H", 4: "I"}[w], payload)
+        if sys.byteorder != "little":
+            tokens.byteswap()
+        out.extend(tokens) if width == w else out.extend(int(t) for t in tokens)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -55,6 +80,7 @@ def main():
     ap.add_argument("--train-tokens", type=int, default=2 * 1024 * 1024)
     ap.add_argument("--val-tokens", type=int, default=128 * 1024)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--from-dataset", help="a prepared dataset whose tokens to re-label (instead of random ones)")
     a = ap.parse_args()
     if not 2 <= a.vocab <= 1 << 24:
         sys.exit("error: --vocab must be in [2, 16777216]")
@@ -64,9 +90,16 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     rng = random.Random(a.seed)
     splits = {}
+    source = None
+    if a.from_dataset:
+        with open(os.path.join(a.from_dataset, "manifest.json")) as f:
+            source = json.load(f)
+        if source["tokenizer"]["vocab_size"] > a.vocab:
+            sys.exit("error: %s has vocabulary %d, more than --vocab %d" % (a.from_dataset, source["tokenizer"]["vocab_size"], a.vocab))
     for split, n in (("train", a.train_tokens), ("val", a.val_tokens)):
         name = split + "_000000.bin"
-        tokens = random_tokens(n, a.vocab, rng, typecode)
+        tokens = read_split(a.from_dataset, source, split, typecode) if source else random_tokens(n, a.vocab, rng, typecode)
+        n = len(tokens)
         crc = write_shard(os.path.join(a.out, name), tokens, width)
         splits[split] = {"tokens": n, "shards": [{"file": name, "tokens": n, "crc32": "%08x" % crc}]}
     manifest = {
@@ -75,8 +108,8 @@ def main():
         "created_by": "bench/gpu/synthetic_tokens.py",
         "tokenizer": {"kind": "byte", "vocab_size": a.vocab, "eot_id": 256},
         "token_dtype": dtype,
-        "val_fraction": a.val_tokens / float(a.train_tokens + a.val_tokens),
-        "options": {"synthetic": True, "seed": a.seed, "vocab_size": a.vocab},
+        "val_fraction": splits["val"]["tokens"] / float(splits["train"]["tokens"] + splits["val"]["tokens"]),
+        "options": {"synthetic": source is None, "from_dataset": a.from_dataset or "", "seed": a.seed, "vocab_size": a.vocab},
         "bytes_read": 0,
         "sources": [],
         "skipped": [],
@@ -85,7 +118,8 @@ def main():
     with open(os.path.join(a.out, "manifest.json.tmp"), "w") as f:
         json.dump(manifest, f, indent=1)
     os.replace(os.path.join(a.out, "manifest.json.tmp"), os.path.join(a.out, "manifest.json"))
-    print("synthetic dataset %s: vocab %d, %d train + %d val tokens (%s)" % (a.out, a.vocab, a.train_tokens, a.val_tokens, dtype))
+    print("%s dataset %s: vocab %d, %d train + %d val tokens (%s)" % (
+        "re-labelled " + a.from_dataset if source else "synthetic", a.out, a.vocab, splits["train"]["tokens"], splits["val"]["tokens"], dtype))
 
 
 if __name__ == "__main__":
