@@ -91,6 +91,18 @@ prepare() {
   echo "== preparing $(basename "$corpus") (byte tokenizer, as tests/engine/test_train.cpp's real-text run)"
   "$stage/bundle/bin/traindeck-engine" prepare --input "$corpus" --out "$stage/data/tinyshakespeare" --tokenizer byte --quiet ||
     die "prepare of $corpus failed"
+  # The CPU's val losses of the tinyshakespeare config (fp32), which the GPU's fp32 and bf16 runs
+  # must match within 0.05 at the same steps.
+  echo "== the CPU reference of the tinyshakespeare run (fp32, $(nproc) threads)"
+  "$stage/bundle/bin/traindeck-engine" train --config "$here/gpu/tinyshakespeare.json" --set "data.path=$stage/data/tinyshakespeare" \
+    --set train.device=cpu --set train.threads=0 --out "$stage/cpu_ts_run" --quiet --no-events-stdout ||
+    die "the CPU tinyshakespeare run failed"
+  python3 -c '
+import json, sys
+v = {str(e["step"]): e["val_loss"] for e in map(json.loads, open(sys.argv[1])) if e.get("type") == "eval"}
+json.dump(v, open(sys.argv[2], "w"), indent=1)
+print("CPU val loss by step:", v)' "$stage/cpu_ts_run/events.jsonl" "$stage/cpu_tinyshakespeare.json" || die "no CPU val losses"
+  rm -rf "$stage/cpu_ts_run"
 
   local commit dirty
   commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
@@ -384,7 +396,8 @@ print("loss %.3f -> %.3f %s" % (l[0], l[-1], "falls" if l[-1] < l[0] - 1.0 else 
   # -- e) tinyshakespeare on the GPU (before PyTorch, so that a slow torch.compile cannot starve it) -
   ts=$(now)
   local tsd=$c/data/tinyshakespeare tsets=()
-  [ $dry = 1 ] && tsets=(--set train.device=cpu --set train.steps=20 --set train.eval_interval=10 --set train.log_interval=10)
+  # Dry run: 100 steps on the CPU, whose one evaluation (step 100) meets the CPU reference's.
+  [ $dry = 1 ] && tsets=(--set train.device=cpu --set train.steps=100 --set train.eval_interval=100 --set train.log_interval=50)
   if [ ! -f "$tsd/manifest.json" ] || [ ! -x "$engine" ]; then
     record tinyshakespeare failed "$ts" "no dataset or engine in the carry"
   else
@@ -398,8 +411,64 @@ print("loss %.3f -> %.3f %s" % (l[0], l[-1], "falls" if l[-1] < l[0] - 1.0 else 
     [ -f "$work/tinyshakespeare/events.jsonl" ] && cp "$work/tinyshakespeare/events.jsonl" "$results/tinyshakespeare.jsonl"
     local val
     val=$(python3 -c 'import json,sys; e=[json.loads(l) for l in open(sys.argv[1])]; v=[x["val_loss"] for x in e if x.get("type")=="eval"]; print("%.4f" % v[-1] if v else "none")' "$results/tinyshakespeare.jsonl" 2>/dev/null || echo none)
-    [ "$trc" = 0 ] && record tinyshakespeare ok "$ts" "final val loss $val" ||
-      record tinyshakespeare failed "$ts" "exit $trc$([ "$trc" = 124 ] && echo ' (timed out)'), last val loss $val: $(grep -m1 -iE 'error' "$work/ts.log" | cut -c1-200)"
+    # The same run in bf16, and a ZeRO-3 world-size-1 smoke run (fp32: its losses must equal the
+    # fp32 run's), then every eval step against the CPU reference carried from --prepare.
+    local brc=0 zrc cmp
+    if [ $dry = 1 ]; then
+      say "-- engine: tinyshakespeare bf16 skipped (dry run: the CPU backend computes in fp32)"
+    else
+      lim=$(limit 90 60)
+      say "-- engine: tinyshakespeare bf16 (limit ${lim} s)"
+      timeout -k 10 "$lim" "$engine" train --config "$gpu/tinyshakespeare.json" --set "data.path=$tsd" "${tsets[@]+"${tsets[@]}"}" \
+        --set train.precision=bf16 --out "$work/tinyshakespeare_bf16" --quiet --no-events-stdout >"$work/ts_bf16.log" 2>&1
+      brc=$?
+      show "tinyshakespeare bf16" "$work/ts_bf16.log" 4
+    fi
+    lim=$(limit 40 50)
+    # The same steps (the learning-rate schedule depends on train.steps); a time-out still leaves
+    # the steps done to compare.
+    say "-- engine: ZeRO-3 on one device (limit ${lim} s)"
+    timeout -k 10 "$lim" "$engine" train --config "$gpu/tinyshakespeare.json" --set "data.path=$tsd" "${tsets[@]+"${tsets[@]}"}" \
+      --set train.zero=3 --out "$work/tinyshakespeare_zero3" --quiet --no-events-stdout >"$work/ts_zero3.log" 2>&1
+    zrc=$?
+    [ "$zrc" = 124 ] && zrc=0  # timed out: the steps it did are compared
+    show "tinyshakespeare ZeRO-3" "$work/ts_zero3.log" 4
+    cmp=$(python3 - "$work" "$c/cpu_tinyshakespeare.json" <<'PY' 2>&1 | head -c 600
+import json, os, sys
+work, ref = sys.argv[1:]
+def events(name, kind):
+    f = os.path.join(work, name, "events.jsonl")
+    return [e for e in map(json.loads, open(f)) if e.get("type") == kind] if os.path.exists(f) else []
+cpu = json.load(open(ref)) if os.path.exists(ref) else {}
+out, ok = [], True
+for name, label in (("tinyshakespeare", "fp32"), ("tinyshakespeare_bf16", "bf16")):
+    if not os.path.exists(os.path.join(work, name)):
+        out.append("%s: not run" % label); continue
+    val = {str(e["step"]): e["val_loss"] for e in events(name, "eval")}
+    common = sorted(set(val) & set(cpu), key=int)
+    if not common:
+        out.append("%s: no eval step in common with the CPU's" % label); ok = False; continue
+    worst = max(abs(val[s] - cpu[s]) for s in common)
+    last = common[-1]
+    out.append("%s val %.4f vs CPU %.4f at step %s, max |diff| %.4f over %d evals%s" % (
+        label, val[last], cpu[last], last, worst, len(common), "" if worst <= 0.05 else " (OVER 0.05)"))
+    ok = ok and worst <= 0.05
+z = [e["loss"] for e in events("tinyshakespeare_zero3", "step")]
+f = [e["loss"] for e in events("tinyshakespeare", "step")][:len(z)]
+if len(z) >= 20 and len(z) == len(f):
+    d = max(abs(a - b) for a, b in zip(z, f))
+    out.append("ZeRO-3 x1 %d steps vs fp32: max |loss diff| %.2e" % (len(z), d)); ok = ok and d <= 1e-5
+else:
+    out.append("ZeRO-3 x1: %d steps (fp32 run %d)" % (len(z), len(f))); ok = False
+print(("OK " if ok else "MISMATCH ") + "; ".join(out))
+PY
+)
+    meta tinyshakespeare_vs_cpu "$cmp"
+    if [ "$trc" = 0 ] && [ "$brc" = 0 ] && [ "$zrc" = 0 ] && [[ "$cmp" == OK* ]]; then
+      record tinyshakespeare ok "$ts" "final val loss $val; $cmp"
+    else
+      record tinyshakespeare failed "$ts" "exit fp32 $trc bf16 $brc zero3 $zrc$([ "$trc" = 124 ] && echo ' (timed out)'), last val loss $val; $cmp: $(grep -m1 -iE 'error' "$work/ts.log" "$work/ts_bf16.log" "$work/ts_zero3.log" | cut -c1-200)"
+    fi
   fi
 
   # -- c) PyTorch's own training step of the same model ---------------------------------------------
