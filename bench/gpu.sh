@@ -283,7 +283,7 @@ print("; ".join(g) if g else "none (%s)" % j.get("nvml_error"))' "$work/gpus.jso
   else
     local pargs=(--json "$results/parity.json")
     [ $dry = 1 ] || pargs=(--require-cuda "${pargs[@]}")
-    timeout -k 5 "$(limit 90 200)" "$bundle/bin/test_parity" "${pargs[@]}" >"$work/parity.log" 2>&1
+    timeout -k 5 "$(limit 150 200)" "$bundle/bin/test_parity" "${pargs[@]}" >"$work/parity.log" 2>&1
     prc=$?
     meta parity_rc "$prc"
     show test_parity "$work/parity.log" 6
