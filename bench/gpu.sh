@@ -372,6 +372,11 @@ print("%d of %d steps read: util mean %.0f %%, power max %s W, temp max %s C, SM
     min(v("gpu_sm_clock_mhz") or ["?"]), mx("gpu_sm_clock_mhz"), (mx("gpu_mem_used_bytes") >> 20) if v("gpu_mem_used_bytes") else "?", ",".join(why)))' \
         "$work/gpt2_b$last/events.jsonl" 2>&1 | head -c 2000)"
     fi
+    # The planner's memory per rank for the chosen micro batch, beside the measured peak (summary).
+    if [ -n "$chosen" ]; then
+      meta engine_plan_total_bytes "$("$engine" plan --config "$gpu/gpt2-124m.json" --set "data.path=$syn" --set "train.micro_batch=$chosen" \
+        "${sets[@]+"${sets[@]}"}" --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["memory_per_rank"]["total_bytes"])' 2>/dev/null)"
+    fi
     # The loss must fall on learnable tokens (by more than 1 nat in the config's 30 steps).
     local falls=
     if [ -n "$chosen" ] && [ $learnable = 1 ] && [ $dry = 0 ]; then
@@ -433,6 +438,23 @@ print("loss %.3f -> %.3f %s" % (l[0], l[-1], "falls" if l[-1] < l[0] - 1.0 else 
     zrc=$?
     [ "$zrc" = 124 ] && zrc=0  # timed out: the steps it did are compared
     show "tinyshakespeare ZeRO-3" "$work/ts_zero3.log" 4
+    # Determinism: two 20-step runs with the same seed (bf16 on the GPU) must give the same losses
+    # bit for bit.
+    local det=() drc=0 k
+    [ $dry = 0 ] && det=(--set train.precision=bf16)
+    for k in 1 2; do
+      lim=$(limit 30 40)
+      timeout -k 10 "$lim" "$engine" train --config "$gpu/tinyshakespeare.json" --set "data.path=$tsd" "${tsets[@]+"${tsets[@]}"}" \
+        "${det[@]+"${det[@]}"}" --set train.steps=20 --set train.eval_interval=0 --out "$work/determinism_$k" --quiet --no-events-stdout \
+        >"$work/det_$k.log" 2>&1 || drc=$?
+    done
+    meta determinism "$(python3 -c '
+import json, sys
+runs = [[repr(e["loss"]) for e in map(json.loads, open(f)) if e.get("type") == "step"] for f in sys.argv[1:]]
+same = runs[0] == runs[1] and len(runs[0]) == 20
+first = next((i for i, (a, b) in enumerate(zip(*runs)) if a != b), None)
+print("two 20-step runs, same seed: %s" % ("losses bit-identical" if same else "DIFFER (first at step %s; %d and %d steps)" % (
+    None if first is None else first + 1, len(runs[0]), len(runs[1]))))' "$work/determinism_1/events.jsonl" "$work/determinism_2/events.jsonl" 2>&1 | tail -1 | head -c 200) (exit $drc)"
     cmp=$(python3 - "$work" "$c/cpu_tinyshakespeare.json" <<'PY' 2>&1 | head -c 600
 import json, os, sys
 work, ref = sys.argv[1:]

@@ -161,6 +161,14 @@ def compare(results, meta, dry, family):  # results: the folder holding the two 
         gib(tok.get("max_memory_reserved_bytes")), "{:.2f}")
     row("loss at the last step", e.get("loss_last"), tok.get("loss_last"), "{:.3f}", False)
     L.append("")
+    planned = meta.get("engine_plan_total_bytes", "") if family == "gpt2" else ""
+    if planned.isdigit() and e.get("gpu_memory_peak_bytes"):
+        measured = e["gpu_memory_peak_bytes"]
+        L.append("Planner's memory per rank %.2f GiB vs the engine's measured peak %.2f GiB (%s): error %+.1f %% "
+                 "(the peak leaves out the CUDA context and library workspaces, docs/cuda.md)." % (
+                     gib(int(planned)), gib(measured), e.get("gpu_memory_field"), 100.0 * (int(planned) - measured) / measured))
+    elif planned.isdigit():
+        L.append("Planner's memory per rank %.2f GiB (no measured GPU peak in the events)." % gib(int(planned)))
     L.append("MFU = flops_per_token x tokens/s / peak: %s FLOP/token, peak %s FLOP/s (%s). Engine steps: %s%s." % (
         fmt(fpt, "{:.4g}"), fmt(peak, "{:.4g}"), meta.get("peak_source", "engine run_start"), e.get("steps_done", 0),
         ("; engine's own mfu field %s" % fmt(e.get("mfu_reported"), "{:.1%}")) if e.get("mfu_reported") is not None else ""))
@@ -255,6 +263,11 @@ def summary(results, work):
             fmt(tsr["loss_last"], "{:.3f}"), fmt(tsr["tokens_per_s"], "{:,.0f}"), fmt(tsr["step_ms"], "{:.2f}")))
     else:
         L.append("no events: the run did not start (see the stages)")
+    L.append("")
+    for key, what in (("tinyshakespeare_vs_cpu", "fp32 / bf16 against the CPU, ZeRO-3 x1 against fp32"),
+                      ("determinism", "determinism"), ("engine_gpt2_loss", "GPT-2 124M on learnable tokens")):
+        if meta.get(key):
+            L.append("- %s: %s" % (what, meta[key]))
     L.append("")
     md = "\n".join(L) + "\n"
     with open(os.path.join(results, "summary.md"), "w") as f:
