@@ -44,16 +44,6 @@ using namespace tdtest;
 
 namespace {
 
-std::vector<double> losses(const QString& run) {
-  std::vector<double> out;
-  for (const auto& e : events_of_type(read_events(run + "/events.jsonl"), "step")) {
-    size_t s = e["step"].get<size_t>();
-    if (out.size() < s) out.resize(s, NAN);
-    out[s - 1] = e["loss"].get<double>();
-  }
-  return out;
-}
-
 // All tensors of the newest checkpoint's model.safetensors, by name.
 std::map<std::string, std::vector<float>> final_params(const QString& run) {
   QDir d(run + "/checkpoints");
@@ -239,7 +229,7 @@ class TestDist : public QObject {
     auto r = launch(n, common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(4 / n), "--set", QString("train.zero=%1").arg(zero),
                                                   "--debug-window-log", out + ".win"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    auto ls = losses(single_), ld = losses(out);
+    auto ls = step_losses(single_), ld = step_losses(out);
     QCOMPARE(ld.size(), size_t(6));
     const double dl = max_rel_loss_diff(ls, ld), dp = max_param_diff(single_, out);
     qInfo("%d ranks, zero %d: max relative loss difference %.3g, max parameter difference %.3g", n, zero, dl, dp);
@@ -248,7 +238,7 @@ class TestDist : public QObject {
     // ZeRO-1 equals the all-reduce run of the same world size.
     if (zero == 1) {
       QString ar = dir_.filePath(QString("dp_%1_0").arg(n));
-      const double dz = max_param_diff(ar, out), dzl = max_rel_loss_diff(losses(ar), ld);
+      const double dz = max_param_diff(ar, out), dzl = max_rel_loss_diff(step_losses(ar), ld);
       qInfo("ZeRO-1 vs all-reduce: max relative loss difference %.3g, max parameter difference %.3g", dzl, dz);
       QVERIFY2(dz < 2e-5 && dzl < 2e-6, qPrintable(QString("%1 %2").arg(dz).arg(dzl)));
     }
@@ -348,7 +338,7 @@ class TestDist : public QObject {
     const QString out = dir_.filePath(QString("zero%1_%2_%3").arg(zero).arg(n).arg(family));
     auto r = launch(n, common(out) + clip + QStringList{"--set", QString("train.micro_batch=%1").arg(6 / n), "--set", QString("train.zero=%1").arg(zero)});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    auto ls = losses(single), ld = losses(out);
+    auto ls = step_losses(single), ld = step_losses(out);
     QCOMPARE(ld.size(), size_t(6));
     const double dl = max_rel_loss_diff(ls, ld), dp = max_param_diff(single, out);
     qInfo("ZeRO-%d, %d ranks, %s, clipped: max relative loss difference %.3g, max parameter difference %.3g", zero, n, qPrintable(family), dl, dp);
@@ -405,7 +395,7 @@ class TestDist : public QObject {
     QVERIFY(QFileInfo::exists(out + "/checkpoints/step_00000003/optimizer.safetensors"));
     auto r2 = with(then, {"--resume"});
     QVERIFY2(r2.exit_code == 0, qPrintable(r2.err));
-    const double dl = max_rel_loss_diff(losses(single_), losses(out)), dp = max_param_diff(single_, out);
+    const double dl = max_rel_loss_diff(step_losses(single_), step_losses(out)), dp = max_param_diff(single_, out);
     qInfo("resume %d -> %d ranks: max relative loss difference %.3g, max parameter difference %.3g", first, then, dl, dp);
     QVERIFY2(dl < 2e-6 && dp < 2e-5, qPrintable(QString("%1 %2").arg(dl).arg(dp)));
   }

@@ -50,17 +50,6 @@ json tiny_llama(const QString& data) {
           {"data", {{"path", data.toStdString()}}}};
 }
 
-// Per step (index step - 1) the loss of its newest attempt.
-std::vector<double> step_losses(const QString& run) {
-  std::vector<double> out;
-  for (const auto& e : events_of_type(read_events(run + "/events.jsonl"), "step")) {
-    size_t s = e["step"].get<size_t>();
-    if (out.size() < s) out.resize(s, NAN);
-    out[s - 1] = e["loss"].get<double>();
-  }
-  return out;
-}
-
 std::map<int, double> val_losses(const QString& run) {
   std::map<int, double> out;
   for (const auto& e : events_of_type(read_events(run + "/events.jsonl"), "eval")) out[e["step"].get<int>()] = e["val_loss"].get<double>();

@@ -25,16 +25,6 @@ json tiny_config(const QString& data) {
           {"data", {{"path", data.toStdString()}}}};
 }
 
-std::vector<double> step_losses(const std::vector<json>& ev) {
-  std::vector<double> out;
-  for (const auto& e : events_of_type(ev, "step")) {
-    size_t s = e["step"].get<size_t>();
-    if (out.size() < s) out.resize(s, NAN);
-    out[s - 1] = e["loss"].get<double>();  // a later attempt's value replaces an earlier one
-  }
-  return out;
-}
-
 }  // namespace
 
 class TestTrain : public QObject {

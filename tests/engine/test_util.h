@@ -1,6 +1,8 @@
 // Helpers shared by the engine tests: running processes, reading events files.
 #pragma once
 
+#include <cmath>
+
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
@@ -75,6 +77,20 @@ inline std::vector<nlohmann::json> events_of_type(const std::vector<nlohmann::js
     if (e.value("type", "") == type) out.push_back(e);
   return out;
 }
+
+/// The loss of every step of `ev`'s step events, index step - 1 (NaN for a step without one);
+/// a later attempt's value replaces an earlier one (a resumed run repeats steps).
+inline std::vector<double> step_losses(const std::vector<nlohmann::json>& ev) {
+  std::vector<double> out;
+  for (const auto& e : events_of_type(ev, "step")) {
+    const size_t s = e["step"].get<size_t>();
+    if (out.size() < s) out.resize(s, NAN);
+    out[s - 1] = e["loss"].get<double>();
+  }
+  return out;
+}
+/// The same for a run directory's events.jsonl.
+inline std::vector<double> step_losses(const QString& run_dir) { return step_losses(read_events(run_dir + "/events.jsonl")); }
 
 inline void write_file(const QString& path, const QByteArray& data) {
   QFile f(path);
