@@ -42,52 +42,6 @@
 using json = nlohmann::json;
 using namespace tdtest;
 
-namespace {
-
-// All tensors of the newest checkpoint's model.safetensors, by name.
-std::map<std::string, std::vector<float>> final_params(const QString& run) {
-  QDir d(run + "/checkpoints");
-  auto dirs = d.entryList({"step_*"}, QDir::Dirs, QDir::Name);
-  std::map<std::string, std::vector<float>> out;
-  if (dirs.isEmpty()) return out;
-  QFile f(d.filePath(dirs.last()) + "/model.safetensors");
-  if (!f.open(QIODevice::ReadOnly)) return out;
-  QByteArray all = f.readAll();
-  uint64_t hlen = 0;
-  std::memcpy(&hlen, all.constData(), 8);
-  json h = json::parse(all.mid(8, (int)hlen).toStdString());
-  const char* data = all.constData() + 8 + hlen;
-  for (auto it = h.begin(); it != h.end(); ++it) {
-    if (it.key() == "__metadata__") continue;
-    size_t a = it.value()["data_offsets"][0], b = it.value()["data_offsets"][1];
-    std::vector<float> v((b - a) / 4);
-    std::memcpy(v.data(), data + a, b - a);
-    out[it.key()] = v;
-  }
-  return out;
-}
-
-double max_param_diff(const QString& a, const QString& b) {
-  auto pa = final_params(a), pb = final_params(b);
-  if (pa.empty() || pa.size() != pb.size()) return INFINITY;
-  double m = 0;
-  for (const auto& [k, v] : pa) {
-    const auto& w = pb[k];
-    if (w.size() != v.size()) return INFINITY;
-    for (size_t i = 0; i < v.size(); i++) m = std::max(m, (double)std::fabs(v[i] - w[i]));
-  }
-  return m;
-}
-
-double max_rel_loss_diff(const std::vector<double>& a, const std::vector<double>& b, size_t from = 0) {
-  if (a.size() != b.size() || a.empty()) return INFINITY;
-  double m = 0;
-  for (size_t i = from; i < a.size(); i++) m = std::max(m, std::fabs(a[i] - b[i]) / std::fabs(a[i]));
-  return m;
-}
-
-}  // namespace
-
 class TestDist : public QObject {
   Q_OBJECT
   QTemporaryDir dir_;

@@ -1,8 +1,13 @@
 // Helpers shared by the engine tests: running processes, reading events files.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
 
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
@@ -91,6 +96,61 @@ inline std::vector<double> step_losses(const std::vector<nlohmann::json>& ev) {
 }
 /// The same for a run directory's events.jsonl.
 inline std::vector<double> step_losses(const QString& run_dir) { return step_losses(read_events(run_dir + "/events.jsonl")); }
+
+/// A safetensors file (the engine's checkpoints are F32): its header (names, dtypes, shapes,
+/// data_offsets; __metadata__) and each tensor's floats by name. Empty when it cannot be read.
+struct SafeFile {
+  nlohmann::json header;
+  std::map<std::string, std::vector<float>> tensors;
+};
+inline SafeFile read_safetensors(const QString& path) {
+  SafeFile s;
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return s;
+  const QByteArray all = f.readAll();
+  uint64_t hlen = 0;
+  if (all.size() < 8) return s;
+  std::memcpy(&hlen, all.constData(), 8);
+  s.header = nlohmann::json::parse(all.mid(8, (int)hlen).toStdString());
+  const char* data = all.constData() + 8 + hlen;
+  for (auto it = s.header.begin(); it != s.header.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    const size_t a = it.value()["data_offsets"][0], b = it.value()["data_offsets"][1];
+    std::vector<float> v((b - a) / 4);
+    std::memcpy(v.data(), data + a, b - a);
+    s.tensors[it.key()] = std::move(v);
+  }
+  return s;
+}
+
+/// The newest checkpoint directory of a run ("" when none).
+inline QString newest_checkpoint(const QString& run) {
+  const auto dirs = QDir(run + "/checkpoints").entryList({"step_*"}, QDir::Dirs, QDir::Name);
+  return dirs.isEmpty() ? QString() : run + "/checkpoints/" + dirs.last();
+}
+
+/// Largest |a - b| over every parameter of two runs' newest checkpoints (INFINITY when either
+/// has none or their tensors differ in names or sizes).
+inline double max_param_diff(const QString& a, const QString& b) {
+  const auto pa = read_safetensors(newest_checkpoint(a) + "/model.safetensors").tensors;
+  auto pb = read_safetensors(newest_checkpoint(b) + "/model.safetensors").tensors;
+  if (pa.empty() || pa.size() != pb.size()) return INFINITY;
+  double m = 0;
+  for (const auto& [k, v] : pa) {
+    const auto& w = pb[k];
+    if (w.size() != v.size()) return INFINITY;
+    for (size_t i = 0; i < v.size(); i++) m = std::max(m, (double)std::fabs(v[i] - w[i]));
+  }
+  return m;
+}
+
+/// Largest |a[i] - b[i]| / |a[i]| for i >= from (INFINITY when the lengths differ or a is empty).
+inline double max_rel_loss_diff(const std::vector<double>& a, const std::vector<double>& b, size_t from = 0) {
+  if (a.size() != b.size() || a.empty()) return INFINITY;
+  double m = 0;
+  for (size_t i = from; i < a.size(); i++) m = std::max(m, std::fabs(a[i] - b[i]) / std::fabs(a[i]));
+  return m;
+}
 
 inline void write_file(const QString& path, const QByteArray& data) {
   QFile f(path);
