@@ -91,6 +91,9 @@ struct NcclApi {
   decltype(&::ncclReduce) Reduce = nullptr;
   decltype(&::ncclGroupStart) GroupStart = nullptr;
   decltype(&::ncclGroupEnd) GroupEnd = nullptr;
+  decltype(&::ncclCommSplit) CommSplit = nullptr;
+  decltype(&::ncclCommCount) CommCount = nullptr;
+  decltype(&::ncclCommUserRank) CommUserRank = nullptr;
   int version = 0;    // NCCL_VERSION_CODE of the library loaded
   std::string error;  // why it is not usable ("" = usable)
 };
@@ -131,6 +134,9 @@ const NcclApi& nccl_api() {
     sym(api.Reduce, "ncclReduce");
     sym(api.GroupStart, "ncclGroupStart");
     sym(api.GroupEnd, "ncclGroupEnd");
+    sym(api.CommSplit, "ncclCommSplit");
+    sym(api.CommCount, "ncclCommCount");
+    sym(api.CommUserRank, "ncclCommUserRank");
     if (!missing.empty()) {
       api.error = lib + " lacks " + missing + " (an NCCL older than 2.18?); " + install;
       return;
@@ -196,6 +202,15 @@ class NcclDeviceCommunicator final : public dist::Communicator {
     }
     comm_ = comm;
     wait_ready("connecting the " + std::to_string(world_) + " ranks (ncclCommInitRankConfig)");
+    watchdog_ = std::thread([this] { watch(); });
+  }
+
+  // A group made by ncclCommSplit: `comm` (ready) is rank `rank` of `world`, on the parent's GPU
+  // and stream.
+  NcclDeviceCommunicator(const NcclApi& api, cudaStream_t stream, int ordinal, int rank, int world, ncclComm_t comm, double timeout_s)
+      : api_(api), stream_(stream), ordinal_(ordinal), rank_(rank), world_(world),
+        timeout_(std::chrono::milliseconds((long long)(timeout_s * 1000))), timeout_s_(timeout_s) {
+    comm_ = comm;
     watchdog_ = std::thread([this] { watch(); });
   }
 
@@ -285,6 +300,64 @@ class NcclDeviceCommunicator final : public dist::Communicator {
     run("broadcast_ring", data, bytes, root, [&](void* buf, ncclComm_t c) {
       return api_.Broadcast(buf, buf, bytes, ncclUint8, root, c, stream_);
     });
+  }
+
+  // ncclCommSplit (collective over this communicator; non-blocking like every call here: the
+  // new communicator is polled until ready, within the timeout). color < 0 (the engine passes
+  // -1 for a rank alone in its group): NCCL_SPLIT_NOCOLOR, this rank joins no group and gets
+  // null. The group inherits this one's configuration (non-blocking) and uses the same stream.
+  // Throws td::Error (this communicator is then unusable) when NCCL fails or times out.
+  std::unique_ptr<dist::Communicator> split(int color, int key) override {
+    if (failed_) fail("split: " + (abort_reason().empty() ? std::string("the NCCL communicator failed earlier") : abort_reason()) +
+                      "; the run must end");
+    bind();
+    ncclComm_t child = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (!comm_) fail("split: " + abort_reason_);
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 0;
+      config.commName = "traindeck-group";
+      const ncclResult_t r = api_.CommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &child, &config);
+      if (r != ncclSuccess && r != ncclInProgress) {
+        const std::string why = "ncclCommSplit on rank " + std::to_string(rank_) + ": " + describe(api_, r, comm_);
+        if (child) api_.CommAbort(child);
+        abort_locked(why);
+        fail(why);
+      }
+    }
+    // The parent takes part in the split as in a collective: wait until it is done, then until
+    // the child is ready.
+    try {
+      wait_ready("ncclCommSplit");
+    } catch (...) {
+      if (child) api_.CommAbort(child);
+      throw;
+    }
+    if (!child) return nullptr;
+    const auto deadline = clk::now() + timeout_;
+    for (;;) {
+      ncclResult_t st = ncclInProgress;
+      const ncclResult_t r = api_.CommGetAsyncError(child, &st);
+      if (r != ncclSuccess) st = r;
+      if (st == ncclSuccess) break;
+      if (st != ncclInProgress || clk::now() > deadline) {
+        const std::string why = st != ncclInProgress ? "ncclCommSplit on rank " + std::to_string(rank_) + ": " + describe(api_, st, child)
+                                                     : "ncclCommSplit did not finish within train.dist_timeout_s = " + seconds_text(timeout_s_) +
+                                                           " s (a rank did not take part in the split)";
+        api_.CommAbort(child);
+        std::lock_guard<std::mutex> lk(mu_);
+        abort_locked(why);
+        fail(why);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    int n = 0, r = 0;
+    if (api_.CommCount(child, &n) != ncclSuccess || api_.CommUserRank(child, &r) != ncclSuccess) {
+      api_.CommAbort(child);
+      fail("ncclCommSplit on rank " + std::to_string(rank_) + ": the new communicator does not tell its size and rank");
+    }
+    return std::unique_ptr<dist::Communicator>(new NcclDeviceCommunicator(api_, stream_, ordinal_, r, n, child, timeout_s_));
   }
 
   // NCCL has no barrier: a one-float all-reduce through host memory, which returns only once

@@ -17,6 +17,19 @@ std::string Communicator::broadcast_string(const std::string& s, int root) {
 
 LocalCommunicator::LocalCommunicator() { hosts_ = {local_host_name()}; }
 
+LocalCommunicator::LocalCommunicator(std::string host) { hosts_ = {std::move(host)}; }
+
+std::unique_ptr<Communicator> LocalCommunicator::split(int color, int) {
+  check_split_color(color);
+  return std::make_unique<LocalCommunicator>(hosts_[0]);
+}
+
+void check_split_color(int color) {
+  if (color < 0)
+    fail("Communicator::split: color " + std::to_string(color) + " is negative; every rank must pass a color >= 0 (ranks with "
+         "the same color form one group)");
+}
+
 std::unique_ptr<Communicator> make_communicator(const DistEnv& env, const CommOptions& opt, Backend* backend) {
   if (!env.distributed()) return std::make_unique<LocalCommunicator>();
   // GPU ranks: NCCL on the backend's stream (the gradients and parameters live on the GPU).

@@ -103,6 +103,9 @@ inline std::pair<size_t, size_t> shard_range(size_t count, int rank, int world) 
   return {at(rank), at(rank + 1)};
 }
 
+/// Throws td::Error when `color` is not a valid Communicator::split color (it must be >= 0).
+void check_split_color(int color);
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -122,6 +125,18 @@ class Communicator {
   virtual void broadcast(void* data, size_t bytes, int root) = 0;
   /// Returns once every rank has entered it.
   virtual void barrier() = 0;
+
+  /// Collective over this communicator (every rank calls it once, in the same order as its
+  /// other collectives): the ranks that pass the same `color` form a new communicator, ranked by
+  /// `key` (ties: by this communicator's rank) — MPI_Comm_split / ncclCommSplit semantics.
+  /// The new communicator's collectives involve its members only; it counts its own traffic
+  /// (stats()), its hosts() are its members' hosts in its rank order. This communicator must
+  /// outlive it. Throws td::Error when the group cannot be formed (color < 0, or a rank of this
+  /// communicator did not take part within the timeout: a CollectiveError naming it).
+  /// A group of one is a LocalCommunicator (no-op collectives) with its member's host.
+  /// A failed collective in any communicator split from a world makes the whole tree unusable
+  /// (the process should end), as after a failure of the world itself.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
 
   /// Host name of each rank, exchanged at the rendezvous (world_size() entries).
   const std::vector<std::string>& hosts() const { return hosts_; }
@@ -155,6 +170,8 @@ class Communicator {
 class LocalCommunicator : public Communicator {
  public:
   LocalCommunicator();
+  /// A group of one on `host` (what split() returns for a group of one rank).
+  explicit LocalCommunicator(std::string host);
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
   std::string backend() const override { return "local"; }
@@ -163,6 +180,8 @@ class LocalCommunicator : public Communicator {
   void all_gather(float*, size_t) override {}
   void broadcast(void*, size_t, int) override {}
   void barrier() override {}
+  /// A new LocalCommunicator on the same host. Throws td::Error when color < 0.
+  std::unique_ptr<Communicator> split(int color, int key) override;
 };
 
 inline void Communicator::account(const char* kind, size_t bytes, double seconds, int root) {

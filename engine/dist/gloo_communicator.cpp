@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -35,14 +36,20 @@ bool resolves(const std::string& host) {
   return rc == 0;
 }
 
+// The world communicator (made by make_gloo_communicator) and the groups split from it are one
+// class: a group shares its world's rendezvous store (for split keys and for naming a lost
+// rank), its TCP device and its failure flag (`root_`), and has a Gloo context of its own.
 class GlooCommunicator : public Communicator {
  public:
+  // The world: rendezvous, then Gloo's full mesh through the store (keys "gloo/...").
   GlooCommunicator(const DistEnv& env, const CommOptions& opt)
-      : rank_(env.rank), world_(env.world_size), timeout_(std::chrono::milliseconds((long long)(opt.timeout_s * 1000))) {
+      : root_(this), prefix_("gloo"), rank_(env.rank), world_(env.world_size),
+        timeout_(std::chrono::milliseconds((long long)(opt.timeout_s * 1000))) {
     Rendezvous rv = rendezvous(env, timeout_);
     server_ = std::move(rv.server);
     store_ = std::move(rv.store);
     hosts_ = std::move(rv.hosts);
+    for (int r = 0; r < world_; r++) members_.push_back(r);
     const std::string host = hosts_[(size_t)rank_];
     gloo::transport::tcp::attr attr;
     std::string ifname = !opt.gloo_ifname.empty() ? opt.gloo_ifname : env.gloo_ifname;
@@ -57,7 +64,7 @@ class GlooCommunicator : public Communicator {
       device_ = gloo::transport::tcp::CreateDevice(attr);
       auto ctx = std::make_shared<gloo::rendezvous::Context>(rank_, world_);
       ctx->setTimeout(timeout_);
-      gloo::rendezvous::PrefixStore prefixed("gloo", *store_);
+      gloo::rendezvous::PrefixStore prefixed(prefix_, *store_);
       ctx->connectFullMesh(prefixed, device_);
       ctx_ = ctx;
     } catch (const std::exception& e) {
@@ -66,7 +73,16 @@ class GlooCommunicator : public Communicator {
     }
   }
 
+  // A group of parent's world: `members` its ranks' world ranks in its rank order, this rank
+  // `rank` of them, `ctx` its connected context, `prefix` its store prefix.
+  GlooCommunicator(GlooCommunicator& parent, std::string prefix, std::vector<int> members, int rank, std::shared_ptr<gloo::Context> ctx)
+      : root_(parent.root_), prefix_(std::move(prefix)), members_(std::move(members)), rank_(rank), world_((int)members_.size()),
+        timeout_(parent.timeout_), device_(parent.device_), ctx_(std::move(ctx)) {
+    for (int m : members_) hosts_.push_back(root_->hosts_[(size_t)m]);
+  }
+
   ~GlooCommunicator() override {
+    if (root_ != this) return;  // a group: its context closes; the store is the world's
     if (!failed_) {
       // Leave together: rank 0's store must outlive the others' last requests.
       try {
@@ -75,6 +91,36 @@ class GlooCommunicator : public Communicator {
       }
       store_->bye();
     }
+  }
+
+  // The ranks exchange (color, key) through the store (split_plan; no collective of this
+  // communicator, so its stats do not change), then each group connects a Gloo context of its own
+  // over the store under "<prefix>/split<n>/<color>", on this process's TCP device.
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    check_split_color(color);
+    if (root_->failed_) fail("split: the communicator failed earlier; the run must end");
+    const auto t0 = clk::now();
+    const std::string base = prefix_ + "/split" + std::to_string(splits_++);
+    SplitPlan plan;
+    try {
+      plan = split_plan(*root_->store_, base, rank_, members_, color, key, timeout_);
+    } catch (const std::exception& e) {
+      lose("split", t0, e.what());
+    }
+    std::vector<int> members;
+    for (int m : plan.members) members.push_back(members_[(size_t)m]);
+    if (members.size() == 1) return std::make_unique<LocalCommunicator>(root_->hosts_[(size_t)members[0]]);
+    std::shared_ptr<gloo::Context> ctx;
+    try {
+      auto c = std::make_shared<gloo::rendezvous::Context>(plan.index, (int)members.size());
+      c->setTimeout(timeout_);
+      gloo::rendezvous::PrefixStore prefixed(base + "/" + std::to_string(color), *root_->store_);
+      c->connectFullMesh(prefixed, device_);
+      ctx = c;
+    } catch (const std::exception& e) {
+      lose("split", t0, e.what());
+    }
+    return std::make_unique<GlooCommunicator>(*this, base + "/" + std::to_string(color), std::move(members), plan.index, std::move(ctx));
   }
 
   int rank() const override { return rank_; }
@@ -185,35 +231,60 @@ class GlooCommunicator : public Communicator {
   // the rank at fault (from the store's liveness table) when it can be told.
   template <class F>
   void run(const char* kind, size_t bytes, F&& f, int root = -1) {
-    if (failed_) fail(std::string(kind) + ": the communicator failed earlier; the run must end");
+    if (root_->failed_) fail(std::string(kind) + ": the communicator failed earlier; the run must end");
     auto t0 = clk::now();
     try {
       f();
     } catch (const std::exception& e) {
-      failed_ = true;
-      const double waited = std::chrono::duration<double>(clk::now() - t0).count();
-      std::vector<LostRank> lost = diagnose(store_.get(), hosts_, rank_);
-      const std::string who = describe(lost);
-      std::string what = e.what();
-      if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-      throw CollectiveError(std::string(kind) + " on rank " + std::to_string(rank_) + " failed after " + std::to_string(waited).substr(0, std::to_string(waited).find('.') + 2) +
-           " s: " + (who.empty() ? "no rank looks dead or frozen (a rank may be slower than train.dist_timeout_s = " +
-                                       std::to_string((int)(timeout_.count() / 1000)) + " s; raise it)"
-                                 : who) +
-           " [gloo: " + what + "]", std::move(lost));
+      lose(kind, t0, e.what());
     }
     if (std::strcmp(kind, "barrier") != 0) account(kind, bytes, std::chrono::duration<double>(clk::now() - t0).count(), root);
   }
 
+  // Marks the whole tree failed and throws the CollectiveError for `kind` begun at t0: the ranks
+  // at fault by world rank and host (a group's own members first: when one of them is lost, the
+  // others are not named), else why no rank can be blamed.
+  [[noreturn]] void lose(const std::string& kind, clk::time_point t0, std::string what) {
+    root_->failed_ = true;
+    const double waited = std::chrono::duration<double>(clk::now() - t0).count();
+    const int me = members_[(size_t)rank_];
+    std::vector<LostRank> lost = diagnose(root_->store_.get(), root_->hosts_, me);
+    if (root_ != this) {
+      std::vector<LostRank> ours;
+      for (const auto& l : lost)
+        if (std::find(members_.begin(), members_.end(), l.rank) != members_.end()) ours.push_back(l);
+      if (!ours.empty()) lost = std::move(ours);
+    }
+    const std::string who = describe(lost);
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    std::string where = "rank " + std::to_string(me);
+    if (root_ != this) {
+      where += " (rank " + std::to_string(rank_) + " of the group of world ranks ";
+      for (size_t i = 0; i < members_.size(); i++) where += (i ? ", " : "") + std::to_string(members_[i]);
+      where += ")";
+    }
+    const std::string w = std::to_string(waited);
+    throw CollectiveError(kind + " on " + where + " failed after " + w.substr(0, w.find('.') + 2) + " s: " +
+                              (who.empty() ? "no rank looks dead or frozen (a rank may be slower than train.dist_timeout_s = " +
+                                                 std::to_string((int)(timeout_.count() / 1000)) + " s; raise it)"
+                                           : who) +
+                              " [gloo: " + what + "]",
+                          std::move(lost));
+  }
+
+  GlooCommunicator* root_;  // the world this communicator belongs to (itself for the world)
+  std::string prefix_;      // its keys in the store: "gloo" (world), "gloo/split0/1", ...
+  std::vector<int> members_;  // world rank of each of its ranks
   int rank_, world_;
   std::chrono::milliseconds timeout_;
-  std::unique_ptr<KvServer> server_;
-  std::unique_ptr<KvClient> store_;
+  std::unique_ptr<KvServer> server_;  // the world's, on rank 0
+  std::unique_ptr<KvClient> store_;   // the world's
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> ctx_;
   std::vector<float> scratch_;
   uint32_t tag_ = 1;
-  bool failed_ = false;
+  int splits_ = 0;       // split() calls so far (names each one's keys)
+  bool failed_ = false;  // the world's is the tree's
 };
 
 }  // namespace

@@ -7,6 +7,10 @@
 // the master address is a loopback one (all ranks on this machine), else this host's name.
 // all_reduce is Gloo's ring all-reduce; reduce_scatter and all_gather are rings written here
 // over Gloo's unbound buffers (Gloo's own all-gather needs equal chunks), with the same timeout.
+// split(): the ranks exchange (color, key) through the store (split_plan in kv_store.h), then
+// each group of two or more connects its own Gloo context (full mesh through the store under
+// "gloo/split<n>/<color>", on the world's TCP device); the group's collectives are the same code
+// on that context. A group names a lost rank by its world rank and host, as the world does.
 #pragma once
 
 #include <memory>

@@ -443,6 +443,55 @@ std::vector<LostRank> diagnose(KvClient* store, const std::vector<std::string>& 
   }
 }
 
+SplitPlan split_plan(KvClient& store, const std::string& prefix, int rank, const std::vector<int>& world_ranks, int color, int key,
+                     std::chrono::milliseconds timeout) {
+  const int size = (int)world_ranks.size();
+  auto key_of = [&](int r) { return prefix + "/ck/" + std::to_string(r); };
+  int32_t mine[2] = {color, key};
+  std::vector<char> v(sizeof mine);
+  std::memcpy(v.data(), mine, sizeof mine);
+  store.set(key_of(rank), v);
+  std::vector<std::string> keys;
+  for (int r = 0; r < size; r++) keys.push_back(key_of(r));
+  const auto deadline = clk::now() + timeout;
+  auto next_health = clk::now() + std::chrono::milliseconds(500);
+  for (;;) {
+    const auto miss = store.missing(keys);
+    if (miss.empty()) break;
+    std::string ranks;
+    for (const auto& k : miss) {
+      const int r = std::stoi(k.substr(k.rfind('/') + 1));
+      ranks += (ranks.empty() ? "world rank " : ", ") + std::to_string(world_ranks[(size_t)r]);
+    }
+    bool ended = false;
+    if (clk::now() > next_health) {
+      next_health = clk::now() + std::chrono::milliseconds(500);
+      for (const auto& h : store.health())
+        for (const auto& k : miss)
+          if (h.closed && h.rank == world_ranks[(size_t)std::stoi(k.substr(k.rfind('/') + 1))]) ended = true;
+    }
+    if (ended || clk::now() > deadline)
+      fail("split: " + ranks + (ended ? " ended before joining the split" : " did not join the split within " +
+                                                                                std::to_string((int)(timeout.count() / 1000)) + " s"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::vector<std::pair<int, int>> same;  // (key, rank) of the ranks with this color
+  for (int r = 0; r < size; r++) {
+    int32_t ck[2] = {0, 0};
+    const auto got = store.get(key_of(r));
+    if (got.size() != sizeof ck) fail("split: the rendezvous store holds a malformed entry " + key_of(r));
+    std::memcpy(ck, got.data(), sizeof ck);
+    if (ck[0] == color) same.emplace_back(ck[1], r);
+  }
+  std::sort(same.begin(), same.end());
+  SplitPlan plan;
+  for (size_t i = 0; i < same.size(); i++) {
+    plan.members.push_back(same[i].second);
+    if (same[i].second == rank) plan.index = (int)i;
+  }
+  return plan;
+}
+
 std::string describe(const std::vector<LostRank>& lost) {
   std::string out;
   for (const auto& l : lost) out += (out.empty() ? "" : "; ") + l.who() + " " + l.what;

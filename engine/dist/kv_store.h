@@ -123,6 +123,20 @@ Rendezvous rendezvous(const DistEnv& env, std::chrono::milliseconds timeout);
 /// returns none. Never throws.
 std::vector<LostRank> diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank);
 
+/// Who forms the group of one Communicator::split, computed alike on every rank (both
+/// backends). Every rank of a communicator of `size` ranks (this one: `rank`; `world_ranks`: its
+/// ranks' world ranks) sets "<prefix>/ck/<rank>" to its (color, key) and reads everyone's:
+/// members = the ranks (of that communicator) whose color is this rank's, ordered by key, ties by
+/// rank (MPI_Comm_split's order); index = this rank's place among them. Throws td::Error when a
+/// rank's key is not there within `timeout`, or at once when the store shows one of world_ranks
+/// ended (its message names the ranks missing).
+struct SplitPlan {
+  std::vector<int> members;
+  int index = 0;
+};
+SplitPlan split_plan(KvClient& store, const std::string& prefix, int rank, const std::vector<int>& world_ranks, int color, int key,
+                     std::chrono::milliseconds timeout);
+
 /// The lost ranks as a failed collective's message names them: "rank 1 (host h) ended: its
 /// connection to the rendezvous store closed; rank 2 (host g) is not responding: ..."; "" for none.
 std::string describe(const std::vector<LostRank>& lost);

@@ -22,7 +22,8 @@ constexpr const char* kIdKey = "nccl/unique_id";
 class NcclCommunicator : public Communicator {
  public:
   NcclCommunicator(Backend& backend, const DistEnv& env, const CommOptions& opt)
-      : rank_(env.rank), world_(env.world_size), timeout_s_(opt.timeout_s) {
+      : root_(this), prefix_("nccl"), rank_(env.rank), world_(env.world_size), timeout_s_(opt.timeout_s) {
+    for (int r = 0; r < world_; r++) members_.push_back(r);
     const auto timeout = std::chrono::milliseconds((long long)(opt.timeout_s * 1000));
     Rendezvous rv = rendezvous(env, timeout);
     server_ = std::move(rv.server);
@@ -77,7 +78,19 @@ class NcclCommunicator : public Communicator {
     }
   }
 
+  // A group split from parent's world: `members` its ranks' world ranks in its rank order, this
+  // rank `rank` of them, `inner` the module's communicator made by ncclCommSplit.
+  NcclCommunicator(NcclCommunicator& parent, std::string prefix, std::vector<int> members, int rank, std::unique_ptr<Communicator> inner)
+      : root_(parent.root_), prefix_(std::move(prefix)), members_(std::move(members)), rank_(rank), world_((int)members_.size()),
+        timeout_s_(parent.timeout_s_), inner_(std::move(inner)) {
+    for (int m : members_) hosts_.push_back(root_->hosts_[(size_t)m]);
+  }
+
   ~NcclCommunicator() override {
+    if (root_ != this) {
+      inner_.reset();  // a group: NCCL frees its communicator; the store is the world's
+      return;
+    }
     if (!failed_ && inner_) {
       // Leave together: rank 0's store must outlive the others' last requests, and NCCL's
       // finalize waits for every rank.
@@ -111,6 +124,38 @@ class NcclCommunicator : public Communicator {
     run("barrier", [&] { inner_->barrier(); });
   }
 
+  // The ranks exchange (color, key) through the store (split_plan, as Gloo's split), so that
+  // every rank knows its group's members and hosts; then ncclCommSplit (the module's split,
+  // collective over this communicator: a rank alone in its group takes part with
+  // NCCL_SPLIT_NOCOLOR and gets a LocalCommunicator).
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    check_split_color(color);
+    if (root_->failed_) fail("split: the NCCL communicator failed earlier; the run must end");
+    const std::string base = prefix_ + "/split" + std::to_string(splits_++);
+    SplitPlan plan;
+    try {
+      plan = split_plan(*root_->store_, base, rank_, members_, color, key, std::chrono::milliseconds((long long)(timeout_s_ * 1000)));
+    } catch (const std::exception& e) {
+      root_->failed_ = true;
+      fail_with_culprit("split on rank " + std::to_string(members_[(size_t)rank_]) + " failed", e.what());
+    }
+    std::vector<int> members;
+    for (int m : plan.members) members.push_back(members_[(size_t)m]);
+    std::unique_ptr<Communicator> inner;
+    try {
+      inner = inner_->split(members.size() == 1 ? -1 : color, key);
+    } catch (const std::exception& e) {
+      root_->failed_ = true;
+      fail_with_culprit("split (ncclCommSplit) on rank " + std::to_string(members_[(size_t)rank_]) + " failed", e.what());
+    }
+    if (members.size() == 1) return std::make_unique<LocalCommunicator>(root_->hosts_[(size_t)members[0]]);
+    if (!inner || inner->world_size() != (int)members.size() || inner->rank() != plan.index)
+      fail("split: ncclCommSplit made a group of " + std::to_string(inner ? inner->world_size() : 0) + " ranks (this one " +
+           std::to_string(inner ? inner->rank() : -1) + "), not the " + std::to_string(members.size()) + " (this one " +
+           std::to_string(plan.index) + ") the ranks' colors and keys give");
+    return std::make_unique<NcclCommunicator>(*this, base + "/" + std::to_string(color), std::move(members), plan.index, std::move(inner));
+  }
+
  protected:
   // Adds what the module's communicator counted since the last call (so that reset_stats(),
   // which zeroes stats_ only, works as documented).
@@ -133,18 +178,31 @@ class NcclCommunicator : public Communicator {
  private:
   template <class F>
   void run(const char* kind, F&& f) {
-    if (failed_) fail(std::string(kind) + ": the NCCL communicator failed earlier; the run must end");
+    if (root_->failed_) fail(std::string(kind) + ": the NCCL communicator failed earlier; the run must end");
     try {
       f();
     } catch (const std::exception& e) {
-      failed_ = true;
-      fail_with_culprit(std::string(kind) + " on rank " + std::to_string(rank_) + " failed", e.what());
+      root_->failed_ = true;
+      std::string where = "rank " + std::to_string(members_[(size_t)rank_]);
+      if (root_ != this) {
+        where += " (rank " + std::to_string(rank_) + " of the group of world ranks ";
+        for (size_t i = 0; i < members_.size(); i++) where += (i ? ", " : "") + std::to_string(members_[i]);
+        where += ")";
+      }
+      fail_with_culprit(std::string(kind) + " on " + where + " failed", e.what());
     }
   }
 
-  // "<what>: <rank at fault> [nccl: <detail>]", as the Gloo communicator words it.
+  // "<what>: <rank at fault> [nccl: <detail>]", as the Gloo communicator words it (a group names
+  // its own lost members when one of them is lost, by world rank).
   [[noreturn]] void fail_with_culprit(const std::string& what, const std::string& detail) {
-    std::vector<LostRank> lost = diagnose(store_.get(), hosts_, rank_);
+    std::vector<LostRank> lost = diagnose(root_->store_.get(), root_->hosts_, members_[(size_t)rank_]);
+    if (root_ != this) {
+      std::vector<LostRank> ours;
+      for (const auto& l : lost)
+        if (std::find(members_.begin(), members_.end(), l.rank) != members_.end()) ours.push_back(l);
+      if (!ours.empty()) lost = std::move(ours);
+    }
     const std::string who = describe(lost);
     throw CollectiveError(what + ": " +
          (who.empty() ? "no rank looks dead or frozen (a rank may be slower than train.dist_timeout_s = " + std::to_string((int)timeout_s_) +
@@ -153,13 +211,17 @@ class NcclCommunicator : public Communicator {
          " [nccl: " + detail + "]", std::move(lost));
   }
 
+  NcclCommunicator* root_;     // the world this communicator belongs to (itself for the world)
+  std::string prefix_;         // its keys in the store: "nccl" (world), "nccl/split0/1", ...
+  std::vector<int> members_;   // world rank of each of its ranks
   int rank_, world_;
   double timeout_s_;
-  std::unique_ptr<KvServer> server_;  // rank 0; destroyed last
-  std::unique_ptr<KvClient> store_;
+  std::unique_ptr<KvServer> server_;  // the world's, on rank 0; destroyed last
+  std::unique_ptr<KvClient> store_;   // the world's
   std::unique_ptr<Communicator> inner_;  // the module's
   CommStats seen_;                       // inner_'s figures at the last settle_stats()
-  bool failed_ = false;
+  int splits_ = 0;                       // split() calls so far (names each one's keys)
+  bool failed_ = false;                  // the world's is the tree's
 };
 
 }  // namespace

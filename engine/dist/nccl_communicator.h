@@ -7,6 +7,9 @@
 // it (key "nccl/unique_id", set by rank 0), and, when a collective fails, the name of the rank
 // at fault from the store's liveness table (diagnose()). NCCL's sockets use NCCL_SOCKET_IFNAME;
 // when unset, CommOptions::gloo_ifname (train.dist_ifname) or TRAINDECK_GLOO_IFNAME if given.
+// split(): the ranks exchange (color, key) through the store (split_plan in kv_store.h, so that
+// each knows its group's members and hosts), then the module's ncclCommSplit; the group's
+// collectives run on the same stream.
 #pragma once
 
 #include <memory>

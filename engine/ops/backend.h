@@ -58,8 +58,8 @@ std::unique_ptr<dist::Communicator> make_nccl_device_communicator(Backend& backe
 /// The ABI version the engine and libtraindeck-cuda.so must share; bump it whenever ops.h, the
 /// Backend class, dist::Communicator or the exported functions below change.
 /// 3: the NCCL communicator's functions. 4: the activation ops behind Backend::ops<Act>().
-/// 5: the Llama ops (RMSNorm, SwiGLU, RoPE) and attention's NKV.
-constexpr int kBackendAbiVersion = 5;
+/// 5: the Llama ops (RMSNorm, SwiGLU, RoPE) and attention's NKV. 6: Communicator::split.
+constexpr int kBackendAbiVersion = 6;
 
 /// sizeof(ncclUniqueId) (NCCL_UNIQUE_ID_BYTES), without the engine needing nccl.h.
 constexpr unsigned long kNcclUniqueIdBytes = 128;
