@@ -11,7 +11,7 @@
 // and tp = 1 (a group of one is a LocalCommunicator); the errors for tp = 3, tp = 0 and a TP group
 // across hosts; and a rank that exits early: its group partners' collectives throw a
 // CollectiveError naming it (world rank 3) instead of hanging, while the other TP group still
-// works.
+// works; and one that freezes (SIGSTOP): they fail at the 3 s timeout saying it is not responding.
 //
 // A plain executable (no Qt): exit 0 when every check of every rank passed, else 1. Each rank
 // prints "ok"/"FAIL" lines; a rank still running 60 s after its scenario began is killed and
@@ -90,7 +90,23 @@ struct Scenario {
   double timeout_s = 20;
   std::vector<std::string> hosts;  // a host name per rank ("" = keep the machine's)
   std::function<void(Rank&, Communicator&, int done_fd, int wait_fd)> body;
+  int frozen = -1;  // a rank that stops itself (SIGSTOP): killed once the others have exited
 };
+
+// Rank 0 (the store) waits, at most 40 s, for `n` ranks to write a byte to done_fd.
+void wait_for_ranks(int wait_fd, int n) {
+  int got = 0;
+  pollfd p{wait_fd, POLLIN, 0};
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  char c;
+  while (got < n && std::chrono::steady_clock::now() < until && poll(&p, 1, 200) >= 0)
+    if ((p.revents & POLLIN) && read(wait_fd, &c, 1) == 1) got++;
+}
+
+void signal_done(Rank& me, int done_fd) {
+  const char c = 1;
+  if (write(done_fd, &c, 1) != 1) me.check(false, "signal done");
+}
 
 // Forks the scenario's ranks; returns the number of ranks that failed (or hung).
 int run(const Scenario& sc) {
@@ -135,9 +151,11 @@ int run(const Scenario& sc) {
     const pid_t p = waitpid(-1, &st, WNOHANG);
     if (p > 0) {
       live--;
-      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) bad++;
+      const bool frozen_killed = sc.frozen >= 0 && p == pids[(size_t)sc.frozen] && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+      if (!frozen_killed && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) bad++;
       for (auto& q : pids)
         if (q == p) q = -1;
+      if (sc.frozen >= 0 && live == 1 && pids[(size_t)sc.frozen] > 0) kill(pids[(size_t)sc.frozen], SIGKILL);
       continue;
     }
     if (std::chrono::steady_clock::now() > deadline) {
@@ -251,6 +269,26 @@ void expect_error(Rank& me, const std::function<void()>& f, const std::vector<st
   }
 }
 
+// A one-float all_reduce on `c` must throw a CollectiveError naming world rank `lost` (on host
+// `host` unless "") with `how` ("ended", "is not responding") in its message.
+void expect_lost(Rank& me, Communicator& c, int lost, const std::string& host, const std::string& how, const std::string& name) {
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    float x = 1;
+    c.all_reduce(&x, 1, ReduceOp::sum);
+    me.check(false, name, "no error");
+  } catch (const CollectiveError& e) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    bool named = false;
+    for (const auto& l : e.lost()) named = named || (l.rank == lost && (host.empty() || l.host == host));
+    const std::string msg = e.what();
+    me.check(named && msg.find("rank " + std::to_string(lost) + " (host ") != std::string::npos && msg.find(how) != std::string::npos, name,
+             "after " + std::to_string(s).substr(0, 4) + " s: " + msg);
+  } catch (const std::exception& e) {
+    me.check(false, name + " (a CollectiveError)", e.what());
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -345,23 +383,7 @@ int main() {
       std::fflush(stdout);
       _exit(0);  // no goodbye: as a crashed process
     }
-    auto expect_lost3 = [&](Communicator& c, const std::string& name) {
-      const auto t0 = std::chrono::steady_clock::now();
-      try {
-        float x = 1;
-        c.all_reduce(&x, 1, ReduceOp::sum);
-        me.check(false, name, "no error");
-      } catch (const CollectiveError& e) {
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        bool named = false;
-        for (const auto& l : e.lost()) named = named || (l.rank == 3 && (paired.empty() || l.host == "node-b"));
-        const std::string msg = e.what();
-        me.check(named && msg.find("rank 3 (host ") != std::string::npos && msg.find("ended") != std::string::npos, name,
-                 "after " + std::to_string(s).substr(0, 4) + " s: " + msg);
-      } catch (const std::exception& e) {
-        me.check(false, name + " (a CollectiveError)", e.what());
-      }
-    };
+    auto expect_lost3 = [&](Communicator& c, const std::string& name) { expect_lost(me, c, 3, paired.empty() ? "" : "node-b", "ended", name); };
     if (me.rank == 2) {
       expect_lost3(*g.tp, "TP partner's all_reduce names rank 3");
       expect_error(me, [&] { world.barrier(); }, {"failed earlier"}, "then the world is unusable too");
@@ -372,19 +394,22 @@ int main() {
       me.check(near(x, 3), "healthy TP group {0,1} still sums to 3", std::to_string(x));
     }
     if (me.rank == 1) expect_lost3(*g.dp, "DP partner's all_reduce names rank 3");
-    if (me.rank == 1 || me.rank == 2) {
-      const char c = 1;
-      if (write(done_fd, &c, 1) != 1) me.check(false, "signal done");
-    }
-    if (me.rank == 0) {
-      int got = 0;  // wait (at most 40 s) for ranks 1 and 2 before the store goes
-      pollfd p{wait_fd, POLLIN, 0};
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(40);
-      char c;
-      while (got < 2 && std::chrono::steady_clock::now() < until && poll(&p, 1, 200) >= 0)
-        if ((p.revents & POLLIN) && read(wait_fd, &c, 1) == 1) got++;
-    }
+    if (me.rank == 1 || me.rank == 2) signal_done(me, done_fd);
+    if (me.rank == 0) wait_for_ranks(wait_fd, 2);
   }});
+
+  // Rank 3 freezes (SIGSTOP) once the groups are made: its partners' collectives end at the
+  // 3 s timeout with a CollectiveError saying rank 3 is not responding (no heartbeat), instead
+  // of waiting for ever.
+  scenarios.push_back({"frozen", 4, 3, paired, [&](Rank& me, Communicator& world, int done_fd, int wait_fd) {
+    ParallelGroups g = make_parallel_groups(world, 2);
+    world.barrier();
+    if (me.rank == 3) raise(SIGSTOP);  // the parent kills it once the others have exited
+    if (me.rank == 2) expect_lost(me, *g.tp, 3, paired.empty() ? "" : "node-b", "is not responding", "TP partner's all_reduce: rank 3 frozen");
+    if (me.rank == 1) expect_lost(me, *g.dp, 3, paired.empty() ? "" : "node-b", "is not responding", "DP partner's all_reduce: rank 3 frozen");
+    if (me.rank == 1 || me.rank == 2) signal_done(me, done_fd);
+    if (me.rank == 0) wait_for_ranks(wait_fd, 2);
+  }, 3});
 
   int bad = 0;
   for (const auto& sc : scenarios) {
