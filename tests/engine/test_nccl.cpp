@@ -8,6 +8,7 @@
 // forms, the staging, the event timing and the rendezvous), rank 0 serving the rendezvous store
 // on a free local port. Counts are chosen so that both shard layouts run: a multiple of the world
 // size (ncclReduceScatter / ncclAllGather) and one that is not (grouped ncclReduce / ncclBroadcast).
+// Then Communicator::split (ncclCommSplit) and make_parallel_groups in a world of their own.
 //
 // A plain executable (no Qt), for GPU machines (bench/gpu.sh):
 //   test_nccl [--json PATH] [--require-cuda]
@@ -36,6 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/dist/communicator.h"
+#include "engine/dist/groups.h"
 #include "engine/dist/nccl_communicator.h"
 #include "engine/ops/backend.h"
 
@@ -251,6 +253,77 @@ void rank_checks(int rank, int n, int port, double* busbw_out) {
   }
 }
 
+// Communicator::split on NCCL (ncclCommSplit): groups by parity of the rank ({0, 2}, {1, 3} at
+// n = 4; groups of one, LocalCommunicators, at n <= 2: there the world-of-one path runs
+// ncclCommSplit with NCCL_SPLIT_NOCOLOR), every collective on device buffers against the sums
+// over the members written out; the group's own stats; a group of all ranks in reversed order;
+// make_parallel_groups(world, 2) at even n.
+void split_checks(int rank, int n, int port) {
+  try {
+    auto be = make_backend("cuda:" + std::to_string(rank));
+    auto comm = dist::make_nccl_communicator(*be, env_of(rank, n, port), {30.0, ""});
+    std::vector<int> members;  // same parity as this rank, in rank order
+    for (int r = rank % 2; r < n; r += 2) members.push_back(r);
+    const int m = (int)members.size(), self = rank / 2;
+    double sum_c = 0;
+    for (int r : members) sum_c += r + 1;
+    auto g = comm->split(rank % 2, rank);
+    record(rank, "split by parity: size, rank, backend",
+           g->world_size() == m && g->rank() == self && g->backend() == (m > 1 ? "nccl" : "local") && (int)g->hosts().size() == m,
+           g->backend() + " rank " + std::to_string(g->rank()) + " of " + std::to_string(g->world_size()) + " (want " + std::to_string(self) +
+               " of " + std::to_string(m) + ")");
+    const size_t count = 1000 + 3;  // uneven shards over 2 ranks
+    std::vector<float> x(count);
+    for (size_t i = 0; i < count; i++) x[i] = (float)((rank + 1) * (double)(i + 1));
+    {
+      DeviceFloats d(*be, x);
+      g->all_reduce(d.p, count, dist::ReduceOp::sum);
+      expect_values(rank, "group all_reduce sum", d.read(), [&](size_t i) { return (double)(i + 1) * sum_c; }, 0, count, 0);
+    }
+    {
+      DeviceFloats d(*be, x);
+      g->reduce_scatter(d.p, count, dist::ReduceOp::avg);
+      auto [lo, hi] = dist::shard_range(count, self, m);
+      expect_values(rank, "group reduce_scatter avg", d.read(), [&](size_t i) { return (double)(i + 1) * sum_c / m; }, lo, hi, 1e-5);
+    }
+    {
+      std::vector<float> v(count, -1.0f);
+      auto [lo, hi] = dist::shard_range(count, self, m);
+      for (size_t i = lo; i < hi; i++) v[i] = (float)(1000 * (rank + 1) + (int)i);
+      DeviceFloats d(*be, v);
+      g->all_gather(d.p, count);
+      auto owner = [&](size_t i) {
+        int j = 0;
+        while (dist::shard_range(count, j, m).second <= i) j++;
+        return members[(size_t)j];
+      };
+      expect_values(rank, "group all_gather", d.read(), [&](size_t i) { return 1000.0 * (owner(i) + 1) + (double)i; }, 0, count, 0);
+    }
+    be->synchronize();
+    {
+      const dist::CommStats& gs = g->stats();
+      const dist::CommStats& ws = comm->stats();
+      const uint64_t want = m > 1 ? 3 : 0;  // a LocalCommunicator counts nothing
+      record(rank, "group stats: its own 3 calls, none on the world", gs.calls == want && ws.calls == 0,
+             std::to_string(gs.calls) + " group calls, " + std::to_string(ws.calls) + " world calls");
+    }
+    auto rev = comm->split(0, -rank);  // all ranks, reversed
+    int32_t b = rank;
+    rev->broadcast(&b, sizeof b, 0);  // host memory; rank 0 of rev is world rank n - 1
+    record(rank, "reversed group: rank 0 is world rank n-1", rev->world_size() == n && rev->rank() == n - 1 - rank && b == n - 1,
+           "rank " + std::to_string(rev->rank()) + ", broadcast got " + std::to_string(b));
+    if (n % 2 == 0) {
+      dist::ParallelGroups pg = dist::make_parallel_groups(*comm, 2);
+      float t = (float)(rank + 1);
+      pg.tp->all_reduce(&t, 1, dist::ReduceOp::sum);  // TP group {2k, 2k+1}: 4k + 3
+      record(rank, "make_parallel_groups(2): TP sum", t == (float)(4 * (rank / 2) + 3), std::to_string(t));
+    }
+    be->synchronize();
+  } catch (const std::exception& e) {
+    record(rank, "split exception", false, e.what());
+  }
+}
+
 // Rank n-1 never joins an all_reduce: the others' must end with a td::Error naming the timeout
 // (the watchdog aborts NCCL after train.dist_timeout_s = 3 s), not hang.
 void watchdog_check(int rank, int n, int port) {
@@ -335,6 +408,12 @@ int main(int argc, char** argv) {
       const int port = n > 1 ? free_port() : 0;  // a world of one: rank 0 binds any free port
       std::vector<std::thread> ranks;
       for (int r = 0; r < n; r++) ranks.emplace_back(rank_checks, r, n, port, &busbw);
+      for (auto& t : ranks) t.join();
+    }
+    {
+      const int port = n > 1 ? free_port() : 0;
+      std::vector<std::thread> ranks;
+      for (int r = 0; r < n; r++) ranks.emplace_back(split_checks, r, n, port);
       for (auto& t : ranks) t.join();
     }
     if (n > 1) {
