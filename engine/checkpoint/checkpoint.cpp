@@ -22,6 +22,7 @@
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
 #include "engine/common/run_id.h"
+#include "engine/model/shape.h"
 
 namespace td {
 
@@ -253,26 +254,24 @@ std::string files_problem(const std::string& dir) {
 
 }  // namespace
 
-// Writes the checkpoint files into tmp, fsyncs them, renames tmp to final_dir.
+// Writes the checkpoint files into tmp, fsyncs them, renames tmp to final_dir. The state is in
+// host memory: params (and m, v when has_opt) in the layout of `tensors`.
 static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::string& tmp, const std::string& final_dir,
-                                           GPT& model, AdamW* opt, const TrainerState& state) {
-  Backend& be = model.backend();
+                                           const std::string& family, const std::vector<ParamTensor>& tensors, const float* params,
+                                           const float* m, const float* v, bool has_opt, const TrainerState& state) {
   CheckpointInfo info;
   {
-    auto params = download_all(be, model.params(), model.num_params());
     std::vector<SafeTensor> ts;
-    for (const auto& t : model.tensors()) ts.push_back({t.name, t.shape, params.data() + t.offset});
+    for (const auto& t : tensors) ts.push_back({t.name, t.shape, params + t.offset});
     // "traindeck-gpt2" or "traindeck-llama": the family whose tensor names the file holds.
     info.bytes += write_safetensors(tmp + "/model.safetensors", ts,
-                                    {{"format", "traindeck-" + model.config().family}, {"step", std::to_string(state.step)}});
+                                    {{"format", "traindeck-" + family}, {"step", std::to_string(state.step)}});
   }
-  if (opt) {
-    auto m = download_all(be, opt->m(), opt->size());
-    auto v = download_all(be, opt->v(), opt->size());
+  if (has_opt) {
     std::vector<SafeTensor> ts;
-    for (const auto& t : model.tensors()) {
-      ts.push_back({t.name + ".exp_avg", t.shape, m.data() + t.offset});
-      ts.push_back({t.name + ".exp_avg_sq", t.shape, v.data() + t.offset});
+    for (const auto& t : tensors) {
+      ts.push_back({t.name + ".exp_avg", t.shape, m + t.offset});
+      ts.push_back({t.name + ".exp_avg_sq", t.shape, v + t.offset});
     }
     info.bytes += write_safetensors(tmp + "/optimizer.safetensors", ts, {{"format", "traindeck-adamw"}});
   }
@@ -283,7 +282,7 @@ static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::s
   // values checked for NaN/Inf in the same pass.
   std::vector<std::pair<std::string, std::string>> sums;
   for (const char* name : {"model.safetensors", "optimizer.safetensors", "trainer.json"}) {
-    if (!opt && std::string(name) == "optimizer.safetensors") continue;
+    if (!has_opt && std::string(name) == "optimizer.safetensors") continue;
     FileScan scan = scan_file(tmp + "/" + name, is_safetensors(name));
     if (scan.nonfinite && info.problem.empty()) info.problem = nonfinite_problem(tmp + "/" + name, name, scan);
     sums.emplace_back(name, scan.sha256);
@@ -300,7 +299,10 @@ static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::s
   return info;
 }
 
-CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state) {
+namespace {
+
+template <class Write>
+CheckpointInfo save_checkpoint_with(const std::string& root, const TrainerState& state, Write&& write) {
   if (std::error_code ec = create_private_dirs(root))
     fail("cannot create the checkpoint folder '" + root + "': " + ec.message() + "; check that the run directory is writable");
   const std::string final_dir = root + "/" + step_dir_name(state.step);
@@ -310,12 +312,36 @@ CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, 
   // files are created O_EXCL | O_NOFOLLOW, mode 0600 (File::kWriteNew).
   if (::mkdir(tmp.c_str(), 0700) != 0) fail_errno("cannot create the checkpoint folder", tmp);
   try {
-    return write_checkpoint_dir(root, tmp, final_dir, model, opt, state);
+    return write(tmp, final_dir);
   } catch (...) {
     std::error_code ec;
     fs::remove_all(tmp, ec);  // e.g. a full disk: leave no half-written checkpoint behind
     throw;
   }
+}
+
+}  // namespace
+
+CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state) {
+  return save_checkpoint_with(root, state, [&](const std::string& tmp, const std::string& final_dir) {
+    Backend& be = model.backend();
+    const auto params = download_all(be, model.params(), model.num_params());
+    std::vector<float> m, v;
+    if (opt) {
+      m = download_all(be, opt->m(), opt->size());
+      v = download_all(be, opt->v(), opt->size());
+    }
+    return write_checkpoint_dir(root, tmp, final_dir, model.config().family, model.tensors(), params.data(), m.data(), v.data(), opt != nullptr,
+                                state);
+  });
+}
+
+CheckpointInfo save_checkpoint(const std::string& root, const HostCheckpoint& c, const TrainerState& state) {
+  const std::vector<ParamTensor> tensors = model_param_tensors(c.model);
+  TD_ASSERT(c.params.size() == model_num_params(c.model) && (c.m.empty() || (c.m.size() == c.params.size() && c.v.size() == c.params.size())));
+  return save_checkpoint_with(root, state, [&](const std::string& tmp, const std::string& final_dir) {
+    return write_checkpoint_dir(root, tmp, final_dir, c.model.family, tensors, c.params.data(), c.m.data(), c.v.data(), !c.m.empty(), state);
+  });
 }
 
 std::string checkpoint_problem(const std::string& dir) {
@@ -408,6 +434,26 @@ void load_checkpoint(const std::string& dir, GPT& model, AdamW* opt) {
     be.upload(opt->m(), host.data(), host.size() * sizeof(float));
     be.upload(opt->v(), v.data(), v.size() * sizeof(float));
   }
+}
+
+HostCheckpoint load_checkpoint_host(const std::string& dir, const ModelConfig& model, bool optimizer) {
+  HostCheckpoint c;
+  c.model = model;
+  const std::vector<ParamTensor> tensors = model_param_tensors(model);
+  const size_t n = model_num_params(model);
+  SafetensorsFile weights(dir + "/model.safetensors");
+  c.params.resize(n);
+  for (const auto& t : tensors) weights.read_f32(t.name, c.params.data() + t.offset, t.numel);
+  if (optimizer) {
+    SafetensorsFile o(dir + "/optimizer.safetensors");
+    c.m.resize(n);
+    c.v.resize(n);
+    for (const auto& t : tensors) {
+      o.read_f32(t.name + ".exp_avg", c.m.data() + t.offset, t.numel);
+      o.read_f32(t.name + ".exp_avg_sq", c.v.data() + t.offset, t.numel);
+    }
+  }
+  return c;
 }
 
 void prune_checkpoints(const std::string& root, int keep) {

@@ -48,6 +48,19 @@ struct CheckpointInfo {
 /// write leaves no .tmp directory behind (removed).
 CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state);
 
+/// A model's full (consolidated) state in host memory, in the layout of model_param_tensors(model):
+/// what a tensor-parallel run gathers on rank 0 to write, and what it reads to slice each rank's
+/// shard from (engine/model/tensor_parallel.h). m, v: AdamW's moments, empty for none.
+struct HostCheckpoint {
+  ModelConfig model;
+  std::vector<float> params, m, v;
+};
+/// save_checkpoint for a host state: the same files, names and checks.
+CheckpointInfo save_checkpoint(const std::string& root, const HostCheckpoint& c, const TrainerState& state);
+/// Reads a checkpoint's weights (and, with optimizer, its moments) for model into host memory.
+/// Throws td::Error when a tensor is missing or has another shape (SafetensorsFile::read_f32).
+HostCheckpoint load_checkpoint_host(const std::string& dir, const ModelConfig& model, bool optimizer);
+
 /// Why a checkpoint directory does not verify ("" when it does): a missing or malformed
 /// trainer.json; a weights / optimizer file whose safetensors header does not parse or points
 /// past the end; a file that does not match SHA256SUMS (or a malformed SHA256SUMS); non-finite
