@@ -326,8 +326,10 @@ class NcclDeviceCommunicator final : public dist::Communicator {
         fail(why);
       }
     }
-    // The parent takes part in the split as in a collective: wait until it is done, then until
-    // the child is ready.
+    // Non-blocking: the split runs as an asynchronous job of the parent, which writes `child`
+    // (on this stack frame) when it completes; so wait for the parent first (an abort of the
+    // parent on a timeout joins that job, so `child` is not written after this frame is gone),
+    // then until the child is ready.
     try {
       wait_ready("ncclCommSplit");
     } catch (...) {
