@@ -248,13 +248,8 @@ class GlooCommunicator : public Communicator {
     root_->failed_ = true;
     const double waited = std::chrono::duration<double>(clk::now() - t0).count();
     const int me = members_[(size_t)rank_];
-    std::vector<LostRank> lost = diagnose(root_->store_.get(), root_->hosts_, me);
-    if (root_ != this) {
-      std::vector<LostRank> ours;
-      for (const auto& l : lost)
-        if (std::find(members_.begin(), members_.end(), l.rank) != members_.end()) ours.push_back(l);
-      if (!ours.empty()) lost = std::move(ours);
-    }
+    std::vector<LostRank> lost =
+        diagnose_members(root_->store_.get(), root_->hosts_, me, root_ != this ? members_ : std::vector<int>{});
     const std::string who = describe(lost);
     if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
     std::string where = "rank " + std::to_string(me);

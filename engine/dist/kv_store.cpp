@@ -443,6 +443,16 @@ std::vector<LostRank> diagnose(KvClient* store, const std::vector<std::string>& 
   }
 }
 
+std::vector<LostRank> diagnose_members(KvClient* store, const std::vector<std::string>& hosts, int self_rank,
+                                       const std::vector<int>& members) {
+  std::vector<LostRank> lost = diagnose(store, hosts, self_rank);
+  if (members.empty()) return lost;
+  std::vector<LostRank> ours;
+  for (const auto& l : lost)
+    if (std::find(members.begin(), members.end(), l.rank) != members.end()) ours.push_back(l);
+  return ours.empty() ? lost : ours;
+}
+
 SplitPlan split_plan(KvClient& store, const std::string& prefix, int rank, const std::vector<int>& world_ranks, int color, int key,
                      std::chrono::milliseconds timeout) {
   const int size = (int)world_ranks.size();

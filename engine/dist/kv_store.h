@@ -123,6 +123,13 @@ Rendezvous rendezvous(const DistEnv& env, std::chrono::milliseconds timeout);
 /// returns none. Never throws.
 std::vector<LostRank> diagnose(KvClient* store, const std::vector<std::string>& hosts, int self_rank);
 
+/// diagnose() for a collective of a split group (Communicator::split): `members` are the group's
+/// world ranks, self_rank this rank's world rank. When one of the group's own members is at
+/// fault only those are returned (a lost rank of another group is not this collective's cause);
+/// otherwise everything diagnose() found. An empty `members` means the world: diagnose() as is.
+std::vector<LostRank> diagnose_members(KvClient* store, const std::vector<std::string>& hosts, int self_rank,
+                                       const std::vector<int>& members);
+
 /// Who forms the group of one Communicator::split, computed alike on every rank (both
 /// backends). Every rank of a communicator of `size` ranks (this one: `rank`; `world_ranks`: its
 /// ranks' world ranks) sets "<prefix>/ck/<rank>" to its (color, key) and reads everyone's:

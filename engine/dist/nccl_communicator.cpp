@@ -196,13 +196,8 @@ class NcclCommunicator : public Communicator {
   // "<what>: <rank at fault> [nccl: <detail>]", as the Gloo communicator words it (a group names
   // its own lost members when one of them is lost, by world rank).
   [[noreturn]] void fail_with_culprit(const std::string& what, const std::string& detail) {
-    std::vector<LostRank> lost = diagnose(root_->store_.get(), root_->hosts_, members_[(size_t)rank_]);
-    if (root_ != this) {
-      std::vector<LostRank> ours;
-      for (const auto& l : lost)
-        if (std::find(members_.begin(), members_.end(), l.rank) != members_.end()) ours.push_back(l);
-      if (!ours.empty()) lost = std::move(ours);
-    }
+    std::vector<LostRank> lost =
+        diagnose_members(root_->store_.get(), root_->hosts_, members_[(size_t)rank_], root_ != this ? members_ : std::vector<int>{});
     const std::string who = describe(lost);
     throw CollectiveError(what + ": " +
          (who.empty() ? "no rank looks dead or frozen (a rank may be slower than train.dist_timeout_s = " + std::to_string((int)timeout_s_) +
