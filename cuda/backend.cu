@@ -417,6 +417,16 @@ class CudaBackend final : public Backend {
       be_.bind();
       td::cuda::softmax_cross_entropy(losses, dev(dlogits), dev(logits), targets, N, V, grad_scale, be_.stream_);
     }
+    void cross_entropy_shard_stats(float* lse, float* target_logit, const Act* logits, const int32_t* targets, int N, int V,
+                                   int v0) override {
+      be_.bind();
+      td::cuda::cross_entropy_shard_stats(lse, target_logit, dev(logits), targets, N, V, v0, be_.stream_);
+    }
+    void cross_entropy_shard_backward(Act* dlogits, const Act* logits, const float* lse, const int32_t* targets, int N, int V,
+                                      int v0, float grad_scale) override {
+      be_.bind();
+      td::cuda::cross_entropy_shard_backward(dev(dlogits), dev(logits), lse, targets, N, V, v0, grad_scale, be_.stream_);
+    }
 
    private:
     CudaBackend& be_;

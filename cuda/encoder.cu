@@ -17,8 +17,14 @@ __global__ void encoder_forward_kernel(Act* __restrict__ out, const int32_t* __r
   if (i >= BT * (size_t)C) return;
   const size_t bt = i / C;
   const int c = (int)(i % C), t = (int)(bt % T);
-  const Act* te = wte + (size_t)inp[bt] * C + c;
+  const int32_t id = inp[bt];
   const Act* pe = wpe + (size_t)t * C + c;
+  if (id < 0) {  // another tensor-parallel rank's row (engine/ops/ops.h): the position only
+#pragma unroll
+    for (int k = 0; k < kVec; k++) out[i + k] = pe[k];
+    return;
+  }
+  const Act* te = wte + (size_t)id * C + c;
   if constexpr (kVec == 1) {
     out[i] = store_as<Act>(load_f(*te) + load_f(*pe));
   } else {

@@ -46,6 +46,10 @@ template <class Act> void rope_backward(Act* dqkv, int B, int T, int NH, int NKV
 
 // softmax_cross_entropy.cu: one block per row, online max/sum over V in fp32; dlogits may alias logits.
 template <class Act> void softmax_cross_entropy(float* losses, Act* dlogits, const Act* logits, const int32_t* targets, int N, int V, float grad_scale, cudaStream_t stream);
+// The vocabulary-parallel halves (engine/ops/ops.h): stats one block per row; backward one
+// thread per element (overwrites; dlogits may alias logits).
+template <class Act> void cross_entropy_shard_stats(float* lse, float* target_logit, const Act* logits, const int32_t* targets, int N, int V, int v0, cudaStream_t stream);
+template <class Act> void cross_entropy_shard_backward(Act* dlogits, const Act* logits, const float* lse, const int32_t* targets, int N, int V, int v0, float grad_scale, cudaStream_t stream);
 
 // attention.h / matmul.h: attention (cuBLAS batched GEMMs + causal softmax kernels) and the
 // cuBLASLt linear layers have their own headers (they hold handles and workspaces).

@@ -101,6 +101,54 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The vocabulary-parallel stats (engine/ops/ops.h cross_entropy_shard_stats): one block per row,
+// the same online max/sum as above over the shard's V columns (scalar loads: a shard's V need not
+// be a multiple of the pack).
+template <class Act>
+__global__ void __launch_bounds__(kThreads)
+    cross_entropy_shard_stats_kernel(float* __restrict__ lse, float* __restrict__ target_logit, const Act* __restrict__ logits,
+                                     const int32_t* __restrict__ targets, int V, int v0) {
+  __shared__ float sh_m[32], sh_s[32];
+  const int row = blockIdx.x;
+  const Act* z = logits + (size_t)row * V;
+  float m = -INFINITY, s = 0.0f;
+  for (int j = threadIdx.x; j < V; j += blockDim.x) online_add(m, s, load_f(z[j]));
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(kFullMask, m, o), s2 = __shfl_xor_sync(kFullMask, s, o);
+    online_merge(m, s, m2, s2);
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  if (lane == 0) {
+    sh_m[warp] = m;
+    sh_s[warp] = s;
+  }
+  __syncthreads();
+  m = lane < nwarps ? sh_m[lane] : -INFINITY;
+  s = lane < nwarps ? sh_s[lane] : 0.0f;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(kFullMask, m, o), s2 = __shfl_xor_sync(kFullMask, s, o);
+    online_merge(m, s, m2, s2);
+  }
+  if (threadIdx.x == 0) {
+    lse[row] = logf(s) + m;
+    const int y = targets[row] - v0;
+    target_logit[row] = y >= 0 && y < V ? load_f(z[y]) : 0.0f;
+  }
+}
+
+// dlogits (N,V) = (exp(z - lse[row]) - onehot) * grad_scale, one thread per element; each element
+// is read by the thread that writes it, so dlogits may alias logits.
+template <class Act>
+__global__ void cross_entropy_shard_backward_kernel(Act* dlogits, const Act* logits, const float* __restrict__ lse,
+                                                    const int32_t* __restrict__ targets, size_t n, int V, int v0, float grad_scale) {
+  const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const size_t row = i / V;
+  const int j = (int)(i % V);
+  const float prob = expf(load_f(logits[i]) - lse[row]);
+  dlogits[i] = store_as<Act>((prob - (targets[row] == v0 + j ? 1.0f : 0.0f)) * grad_scale);
+}
+
 }  // namespace
 
 template <class Act>
@@ -120,5 +168,32 @@ void softmax_cross_entropy(float* losses, Act* dlogits, const Act* logits, const
 template void softmax_cross_entropy<float>(float*, float*, const float*, const int32_t*, int, int, float, cudaStream_t);
 template void softmax_cross_entropy<__nv_bfloat16>(float*, __nv_bfloat16*, const __nv_bfloat16*, const int32_t*, int,
                                                    int, float, cudaStream_t);
+
+template <class Act>
+void cross_entropy_shard_stats(float* lse, float* target_logit, const Act* logits, const int32_t* targets, int N, int V, int v0,
+                               cudaStream_t stream) {
+  if (N <= 0) return;
+  if (V <= 0) fail("cross_entropy_shard_stats: the shard's vocabulary size must be positive, got " + std::to_string(V));
+  cross_entropy_shard_stats_kernel<Act><<<grid_for((size_t)N, 1, "cross_entropy_shard_stats"), kThreads, 0, stream>>>(
+      lse, target_logit, logits, targets, V, v0);
+  check_launch("cross_entropy_shard_stats_kernel");
+}
+
+template <class Act>
+void cross_entropy_shard_backward(Act* dlogits, const Act* logits, const float* lse, const int32_t* targets, int N, int V, int v0,
+                                  float grad_scale, cudaStream_t stream) {
+  const size_t n = (size_t)N * V;
+  if (n == 0) return;
+  constexpr int kT = 256;
+  cross_entropy_shard_backward_kernel<Act><<<grid_for(n, kT, "cross_entropy_shard_backward"), kT, 0, stream>>>(
+      dlogits, logits, lse, targets, n, V, v0, grad_scale);
+  check_launch("cross_entropy_shard_backward_kernel");
+}
+
+template void cross_entropy_shard_stats<float>(float*, float*, const float*, const int32_t*, int, int, int, cudaStream_t);
+template void cross_entropy_shard_stats<__nv_bfloat16>(float*, float*, const __nv_bfloat16*, const int32_t*, int, int, int, cudaStream_t);
+template void cross_entropy_shard_backward<float>(float*, const float*, const float*, const int32_t*, int, int, int, float, cudaStream_t);
+template void cross_entropy_shard_backward<__nv_bfloat16>(__nv_bfloat16*, const __nv_bfloat16*, const float*, const int32_t*, int, int,
+                                                          int, float, cudaStream_t);
 
 }  // namespace td::cuda

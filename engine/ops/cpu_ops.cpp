@@ -199,6 +199,17 @@ template <class Act> class CpuOps final : public ActivationOps<Act> {
     Io<Act> io;
     cpu::softmax_cross_entropy(losses, io.out(dlogits, NV), io.in(logits, NV), targets, N, V, grad_scale);
   }
+  void cross_entropy_shard_stats(float* lse, float* target_logit, const Act* logits, const int32_t* targets, int N, int V,
+                                 int v0) override {
+    Io<Act> io;
+    cpu::cross_entropy_shard_stats(lse, target_logit, io.in(logits, (size_t)N * V), targets, N, V, v0);
+  }
+  void cross_entropy_shard_backward(Act* dlogits, const Act* logits, const float* lse, const int32_t* targets, int N, int V,
+                                    int v0, float grad_scale) override {
+    const size_t NV = (size_t)N * V;
+    Io<Act> io;
+    cpu::cross_entropy_shard_backward(io.out(dlogits, NV), io.in(logits, NV), lse, targets, N, V, v0, grad_scale);
+  }
 
  private:
   std::vector<float> scratch_;  // (B,NH,T,T) gradient of the attention scores

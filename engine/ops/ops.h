@@ -5,8 +5,8 @@
 // NKV = key/value heads (grouped-query attention), V = vocabulary, N = rows (B*T), OC = output
 // channels, F = MLP hidden channels. Tensors are row-major and contiguous. Backward ops
 // ACCUMULATE into their gradient outputs (+=), as PyTorch's autograd does for leaves; the caller
-// zeroes gradients before a step (llm.c's convention). The one exception, rope_backward, works
-// in place (see there).
+// zeroes gradients before a step (llm.c's convention). The exceptions: rope_backward works in
+// place, and cross_entropy_shard_backward overwrites (see there).
 //
 // Mixed precision (train.precision = "bf16"): the activation ops come in two element types Act,
 // float and bf16 (engine/ops/dtype.h). With Act = bf16, activations and the weights the ops
@@ -50,6 +50,8 @@ namespace td {
   X(kRopeBackward, "rope_backward")                \
   X(kResidualForward, "residual_forward")          \
   X(kSoftmaxCrossEntropy, "softmax_cross_entropy") \
+  X(kCrossEntropyShardStats, "cross_entropy_shard_stats") \
+  X(kCrossEntropyShardBackward, "cross_entropy_shard_backward") \
   X(kConvert, "convert")                           \
   X(kAdamW, "adamw")                               \
   X(kGradNormSquared, "grad_norm_squared")         \
@@ -70,10 +72,13 @@ class ActivationOps {
  public:
   virtual ~ActivationOps() = default;
   // out (B,T,C) = wte[inp[b,t]] + wpe[t]; inp (B,T) token ids, wte (V,C), wpe (maxT,C).
-  // Source: GPT-2 input embedding (llm.c encoder_forward).
+  // An id < 0 adds no wte row (out = wpe[t]): that row lives on another tensor-parallel rank
+  // (the vocabulary-parallel embedding, Megatron-LM sec. 3). Source: GPT-2 input embedding
+  // (llm.c encoder_forward).
   virtual void encoder_forward(Act* out, const int32_t* inp, const Act* wte, const Act* wpe,
                                int B, int T, int C) = 0;
-  // dwte (V,C) += scatter of dout by token, dwpe (maxT,C) += sum over b of dout; dout (B,T,C).
+  // dwte (V,C) += scatter of dout by token (ids < 0 scatter nothing), dwpe (maxT,C) += sum over
+  // b of dout; dout (B,T,C).
   virtual void encoder_backward(float* dwte, float* dwpe, const Act* dout, const int32_t* inp,
                                 int B, int T, int C) = 0;
   // out (N,C) = (inp - mean) * rstd * weight + bias; mean, rstd (N) saved for backward.
@@ -148,6 +153,20 @@ class ActivationOps {
   // Source: torch.nn.functional.cross_entropy (reduction none); its gradient.
   virtual void softmax_cross_entropy(float* losses, Act* dlogits, const Act* logits,
                                      const int32_t* targets, int N, int V, float grad_scale) = 0;
+  // The vocabulary-parallel cross-entropy's two halves (Megatron-LM: Shoeybi et al. 2019,
+  // arXiv:1909.08053, sec. 3). logits (N,V) are one rank's columns of the full logits: token ids
+  // [v0, v0 + V); targets (N) are global ids. Stats: lse (N) = log sum_j exp(logits[n,j]) over
+  // the shard (max-subtracted, fp32), target_logit (N) = logits[n, targets[n] - v0] when the
+  // target is in the shard, else 0. The caller combines the ranks' rows: full lse =
+  // log sum_r exp(lse_r), loss = full lse - sum_r target_logit_r.
+  virtual void cross_entropy_shard_stats(float* lse, float* target_logit, const Act* logits,
+                                         const int32_t* targets, int N, int V, int v0) = 0;
+  // dlogits (N,V) = (exp(logits - lse[n]) - [targets[n] == v0 + j]) * grad_scale with lse (N)
+  // the FULL vocabulary's log-sum-exp: the shard's columns of softmax_cross_entropy's gradient.
+  // OVERWRITES dlogits (no accumulation); it may alias logits.
+  virtual void cross_entropy_shard_backward(Act* dlogits, const Act* logits, const float* lse,
+                                            const int32_t* targets, int N, int V, int v0,
+                                            float grad_scale) = 0;
 };
 
 /// What a backend reports about its device for the run's events (bytes; 0 where unknown).

@@ -278,6 +278,63 @@ class TestOps : public QObject {
     QVERIFY(std::abs(dz[1] - 2.0 / 6) < 1e-12);
     QVERIFY(std::abs(dz[2] + 0.5) < 1e-12);
   }
+  void cross_entropy_shards_equal_full_softmax() {
+    // The full logits (N = 5, V = 11) cut into 2 and 3 uneven shards: the shards' stats combined
+    // (lse = log sum_s exp(lse_s), loss = lse - sum_s target_logit_s) give softmax_cross_entropy's
+    // losses, and the shards' gradients (from the combined lse) its dlogits, concatenated.
+    const int N = 5, V = 11;
+    std::mt19937 g(3);
+    std::normal_distribution<double> nd(0.0, 2.0);
+    std::vector<double> z((size_t)N * V), loss(N), dz(z.size());
+    for (auto& x : z) x = nd(g);
+    const std::vector<int32_t> tg{0, 10, 4, 7, 3};  // a target in each shard of both splits
+    cpu::softmax_cross_entropy(loss.data(), dz.data(), z.data(), tg.data(), N, V, 0.25);
+    for (const std::vector<int>& cuts : {std::vector<int>{0, 6, 11}, std::vector<int>{0, 4, 8, 11}}) {
+      const int S = (int)cuts.size() - 1;
+      std::vector<std::vector<double>> shard((size_t)S), lse((size_t)S, std::vector<double>(N)), tl((size_t)S, std::vector<double>(N));
+      for (int k = 0; k < S; k++) {
+        const int v0 = cuts[k], Vs = cuts[k + 1] - cuts[k];
+        for (int n = 0; n < N; n++)
+          for (int j = 0; j < Vs; j++) shard[k].push_back(z[(size_t)n * V + v0 + j]);
+        cpu::cross_entropy_shard_stats(lse[k].data(), tl[k].data(), shard[k].data(), tg.data(), N, Vs, v0);
+      }
+      std::vector<double> full(N);
+      for (int n = 0; n < N; n++) {
+        double sum = 0, target = 0;
+        for (int k = 0; k < S; k++) {
+          sum += std::exp(lse[k][n]);
+          target += tl[k][n];
+        }
+        full[n] = std::log(sum);
+        QVERIFY2(std::abs(full[n] - target - loss[n]) < 1e-12, qPrintable(QString("row %1 of %2 shards").arg(n).arg(S)));
+      }
+      for (int k = 0; k < S; k++) {
+        const int v0 = cuts[k], Vs = cuts[k + 1] - cuts[k];
+        cpu::cross_entropy_shard_backward(shard[k].data(), shard[k].data(), full.data(), tg.data(), N, Vs, v0, 0.25);  // aliased
+        for (int n = 0; n < N; n++)
+          for (int j = 0; j < Vs; j++) QVERIFY(std::abs(shard[k][(size_t)n * Vs + j] - dz[(size_t)n * V + v0 + j]) < 1e-12);
+      }
+    }
+  }
+  void encoder_skips_other_ranks_rows() {
+    // ids [1, -1] with C = 2: row 0 = wte[1] + wpe[0]; row 1 = wpe[1] (its row is on another rank).
+    // Backward: dwte[1] += dout row 0 only; dwpe gets both rows.
+    double wte[4] = {1, 2, 3, 4}, wpe[4] = {10, 20, 30, 40}, out[4];
+    const int32_t ids[2] = {1, -1};
+    cpu::encoder_forward(out, ids, wte, wpe, 1, 2, 2);
+    QCOMPARE(out[0], 13.0);
+    QCOMPARE(out[1], 24.0);
+    QCOMPARE(out[2], 30.0);
+    QCOMPARE(out[3], 40.0);
+    double dout[4] = {1, 2, 3, 4}, dwte[4] = {0, 0, 0, 0}, dwpe[4] = {0, 0, 0, 0};
+    cpu::encoder_backward(dwte, dwpe, dout, ids, 1, 2, 2);
+    QCOMPARE(dwte[0], 0.0);
+    QCOMPARE(dwte[1], 0.0);
+    QCOMPARE(dwte[2], 1.0);
+    QCOMPARE(dwte[3], 2.0);
+    QCOMPARE(dwpe[2], 3.0);
+    QCOMPARE(dwpe[3], 4.0);
+  }
   void gelu_by_hand() {
     // GELU_tanh(1) = 0.5 (1 + tanh(sqrt(2/pi) * 1.044715)) = 0.8411920; GELU(0) = 0; GELU(-1) = -0.1588080.
     double x[3] = {1, 0, -1}, y[3];

@@ -70,6 +70,7 @@ template <class Act> double check_encoder_forward(Backend& be, const Shape& s) {
   Rand r(11);
   Mem m(be);
   auto ids = r.ids((size_t)s.B * s.T, s.V);
+  for (size_t i = 0; i < ids.size(); i += 5) ids[i] = -1;  // another tensor-parallel rank's row: wpe only
   Vec wte = r.normal<Act>((size_t)s.V * s.C), wpe = r.normal<Act>((size_t)s.T * s.C);
   Vec want((size_t)s.B * s.T * s.C);
   cpu::encoder_forward(want.data(), ids.data(), wte.data(), wpe.data(), s.B, s.T, s.C);
@@ -82,6 +83,7 @@ template <class Act> double check_encoder_backward(Backend& be, const Shape& s) 
   Rand r(12);
   Mem m(be);
   auto ids = r.ids((size_t)s.B * s.T, s.V);
+  for (size_t i = 0; i < ids.size(); i += 5) ids[i] = -1;  // no dwte row
   Vec dout = r.normal<Act>((size_t)s.B * s.T * s.C);
   Vec dwte = r.normal<float>((size_t)s.V * s.C), dwpe = r.normal<float>((size_t)s.T * s.C);
   float* g_dwte = m.put<float>(dwte);
@@ -349,6 +351,42 @@ template <class Act> double check_softmax_cross_entropy(Backend& be, const Shape
   return err;
 }
 
+// The vocabulary-parallel halves on a middle shard [v0, v0 + Vs) of the vocabulary, targets
+// global (some inside the shard, most outside); backward with dlogits separate and aliased.
+template <class Act> double check_cross_entropy_shard_stats(Backend& be, const Shape& s) {
+  Rand r(27);
+  Mem m(be);
+  const int N = s.B * s.T, v0 = s.V / 3, Vs = s.V / 2;
+  Vec z = r.normal<Act>((size_t)N * Vs, 3.0), lse(N), tl(N);
+  auto tg = r.ids(N, s.V);
+  cpu::cross_entropy_shard_stats(lse.data(), tl.data(), z.data(), tg.data(), N, Vs, v0);
+  float* g_lse = m.put<float>(Vec(N));
+  float* g_tl = m.put<float>(Vec(N));
+  be.ops<Act>().cross_entropy_shard_stats(g_lse, g_tl, m.put<Act>(z), m.upload(tg), N, Vs, v0);
+  return std::max(rel_error(m.get(g_lse, N), lse), rel_error(m.get(g_tl, N), tl));
+}
+template <class Act> double check_cross_entropy_shard_backward(Backend& be, const Shape& s) {
+  Rand r(28);
+  Mem m(be);
+  const int N = s.B * s.T, v0 = s.V / 3, Vs = s.V / 2;
+  const size_t n = (size_t)N * Vs;
+  Vec z = r.normal<Act>(n, 3.0), lse = r.normal<float>(N), dz(n);
+  for (auto& l : lse) l = (float)(l + 4.0);  // a full-vocabulary lse lies above the shard's logits
+  auto tg = r.ids(N, s.V);
+  const float grad_scale = 1.0f / (float)N;
+  cpu::cross_entropy_shard_backward(dz.data(), z.data(), lse.data(), tg.data(), N, Vs, v0, (double)grad_scale);
+  const int32_t* g_tg = m.upload(tg);
+  const float* g_lse = m.put<float>(lse);
+  double err = 0;
+  for (int alias = 0; alias < 2; alias++) {
+    Act* g_z = m.put<Act>(z);
+    Act* g_dz = alias ? g_z : m.put<Act>(Vec(n));
+    be.ops<Act>().cross_entropy_shard_backward(g_dz, g_z, g_lse, g_tg, N, Vs, v0, grad_scale);
+    err = std::max(err, rel_error(m.get(g_dz, n), dz));
+  }
+  return err;
+}
+
 // fp32 -> bf16. The reference rounds in double to 8 significant bits, ties to even (the
 // default rounding mode of nearbyint), independently of td::to_bf16. Ties are included.
 double check_convert(Backend& be, const Shape& s) {
@@ -441,6 +479,8 @@ template <class Act> void add_activation_rows(std::vector<Row>& rows) {
   rows.push_back({Op::kRopeBackward, d, once, check_rope_backward<Act>});
   rows.push_back({Op::kResidualForward, d, once, check_residual_forward<Act>});
   rows.push_back({Op::kSoftmaxCrossEntropy, d, sum, check_softmax_cross_entropy<Act>});
+  rows.push_back({Op::kCrossEntropyShardStats, d, sum, check_cross_entropy_shard_stats<Act>});
+  rows.push_back({Op::kCrossEntropyShardBackward, d, f32 ? kF32Transcendental : kBF16Once, check_cross_entropy_shard_backward<Act>});
 }
 
 std::vector<Row> op_rows() {

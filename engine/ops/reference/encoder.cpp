@@ -12,8 +12,13 @@ void encoder_forward(R* out, const int32_t* inp, const R* wte, const R* wpe, int
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++) {
       R* o = out + ((size_t)b * T + t) * C;
-      const R* te = wte + (size_t)inp[b * T + t] * C;
+      const int32_t id = inp[b * T + t];
       const R* pe = wpe + (size_t)t * C;
+      if (id < 0) {  // another tensor-parallel rank's row (ops.h)
+        for (int c = 0; c < C; c++) o[c] = pe[c];
+        continue;
+      }
+      const R* te = wte + (size_t)id * C;
       for (int c = 0; c < C; c++) o[c] = te[c] + pe[c];
     }
   }
@@ -29,7 +34,7 @@ void encoder_backward(R* dwte, R* dwpe, const R* dout, const int32_t* inp, int B
     for (int b = 0; b < B; b++) {
       for (int t = 0; t < T; t++) {
         R d = dout[((size_t)b * T + t) * C + c];
-        dwte[(size_t)inp[b * T + t] * C + c] += d;
+        if (const int32_t id = inp[b * T + t]; id >= 0) dwte[(size_t)id * C + c] += d;
         dwpe[(size_t)t * C + c] += d;
       }
     }
