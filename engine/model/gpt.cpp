@@ -9,6 +9,7 @@
 #include "engine/common/rng.h"
 #include "engine/model/model_detail.h"
 #include "engine/model/shape.h"
+#include "engine/model/tensor_parallel.h"
 
 namespace td {
 namespace {
@@ -54,9 +55,11 @@ struct DActs {
 using model_detail::Carver;
 
 // Walks the activation layout (bytes); with base == nullptr it only counts.
+// w: the widths computed with (tp_widths; the full model's at tp = 1). Under tensor parallelism
+// qkv, atty, att, fch and the logits are the rank's local widths; the residual stream is full.
 template <class Act>
-size_t layout_acts(const ModelConfig& m, int B, int T, void* base, Acts<Act>* a) {
-  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, V = m.vocab_size;
+size_t layout_acts(const ModelConfig& m, const TpWidths& w, int B, int T, void* base, Acts<Act>* a) {
+  const size_t BT = (size_t)B * T, C = m.d_model, F = w.F, V = w.V, CL = (size_t)w.NH * w.hs;
   Carver k(base);
   Acts<Act> tmp;
   Acts<Act>& A = a ? *a : tmp;
@@ -66,9 +69,9 @@ size_t layout_acts(const ModelConfig& m, int B, int T, void* base, Acts<Act>* a)
     L.ln1 = k.take<Act>(BT * C);
     L.ln1_mean = k.take<float>(BT);
     L.ln1_rstd = k.take<float>(BT);
-    L.qkv = k.take<Act>(BT * 3 * C);
-    L.atty = k.take<Act>(BT * C);
-    L.att = k.take<Act>((size_t)B * m.n_head * T * T);
+    L.qkv = k.take<Act>(BT * 3 * CL);
+    L.atty = k.take<Act>(BT * CL);
+    L.att = k.take<Act>((size_t)B * w.NH * T * T);
     L.attproj = k.take<Act>(BT * C);
     L.res2 = k.take<Act>(BT * C);
     L.ln2 = k.take<Act>(BT * C);
@@ -88,14 +91,14 @@ size_t layout_acts(const ModelConfig& m, int B, int T, void* base, Acts<Act>* a)
 }
 
 template <class Act>
-size_t layout_dacts(const ModelConfig& m, int B, int T, void* base, DActs<Act>* d) {
-  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff;
+size_t layout_dacts(const ModelConfig& m, const TpWidths& w, int B, int T, void* base, DActs<Act>* d) {
+  const size_t BT = (size_t)B * T, C = m.d_model, F = w.F, CL = (size_t)w.NH * w.hs;
   Carver k(base);
   DActs<Act> tmp;
   DActs<Act>& D = d ? *d : tmp;
   D.dres = k.take<Act>(BT * C);
   D.dc = k.take<Act>(BT * C);
-  D.dqkv = k.take<Act>(BT * 3 * C);
+  D.dqkv = k.take<Act>(BT * 3 * CL);
   D.df1 = k.take<Act>(BT * F);
   D.df2 = k.take<Act>(BT * F);
   return k.bytes();
@@ -103,7 +106,8 @@ size_t layout_dacts(const ModelConfig& m, int B, int T, void* base, DActs<Act>* 
 
 template <class Act>
 size_t activation_bytes(const ModelConfig& m, int B, int T) {
-  return layout_acts<Act>(m, B, T, nullptr, nullptr) + layout_dacts<Act>(m, B, T, nullptr, nullptr);
+  const TpWidths w = tp_widths(m, 0, 1);
+  return layout_acts<Act>(m, w, B, T, nullptr, nullptr) + layout_dacts<Act>(m, w, B, T, nullptr, nullptr);
 }
 
 // Index of each tensor of block l in tensors(): 2 embeddings, then 12 per block.
@@ -164,8 +168,8 @@ size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
   return act == DType::kF32 ? activation_bytes<float>(m, B, T) : activation_bytes<bf16>(m, B, T);
 }
 
-GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act)
-    : cfg_(m), be_(backend), max_B_(max_B), act_(act), llama_(m.family == "llama") {
+GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorParallel* tp)
+    : cfg_(m), be_(backend), tp_(tp), max_B_(max_B), act_(act), llama_(m.family == "llama") {
   TD_ASSERT(max_B > 0 && m.d_model % m.n_head == 0 && m.d_ff > 0);
   TD_ASSERT(llama_ || m.family == "gpt2");
   TD_ASSERT(!llama_ || (m.n_kv_head > 0 && m.n_head % m.n_kv_head == 0 && (m.d_model / m.n_head) % 2 == 0));
@@ -177,7 +181,20 @@ GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act)
     if (!be_.supports(op, act))
       fail("the " + be_.name() + " backend cannot compute " + op_name(op) + " in " + dtype_name(act) +
            "; set train.precision to a precision it supports (the CPU backend computes in fp32)");
-  tensors_ = model_param_tensors(m);
+  if (tp_) {
+    tp_rank_ = tp_->rank();
+    tp_size_ = tp_->size();
+    TD_ASSERT(tp_size_ >= 1 && tp_rank_ >= 0 && tp_rank_ < tp_size_);
+    if (const std::string why = tp_problem(m, tp_size_); !why.empty()) fail(why);
+    if (act != DType::kF32)
+      fail("train.tensor_parallel trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1");
+    for (Op op : {Op::kCrossEntropyShardStats, Op::kCrossEntropyShardBackward})
+      if (!be_.supports(op, act)) fail("the " + be_.name() + " backend cannot compute " + op_name(op) + ", which tensor parallelism needs");
+  }
+  const TpWidths w = tp_widths(m, tp_rank_, tp_size_);
+  v0_ = w.v0;
+  V_ = w.V;
+  tensors_ = tp_ ? tp_param_tensors(m, tp_rank_, tp_size_) : model_param_tensors(m);
   num_params_ = tensors_.back().offset + tensors_.back().numel;
   // Allocated in one go so that a failure frees what was taken (the destructor does not run).
   struct Guard {
@@ -191,23 +208,30 @@ GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act)
   params_act_ = act == DType::kF32 ? params_ : g.take(num_params_ * dtype_size(act));
   const bool f32 = act == DType::kF32;
   if (llama_) {
-    acts_ = g.take(model_detail::llama_acts_bytes(m, max_B, m.seq_len, act));
-    dacts_ = g.take(model_detail::llama_dacts_bytes(m, max_B, m.seq_len, act));
-    logits_ = model_detail::llama_logits(m, max_B, m.seq_len, acts_, act);
+    acts_ = g.take(model_detail::llama_acts_bytes(m, max_B, m.seq_len, act, &w));
+    dacts_ = g.take(model_detail::llama_dacts_bytes(m, max_B, m.seq_len, act, &w));
+    logits_ = model_detail::llama_logits(m, max_B, m.seq_len, acts_, act, &w);
     zero_wpe_ = g.take((size_t)m.seq_len * m.d_model * dtype_size(act));  // alloc() zeroes
     dwpe_ = static_cast<float*>(g.take((size_t)m.seq_len * m.d_model * sizeof(float)));
   } else {
-    acts_ = g.take(f32 ? layout_acts<float>(m, max_B, m.seq_len, nullptr, nullptr) : layout_acts<bf16>(m, max_B, m.seq_len, nullptr, nullptr));
-    dacts_ = g.take(f32 ? layout_dacts<float>(m, max_B, m.seq_len, nullptr, nullptr) : layout_dacts<bf16>(m, max_B, m.seq_len, nullptr, nullptr));
+    acts_ = g.take(f32 ? layout_acts<float>(m, w, max_B, m.seq_len, nullptr, nullptr) : layout_acts<bf16>(m, w, max_B, m.seq_len, nullptr, nullptr));
+    dacts_ = g.take(f32 ? layout_dacts<float>(m, w, max_B, m.seq_len, nullptr, nullptr) : layout_dacts<bf16>(m, w, max_B, m.seq_len, nullptr, nullptr));
     if (f32) {
       Acts<float> A;
-      layout_acts<float>(m, max_B, m.seq_len, acts_, &A);
+      layout_acts<float>(m, w, max_B, m.seq_len, acts_, &A);
       logits_ = A.logits;
     } else {
       Acts<bf16> A;
-      layout_acts<bf16>(m, max_B, m.seq_len, acts_, &A);
+      layout_acts<bf16>(m, w, max_B, m.seq_len, acts_, &A);
       logits_ = A.logits;
     }
+    // Tensor parallelism: the position embedding is added on rank 0 only (the embedding's
+    // all-reduce sums the ranks' rows), so the others add zeros.
+    if (tp_ && tp_rank_ > 0) zero_wpe_ = g.take((size_t)m.seq_len * m.d_model * sizeof(float));  // alloc() zeroes
+  }
+  if (tp_) {
+    lse_ = static_cast<float*>(g.take(2 * (size_t)tp_size_ * max_B * m.seq_len * sizeof(float)));
+    local_ids_ = static_cast<int32_t*>(g.take((size_t)max_B * m.seq_len * sizeof(int32_t)));
   }
   tokens_ = static_cast<int32_t*>(g.take(2 * (size_t)max_B * m.seq_len * sizeof(int32_t)));
   g.held.clear();
@@ -222,15 +246,31 @@ GPT::~GPT() {
   be_.free(tokens_);
   if (zero_wpe_) be_.free(zero_wpe_);
   if (dwpe_) be_.free(dwpe_);
+  if (lse_) be_.free(lse_);
+  if (local_ids_) be_.free(local_ids_);
 }
 
-std::vector<std::pair<size_t, size_t>> GPT::grad_buckets() const { return model_grad_buckets(cfg_); }
+std::vector<std::pair<size_t, size_t>> GPT::grad_buckets() const {
+  return tp_ ? tp_grad_buckets(cfg_, tp_rank_, tp_size_) : model_grad_buckets(cfg_);
+}
 
 void GPT::init_weights(uint64_t seed) {
-  std::vector<float> host(num_params_);
+  std::vector<float> full = initial_params(cfg_, seed);
+  if (!tp_) {
+    be_.upload(params_, full.data(), num_params_ * sizeof(float));
+    return;
+  }
+  std::vector<float> local(num_params_);
+  tp_slice(cfg_, tp_rank_, tp_size_, full.data(), local.data());
+  be_.upload(params_, local.data(), num_params_ * sizeof(float));
+}
+
+std::vector<float> GPT::initial_params(const ModelConfig& m, uint64_t seed) {
+  const std::vector<ParamTensor> tensors = model_param_tensors(m);
+  std::vector<float> host(tensors.back().offset + tensors.back().numel);
   Rng rng(seed);
-  const float std_proj = 0.02f / std::sqrt(2.0f * cfg_.n_layer);
-  for (const auto& t : tensors_) {
+  const float std_proj = 0.02f / std::sqrt(2.0f * m.n_layer);
+  for (const auto& t : tensors) {
     float* p = host.data() + t.offset;
     const std::string& n = t.name;
     auto ends_with = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
@@ -245,7 +285,7 @@ void GPT::init_weights(uint64_t seed) {
       for (size_t i = 0; i < t.numel; i++) p[i] = sd * rng.normal();
     }
   }
-  be_.upload(params_, host.data(), num_params_ * sizeof(float));
+  return host;
 }
 
 void GPT::check_tokens(const int32_t* ids, size_t n) const {
@@ -266,6 +306,12 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T) 
     check_tokens(targets, BT);
     be_.upload(d_tg, targets, BT * sizeof(int32_t));
   }
+  if (tp_) {
+    // The vocabulary-parallel embedding: this rank's rows [v0, v0 + V) by local id, -1 elsewhere.
+    std::vector<int32_t> local(BT);
+    for (size_t i = 0; i < BT; i++) local[i] = inputs[i] >= v0_ && inputs[i] < v0_ + V_ ? inputs[i] - v0_ : -1;
+    be_.upload(local_ids_, local.data(), BT * sizeof(int32_t));
+  }
   B_ = B;
   T_ = T;
   has_targets_ = targets != nullptr;
@@ -282,33 +328,45 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T) 
 
 template <class Act>
 const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T) {
-  const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
+  const TpWidths w = tp_widths(cfg_, tp_rank_, tp_size_);
+  const int C = cfg_.d_model, NH = w.NH, CL = w.NH * w.hs, F = w.F, V = w.V;
   const size_t BT = (size_t)B * T;
   ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
-  layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A);
+  // Tensor parallelism (Megatron-LM sec. 3): the residual stream is replicated; each row-parallel
+  // output (embedding, attn.c_proj, mlp.c_proj) is a partial sum, all-reduced before the residual
+  // add, with its replicated bias added on rank 0 alone.
+  auto tp_sum = [&](Act* x, size_t n) {
+    if constexpr (std::is_same_v<Act, float>) tp_reduce(x, n);
+  };
+  auto row_bias = [&](const Act* b) { return tp_rank_ == 0 ? b : nullptr; };
   // The weights the ops read: the fp32 master weights themselves, or their bf16 copy, refreshed
   // here because the optimizer (or a checkpoint load) may have changed the master weights.
   if constexpr (!std::is_same_v<Act, float>) be_.convert(static_cast<Act*>(params_act_), params_, num_params_);
   const Act* P = static_cast<const Act*>(params_act_);
-  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, gpt_grad_buckets(cfg_));  // ZeRO-3: bucket by bucket
+  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, grad_buckets());  // ZeRO-3: bucket by bucket
   auto W = [&](int l, int k) { return wv.at(tensors_[2 + l * kPerBlock + k].offset); };
 
   wv.need(0);
-  ops.encoder_forward(A.encoded, d_in, wv.at(tensors_[0].offset), wv.at(tensors_[1].offset), B, T, C);
+  const Act* wpe = zero_wpe_ ? static_cast<const Act*>(zero_wpe_) : wv.at(tensors_[1].offset);
+  ops.encoder_forward(A.encoded, tp_ ? local_ids_ : d_in, wv.at(tensors_[0].offset), wpe, B, T, C);
+  tp_sum(A.encoded, BT * C);
   const Act* x = A.encoded;  // residual stream (B,T,C)
   for (int l = 0; l < cfg_.n_layer; l++) {
     LayerActs<Act>& L = A.layers[l];
     wv.need(1 + l);
     ops.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
-    ops.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * C);
-    ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH, NH);
-    ops.matmul_forward(L.attproj, L.atty, W(l, kProjW), W(l, kProjB), (int)BT, C, C);
+    ops.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * CL);
+    ops.attention_forward(L.atty, L.att, L.qkv, B, T, CL, NH, NH);
+    ops.matmul_forward(L.attproj, L.atty, W(l, kProjW), row_bias(W(l, kProjB)), (int)BT, CL, C);
+    tp_sum(L.attproj, BT * C);
     ops.residual_forward(L.res2, x, L.attproj, BT * C);
     ops.layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res2, W(l, kLn2W), W(l, kLn2B), (int)BT, C);
     ops.matmul_forward(L.fch, L.ln2, W(l, kFcW), W(l, kFcB), (int)BT, C, F);
     ops.gelu_forward(L.fch_gelu, L.fch, BT * F);
-    ops.matmul_forward(L.fcproj, L.fch_gelu, W(l, kFcProjW), W(l, kFcProjB), (int)BT, F, C);
+    ops.matmul_forward(L.fcproj, L.fch_gelu, W(l, kFcProjW), row_bias(W(l, kFcProjB)), (int)BT, F, C);
+    tp_sum(L.fcproj, BT * C);
     ops.residual_forward(L.res3, L.res2, L.fcproj, BT * C);
     x = L.res3;
     wv.done(1 + l);
@@ -322,8 +380,42 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
   wv.done(cfg_.n_layer + 1);
   wv.done(0);
   if (!d_tg) return nullptr;
+  if constexpr (std::is_same_v<Act, float>) {
+    if (tp_) {
+      tp_cross_entropy(A.losses, A.logits, d_tg, (int)BT);
+      return A.losses;
+    }
+  }
   ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, (int)BT, V, 0.0f);
   return A.losses;
+}
+
+// The vocabulary-parallel cross-entropy (Megatron-LM sec. 3, "parallel cross-entropy"): each rank
+// has logits (BT, V_local) for token ids [v0, v0 + V_local); loss = log sum_v exp(z_v) - z_target
+// over the FULL vocabulary, from each rank's (lse, target logit) per row: lse = log sum_r
+// exp(lse_r) (max-subtracted), z_target = the sum of the target logits (0 on ranks without it).
+// Gathers 2 BT floats per rank instead of the logits. losses (BT) and lse_ (BT, the full lse for
+// backward) receive the results.
+void GPT::tp_cross_entropy(float* losses, const float* logits, const int32_t* d_tg, int BT) {
+  const size_t n = 2 * (size_t)BT;
+  float* mine = lse_ + (size_t)tp_rank_ * n;
+  be_.ops<float>().cross_entropy_shard_stats(mine, mine + BT, logits, d_tg, BT, V_, v0_);
+  tp_->all_gather(lse_, n);
+  std::vector<float> all((size_t)tp_size_ * n), loss(BT), lse(BT);
+  be_.download(all.data(), lse_, all.size() * sizeof(float));
+  for (int i = 0; i < BT; i++) {
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int r = 0; r < tp_size_; r++) mx = std::max(mx, all[(size_t)r * n + i]);
+    double s = 0.0, target = 0.0;
+    for (int r = 0; r < tp_size_; r++) {
+      s += std::exp((double)all[(size_t)r * n + i] - mx);
+      target += all[(size_t)r * n + BT + i];
+    }
+    lse[i] = (float)(mx + std::log(s));
+    loss[i] = (float)(mx + std::log(s) - target);
+  }
+  be_.upload(losses, loss.data(), BT * sizeof(float));
+  be_.upload(lse_, lse.data(), BT * sizeof(float));  // backward reads the full lse from here
 }
 
 const float* GPT::logits() const {
@@ -334,6 +426,23 @@ const float* GPT::logits() const {
 void GPT::download_logits(float* dst, size_t first_row, size_t rows) const {
   const size_t V = cfg_.vocab_size;
   TD_ASSERT(first_row + rows <= (size_t)B_ * T_);
+  if (tp_) {
+    // Each rank's columns [v0, v0 + V_local) of the rows, padded to the widest shard and
+    // all-gathered through a backend buffer (every rank of the group calls this alike).
+    const size_t widest = (size_t)(cfg_.vocab_size + tp_size_ - 1) / tp_size_, n = rows * widest;
+    std::vector<float> mine(n, 0.0f), all(n * tp_size_);
+    for (size_t r = 0; r < rows; r++) be_.download(&mine[r * widest], logits() + (first_row + r) * V_, V_ * sizeof(float));
+    float* buf = static_cast<float*>(be_.alloc(all.size() * sizeof(float)));
+    be_.upload(buf + (size_t)tp_rank_ * n, mine.data(), n * sizeof(float));
+    tp_->all_gather(buf, n);
+    be_.download(all.data(), buf, all.size() * sizeof(float));
+    be_.free(buf);
+    for (int q = 0; q < tp_size_; q++) {
+      const TpWidths wq = tp_widths(cfg_, q, tp_size_);
+      for (size_t r = 0; r < rows; r++) std::memcpy(dst + r * V + wq.v0, &all[(size_t)q * n + r * widest], wq.V * sizeof(float));
+    }
+    return;
+  }
   if (act_ == DType::kF32) {
     be_.download(dst, logits() + first_row * V, rows * V * sizeof(float));
     return;
@@ -386,19 +495,26 @@ void GPT::backward(float loss_scale) {
 template <class Act>
 void GPT::backward_impl(float loss_scale) {
   const int B = B_, T = T_;
-  const int C = cfg_.d_model, NH = cfg_.n_head, F = cfg_.d_ff, V = cfg_.vocab_size;
+  const TpWidths w = tp_widths(cfg_, tp_rank_, tp_size_);
+  const int C = cfg_.d_model, NH = w.NH, CL = w.NH * w.hs, F = w.F, V = w.V;
   const size_t BT = (size_t)B * T;
   ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
-  layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A);
   DActs<Act> D;
-  layout_dacts<Act>(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
+  layout_dacts<Act>(cfg_, w, max_B_, cfg_.seq_len, dacts_, &D);
   const Act* P = static_cast<const Act*>(params_act_);
-  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, gpt_grad_buckets(cfg_));  // ZeRO-3: lent with each open bucket
+  const auto buckets = grad_buckets();
+  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, buckets);  // ZeRO-3: lent with each open bucket
   float* G = grads_;
   TD_ASSERT(G || sink_);
+  // Tensor parallelism: the input gradient of each column-parallel layer (c_attn, c_fc, the
+  // vocabulary-parallel head) is a partial sum over the group: all-reduced (the conjugate of the
+  // forward's identity, Megatron-LM's operator f) before it joins the replicated residual stream.
+  auto tp_sum = [&](Act* x, size_t n) {
+    if constexpr (std::is_same_v<Act, float>) tp_reduce(x, n);
+  };
   // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
-  const auto buckets = gpt_grad_buckets(cfg_);
   const int last = cfg_.n_layer + 1;  // the bucket of ln_f (and an untied lm_head)
   std::vector<float*> open(buckets.size(), nullptr);
   auto open_bucket = [&](int b) {
@@ -421,7 +537,14 @@ void GPT::backward_impl(float loss_scale) {
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
 
   // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
-  ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, (int)BT, V, loss_scale);
+  bool sharded_ce = false;
+  if constexpr (std::is_same_v<Act, float>) {
+    if (tp_) {  // softmax over the full vocabulary: exp(z - lse) with the forward's combined lse
+      ops.cross_entropy_shard_backward(A.logits, A.logits, lse_, d_tg, (int)BT, V, v0_, loss_scale);
+      sharded_ce = true;
+    }
+  }
+  if (!sharded_ce) ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, (int)BT, V, loss_scale);
   const size_t nt = tensors_.size();
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
   const size_t head_t = cfg_.tie_embeddings ? 0 : nt - 1;
@@ -430,6 +553,7 @@ void GPT::backward_impl(float loss_scale) {
   // logits = lnf @ head^T: dlnf (in dc), dhead.
   be_.zero(D.dc, BT * C * sizeof(Act));
   ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, wv.at(tensors_[head_t].offset), (int)BT, C, V);
+  tp_sum(D.dc, BT * C);
   // lnf = LN(x_L): dres = d x_L.
   const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
   be_.zero(D.dres, BT * C * sizeof(Act));
@@ -447,19 +571,22 @@ void GPT::backward_impl(float loss_scale) {
     ops.gelu_backward(D.df2, L.fch, D.df1, BT * F);
     be_.zero(D.dc, BT * C * sizeof(Act));
     ops.matmul_backward(D.dc, dW(l, kFcW), dW(l, kFcB), D.df2, L.ln2, W(l, kFcW), (int)BT, C, F);
+    tp_sum(D.dc, BT * C);
     ops.layernorm_backward(D.dres, dW(l, kLn2W), dW(l, kLn2B), D.dc, L.res2, W(l, kLn2W), L.ln2_mean, L.ln2_rstd, (int)BT, C);
     // res2 = x + attproj: d attproj = dres, and dres carries on as d x.
+    be_.zero(D.dc, BT * CL * sizeof(Act));
+    ops.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, CL, C);
+    be_.zero(D.dqkv, BT * 3 * CL * sizeof(Act));
+    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, CL, NH, NH);
     be_.zero(D.dc, BT * C * sizeof(Act));
-    ops.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, C, C);
-    be_.zero(D.dqkv, BT * 3 * C * sizeof(Act));
-    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH, NH);
-    be_.zero(D.dc, BT * C * sizeof(Act));
-    ops.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * C);
+    ops.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * CL);
+    tp_sum(D.dc, BT * C);
     ops.layernorm_backward(D.dres, dW(l, kLn1W), dW(l, kLn1B), D.dc, x, W(l, kLn1W), L.ln1_mean, L.ln1_rstd, (int)BT, C);
     close_bucket(1 + l);
   }
   if (!cfg_.tie_embeddings) open_bucket(0);
-  ops.encoder_backward(dT(0), dT(1), D.dres, d_in, B, T, C);
+  // Under TP every rank adds the full (replicated) position gradient; the token rows are its own.
+  ops.encoder_backward(dT(0), dT(1), D.dres, tp_ ? local_ids_ : d_in, B, T, C);
   close_bucket(0);
 }
 

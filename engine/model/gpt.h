@@ -85,6 +85,21 @@ class ParamSource {
   virtual void done(int bucket) = 0;
 };
 
+/// The collectives tensor parallelism needs inside forward and backward (Megatron-LM: Shoeybi
+/// et al. 2019, arXiv:1909.08053, sec. 3), over the tp ranks of one tensor-parallel group.
+/// Buffers are backend memory, fp32. Every rank of the group calls each in the same order.
+/// engine/train/tp_run.h adapts a dist::Communicator group; tests use threads.
+class TensorParallel {
+ public:
+  virtual ~TensorParallel() = default;
+  virtual int rank() const = 0;  // 0 .. size() - 1 within the group
+  virtual int size() const = 0;
+  /// x (n) = the sum over the group's ranks of their x (n), in place.
+  virtual void all_reduce_sum(float* x, size_t n) = 0;
+  /// x (size() * n): rank r's n floats at x + r n reach every rank, in place.
+  virtual void all_gather(float* x, size_t n) = 0;
+};
+
 class GPT {
  public:
   /// Allocates parameters, gradients and activations for up to max_B x m.seq_len tokens.
@@ -92,7 +107,11 @@ class GPT {
   /// fp32 master weights and gradients, a bf16 copy of the weights (refreshed by every
   /// forward) and bf16 activations (engine/ops/ops.h). Throws td::Error when the backend
   /// cannot allocate or does not support act.
-  GPT(const ModelConfig& m, Backend& backend, int max_B, DType act = DType::kF32);
+  /// tp: tensor parallelism (null: none). The instance then holds tp rank tp->rank()'s shard
+  /// (engine/model/tensor_parallel.h: tensors() is tp_param_tensors, num_params() the local
+  /// count); forward, backward and download_logits call tp's collectives, and every rank of the
+  /// group must call them alike with the same tokens. fp32 only (td::Error otherwise). Not owned.
+  GPT(const ModelConfig& m, Backend& backend, int max_B, DType act = DType::kF32, TensorParallel* tp = nullptr);
   ~GPT();
   GPT(const GPT&) = delete;
   GPT& operator=(const GPT&) = delete;
@@ -109,7 +128,14 @@ class GPT {
   /// for the residual projections (attn.c_proj, mlp.c_proj), zero biases, unit LN weights.
   /// Llama: the same scheme on its names (N(0, 0.02), o_proj and down_proj N(0, 0.02/sqrt(2 L)),
   /// unit RMSNorm weights).
+  /// With tensor parallelism each rank keeps its slice of the full model's initialisation, so
+  /// the group's weights are the unsplit model's for the same seed.
   void init_weights(uint64_t seed);
+  /// The full model's initial weights for `seed` (host, model_num_params(m) floats, the layout
+  /// of model_param_tensors): what init_weights uploads (sliced with tp_slice under TP).
+  static std::vector<float> initial_params(const ModelConfig& m, uint64_t seed);
+  /// Tensor parallelism of this instance (null: none).
+  TensorParallel* tensor_parallel() const { return tp_; }
 
   /// Forward pass. inputs, targets: host arrays (B,T) of token ids (targets may be null).
   /// Returns the mean cross-entropy in nats per token (NaN when targets is null).
@@ -152,8 +178,19 @@ class GPT {
   // The Llama family's forward and backward (engine/model/llama.cpp).
   template <class Act> const float* llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T);
   template <class Act> void llama_backward_impl(float loss_scale);
+  // Tensor parallelism (tp_ null: none): the vocabulary-parallel cross-entropy's per-row
+  // combination over the group, in forward (host side; the full lse kept in lse_ for backward).
+  void tp_cross_entropy(float* losses, const float* logits, const int32_t* d_tg, int BT);
+  void tp_reduce(float* x, size_t n) {
+    if (tp_) tp_->all_reduce_sum(x, n);
+  }
   ModelConfig cfg_;
   Backend& be_;
+  TensorParallel* tp_ = nullptr;
+  int tp_rank_ = 0, tp_size_ = 1;
+  int v0_ = 0, V_ = 0;            // this rank's vocabulary rows [v0_, v0_ + V_) (all: 0, vocab_size)
+  float* lse_ = nullptr;          // TP: (tp, 2, max_B T) gathered [lse | target logit] per rank, then (max_B T) full lse
+  int32_t* local_ids_ = nullptr;  // TP: (max_B, T) input ids relative to v0_ (-1: another rank's row)
   int max_B_;
   DType act_;
   std::vector<ParamTensor> tensors_;

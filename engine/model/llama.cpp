@@ -17,6 +17,7 @@
 #include "engine/model/gpt.h"
 #include "engine/model/model_detail.h"
 #include "engine/model/shape.h"
+#include "engine/model/tensor_parallel.h"
 
 namespace td {
 namespace {
@@ -59,11 +60,14 @@ struct DActs {
   Act* dswiglu;  // (B,T,F)
 };
 
-size_t qkv_width(const ModelConfig& m) { return (size_t)m.d_model + 2 * (size_t)m.n_kv_head * (m.d_model / m.n_head); }
+// q|k|v width of a rank (w: tp_widths; the full model's at tp = 1): (NH + 2 KV) hs.
+size_t qkv_width(const TpWidths& w) { return ((size_t)w.NH + 2 * (size_t)w.KV) * w.hs; }
 
+// Under tensor parallelism qkv, atty, att, gate|up, swiglu and the logits have the rank's local
+// widths (w); the residual stream is full.
 template <class Act>
-size_t layout_acts(const ModelConfig& m, int B, int T, void* base, Acts<Act>* a) {
-  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, V = m.vocab_size, QKV = qkv_width(m);
+size_t layout_acts(const ModelConfig& m, const TpWidths& w, int B, int T, void* base, Acts<Act>* a) {
+  const size_t BT = (size_t)B * T, C = m.d_model, F = w.F, V = w.V, QKV = qkv_width(w), CL = (size_t)w.NH * w.hs;
   Carver k(base);
   Acts<Act> tmp;
   Acts<Act>& A = a ? *a : tmp;
@@ -73,8 +77,8 @@ size_t layout_acts(const ModelConfig& m, int B, int T, void* base, Acts<Act>* a)
     L.ln1 = k.take<Act>(BT * C);
     L.rstd1 = k.take<float>(BT);
     L.qkv = k.take<Act>(BT * QKV);
-    L.atty = k.take<Act>(BT * C);
-    L.att = k.take<Act>((size_t)B * m.n_head * T * T);
+    L.atty = k.take<Act>(BT * CL);
+    L.att = k.take<Act>((size_t)B * w.NH * T * T);
     L.attproj = k.take<Act>(BT * C);
     L.res2 = k.take<Act>(BT * C);
     L.ln2 = k.take<Act>(BT * C);
@@ -92,8 +96,8 @@ size_t layout_acts(const ModelConfig& m, int B, int T, void* base, Acts<Act>* a)
 }
 
 template <class Act>
-size_t layout_dacts(const ModelConfig& m, int B, int T, void* base, DActs<Act>* d) {
-  const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, QKV = qkv_width(m);
+size_t layout_dacts(const ModelConfig& m, const TpWidths& w, int B, int T, void* base, DActs<Act>* d) {
+  const size_t BT = (size_t)B * T, C = m.d_model, F = w.F, QKV = qkv_width(w);
   Carver k(base);
   DActs<Act> tmp;
   DActs<Act>& D = d ? *d : tmp;
@@ -112,20 +116,23 @@ enum LayerTensor { kIn, kQ, kK, kV, kO, kPost, kGate, kUp, kDown, kPerLayer };
 
 namespace model_detail {
 
-size_t llama_acts_bytes(const ModelConfig& m, int B, int T, DType act) {
-  return act == DType::kF32 ? layout_acts<float>(m, B, T, nullptr, nullptr) : layout_acts<bf16>(m, B, T, nullptr, nullptr);
+size_t llama_acts_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths* w) {
+  const TpWidths ww = w ? *w : tp_widths(m, 0, 1);
+  return act == DType::kF32 ? layout_acts<float>(m, ww, B, T, nullptr, nullptr) : layout_acts<bf16>(m, ww, B, T, nullptr, nullptr);
 }
-size_t llama_dacts_bytes(const ModelConfig& m, int B, int T, DType act) {
-  return act == DType::kF32 ? layout_dacts<float>(m, B, T, nullptr, nullptr) : layout_dacts<bf16>(m, B, T, nullptr, nullptr);
+size_t llama_dacts_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths* w) {
+  const TpWidths ww = w ? *w : tp_widths(m, 0, 1);
+  return act == DType::kF32 ? layout_dacts<float>(m, ww, B, T, nullptr, nullptr) : layout_dacts<bf16>(m, ww, B, T, nullptr, nullptr);
 }
-void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act) {
+void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act, const TpWidths* w) {
+  const TpWidths ww = w ? *w : tp_widths(m, 0, 1);
   if (act == DType::kF32) {
     Acts<float> A;
-    layout_acts<float>(m, B, T, base, &A);
+    layout_acts<float>(m, ww, B, T, base, &A);
     return A.logits;
   }
   Acts<bf16> A;
-  layout_acts<bf16>(m, B, T, base, &A);
+  layout_acts<bf16>(m, ww, B, T, base, &A);
   return A.logits;
 }
 
@@ -133,20 +140,27 @@ void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act) {
 
 template <class Act>
 const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, int T) {
-  const int C = cfg_.d_model, NH = cfg_.n_head, KV = cfg_.n_kv_head, F = cfg_.d_ff, V = cfg_.vocab_size;
-  const int hs = C / NH, QKV = (int)qkv_width(cfg_);
+  // Tensor parallelism as in GPT::forward_impl (gpt.cpp): local widths w, an all-reduce after the
+  // embedding, o_proj and down_proj.
+  const TpWidths w = tp_widths(cfg_, tp_rank_, tp_size_);
+  const int C = cfg_.d_model, NH = w.NH, KV = w.KV, F = w.F, V = w.V;
+  const int hs = w.hs, QKV = (int)qkv_width(w), CL = NH * hs;
   const float eps = (float)cfg_.rms_norm_eps, theta = (float)cfg_.rope_theta;
   const int BT = B * T;
   ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
-  layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A);
   if constexpr (!std::is_same_v<Act, float>) be_.convert(static_cast<Act*>(params_act_), params_, num_params_);
   const Act* P = static_cast<const Act*>(params_act_);
-  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, llama_grad_buckets(cfg_));  // ZeRO-3: bucket by bucket
+  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, grad_buckets());  // ZeRO-3: bucket by bucket
   auto W = [&](int l, int k) { return wv.at(tensors_[1 + (size_t)l * kPerLayer + k].offset); };
+  auto tp_sum = [&](Act* x, size_t n) {
+    if constexpr (std::is_same_v<Act, float>) tp_reduce(x, n);
+  };
 
   wv.need(0);
-  ops.encoder_forward(A.encoded, d_in, wv.at(tensors_[0].offset), static_cast<const Act*>(zero_wpe_), B, T, C);
+  ops.encoder_forward(A.encoded, tp_ ? local_ids_ : d_in, wv.at(tensors_[0].offset), static_cast<const Act*>(zero_wpe_), B, T, C);
+  tp_sum(A.encoded, (size_t)BT * C);
   const Act* x = A.encoded;  // residual stream (B,T,C)
   for (int l = 0; l < cfg_.n_layer; l++) {
     LayerActs<Act>& L = A.layers[l];
@@ -154,13 +168,15 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
     ops.rmsnorm_forward(L.ln1, L.rstd1, x, W(l, kIn), BT, C, eps);
     ops.matmul_forward(L.qkv, L.ln1, W(l, kQ), static_cast<const Act*>(nullptr), BT, C, QKV);  // q|k|v fused
     ops.rope_forward(L.qkv, B, T, NH, KV, hs, theta);
-    ops.attention_forward(L.atty, L.att, L.qkv, B, T, C, NH, KV);
-    ops.matmul_forward(L.attproj, L.atty, W(l, kO), static_cast<const Act*>(nullptr), BT, C, C);
+    ops.attention_forward(L.atty, L.att, L.qkv, B, T, CL, NH, KV);
+    ops.matmul_forward(L.attproj, L.atty, W(l, kO), static_cast<const Act*>(nullptr), BT, CL, C);
+    tp_sum(L.attproj, (size_t)BT * C);
     ops.residual_forward(L.res2, x, L.attproj, (size_t)BT * C);
     ops.rmsnorm_forward(L.ln2, L.rstd2, L.res2, W(l, kPost), BT, C, eps);
     ops.matmul_forward(L.gateup, L.ln2, W(l, kGate), static_cast<const Act*>(nullptr), BT, C, 2 * F);  // gate|up fused
     ops.swiglu_forward(L.swiglu, L.gateup, BT, F);
     ops.matmul_forward(L.down, L.swiglu, W(l, kDown), static_cast<const Act*>(nullptr), BT, F, C);
+    tp_sum(L.down, (size_t)BT * C);
     ops.residual_forward(L.res3, L.res2, L.down, (size_t)BT * C);
     x = L.res3;
     wv.done(1 + l);
@@ -173,6 +189,12 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
   wv.done(cfg_.n_layer + 1);
   wv.done(0);
   if (!d_tg) return nullptr;
+  if constexpr (std::is_same_v<Act, float>) {
+    if (tp_) {
+      tp_cross_entropy(A.losses, A.logits, d_tg, BT);
+      return A.losses;
+    }
+  }
   ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, BT, V, 0.0f);
   return A.losses;
 }
@@ -180,20 +202,26 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
 template <class Act>
 void GPT::llama_backward_impl(float loss_scale) {
   const int B = B_, T = T_;
-  const int C = cfg_.d_model, NH = cfg_.n_head, KV = cfg_.n_kv_head, F = cfg_.d_ff, V = cfg_.vocab_size;
-  const int hs = C / NH, QKV = (int)qkv_width(cfg_);
+  // Tensor parallelism as in GPT::backward_impl: the input gradients of the column-parallel
+  // layers (head, gate|up, q|k|v) all-reduced.
+  const TpWidths w = tp_widths(cfg_, tp_rank_, tp_size_);
+  const int C = cfg_.d_model, NH = w.NH, KV = w.KV, F = w.F, V = w.V;
+  const int hs = w.hs, QKV = (int)qkv_width(w), CL = NH * hs;
   const float theta = (float)cfg_.rope_theta;
   const int BT = B * T;
   ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
-  layout_acts<Act>(cfg_, max_B_, cfg_.seq_len, acts_, &A);
+  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A);
   DActs<Act> D;
-  layout_dacts<Act>(cfg_, max_B_, cfg_.seq_len, dacts_, &D);
+  layout_dacts<Act>(cfg_, w, max_B_, cfg_.seq_len, dacts_, &D);
   const Act* P = static_cast<const Act*>(params_act_);
-  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, llama_grad_buckets(cfg_));  // ZeRO-3: lent with each open bucket
+  const auto buckets = grad_buckets();
+  model_detail::WeightView<Act, ParamSource> wv(P, param_src_, buckets);  // ZeRO-3: lent with each open bucket
   TD_ASSERT(grads_ || sink_);
+  auto tp_sum = [&](Act* x, size_t n) {
+    if constexpr (std::is_same_v<Act, float>) tp_reduce(x, n);
+  };
   // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
-  const auto buckets = llama_grad_buckets(cfg_);
   const int last = cfg_.n_layer + 1;  // the bucket of norm (and an untied lm_head)
   const size_t norm = 1 + (size_t)cfg_.n_layer * kPerLayer;
   std::vector<float*> open(buckets.size(), nullptr);
@@ -218,12 +246,20 @@ void GPT::llama_backward_impl(float loss_scale) {
   const size_t BTC = (size_t)BT * C * sizeof(Act);
 
   // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
-  ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, BT, V, loss_scale);
+  bool sharded_ce = false;
+  if constexpr (std::is_same_v<Act, float>) {
+    if (tp_) {
+      ops.cross_entropy_shard_backward(A.logits, A.logits, lse_, d_tg, BT, V, v0_, loss_scale);
+      sharded_ce = true;
+    }
+  }
+  if (!sharded_ce) ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, BT, V, loss_scale);
   const size_t head_t = cfg_.tie_embeddings ? 0 : norm + 1;
   open_bucket(last);
   if (cfg_.tie_embeddings) open_bucket(0);
   be_.zero(D.dc, BTC);
   ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, wv.at(tensors_[head_t].offset), BT, C, V);
+  tp_sum(D.dc, (size_t)BT * C);
   const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
   be_.zero(D.dres, BTC);
   ops.rmsnorm_backward(D.dres, dT(norm), D.dc, xL, wv.at(tensors_[norm].offset), A.rstdf, BT, C);
@@ -239,21 +275,23 @@ void GPT::llama_backward_impl(float loss_scale) {
     ops.swiglu_backward(D.dgateup, L.gateup, D.dswiglu, BT, F);
     be_.zero(D.dc, BTC);
     ops.matmul_backward(D.dc, dW(l, kGate), nullptr, D.dgateup, L.ln2, W(l, kGate), BT, C, 2 * F);  // d gate_proj | up_proj
+    tp_sum(D.dc, (size_t)BT * C);
     ops.rmsnorm_backward(D.dres, dW(l, kPost), D.dc, L.res2, W(l, kPost), L.rstd2, BT, C);
     // res2 = x + attproj: d attproj = dres, and dres carries on as d x.
-    be_.zero(D.dc, BTC);
-    ops.matmul_backward(D.dc, dW(l, kO), nullptr, D.dres, L.atty, W(l, kO), BT, C, C);
+    be_.zero(D.dc, (size_t)BT * CL * sizeof(Act));
+    ops.matmul_backward(D.dc, dW(l, kO), nullptr, D.dres, L.atty, W(l, kO), BT, CL, C);
     be_.zero(D.dqkv, (size_t)BT * QKV * sizeof(Act));
-    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, C, NH, KV);
+    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, CL, NH, KV);
     ops.rope_backward(D.dqkv, B, T, NH, KV, hs, theta);  // d rotated q, k -> d q, k
     be_.zero(D.dc, BTC);
     ops.matmul_backward(D.dc, dW(l, kQ), nullptr, D.dqkv, L.ln1, W(l, kQ), BT, C, QKV);  // d q_proj | k_proj | v_proj
+    tp_sum(D.dc, (size_t)BT * C);
     ops.rmsnorm_backward(D.dres, dW(l, kIn), D.dc, x, W(l, kIn), L.rstd1, BT, C);
     close_bucket(1 + l);
   }
   if (!cfg_.tie_embeddings) open_bucket(0);
   be_.zero(dwpe_, (size_t)cfg_.seq_len * C * sizeof(float));  // the position gradient is discarded
-  ops.encoder_backward(dT(0), dwpe_, D.dres, d_in, B, T, C);
+  ops.encoder_backward(dT(0), dwpe_, D.dres, tp_ ? local_ids_ : d_in, B, T, C);
   close_bucket(0);
 }
 

@@ -11,6 +11,10 @@
 #include "engine/config.h"
 #include "engine/ops/dtype.h"
 
+namespace td {
+struct TpWidths;  // engine/model/tensor_parallel.h
+}
+
 namespace td::model_detail {
 
 // Hands out 64-byte aligned pieces of one buffer; with base == nullptr it only counts bytes.
@@ -31,10 +35,11 @@ class Carver {
 
 // Bytes of the Llama family's forward activations and backward scratch at micro batch B and
 // length T, activations of type act (the layout of engine/model/shape.h llama_activation_bytes).
-size_t llama_acts_bytes(const ModelConfig& m, int B, int T, DType act);
-size_t llama_dacts_bytes(const ModelConfig& m, int B, int T, DType act);
+// w: a tensor-parallel rank's widths (tp_widths); null: the full model's.
+size_t llama_acts_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths* w = nullptr);
+size_t llama_dacts_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths* w = nullptr);
 // Where the logits (B,T,V) lie in a Llama activation buffer `base` laid out for (B, T).
-void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act);
+void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act, const TpWidths* w = nullptr);
 
 // The weights a forward or backward reads (both families): `all` (the model's params_act_)
 // when there is no ParamSource; with one (ZeRO-3, engine/model/gpt.h), bucket b's lent buffer
