@@ -9,6 +9,7 @@
 
 #include "engine/common/error.h"
 #include "engine/metrics/alerts.h"
+#include "engine/model/tensor_parallel.h"
 
 namespace td {
 namespace {
@@ -192,6 +193,7 @@ const std::vector<Field>& fields() {
     v.push_back(make_int<T>("train", "keep_checkpoints", t, &T::keep_checkpoints, 1, 1 << 20, "Newest checkpoints kept; older ones are deleted."));
     v.push_back(make_int<T>("train", "log_interval", t, &T::log_interval, 1, big, "Steps between progress lines on stderr (every step is an event)."));
     v.push_back(make_int<T>("train", "zero", t, &T::zero, 0, 3, "Data parallel across ranks (docs/distributed.md): 0 averages gradients with an all-reduce; 1 (ZeRO-1) reduce-scatters them, updates each rank's shard with AdamW (optimizer state sharded) and all-gathers the parameters; 2 (ZeRO-2) also shards the gradients: each layer's gradient is reduce-scattered as soon as backward has computed it, and a rank keeps only its shard; 3 (ZeRO-3) also shards the parameters: each layer's weights are all-gathered just before its forward and again before its backward, then freed (fp32 only)."));
+    v.push_back(make_int<T>("train", "tensor_parallel", t, &T::tensor_parallel, 1, 64, "Tensor parallelism (Megatron-LM; docs/distributed.md): each layer is split across this many consecutive ranks, attention heads and MLP columns shared out and the vocabulary too, with an all-reduce after each row-parallel layer; the world size must be a multiple of it (world = data parallel x tensor parallel), a group must stay on one node, and model.n_head, model.n_kv_head and model.d_ff must be multiples of it. fp32 with train.zero = 0 for now."));
     v.push_back(make_real<T>("train", "dist_timeout_s", t, &T::dist_timeout_s, 0, 86400, true, "Seconds the rendezvous and each collective wait for the other ranks; a dead or frozen rank ends the run with an error naming it after this long."));
     v.push_back(make_string<T>("train", "dist_ifname", t, &T::dist_ifname, {}, "Network interface Gloo uses between ranks (e.g. \"eth0\"); empty: TRAINDECK_GLOO_IFNAME, else the loopback for local ranks or this host's name."));
 
@@ -304,6 +306,16 @@ RunConfig parse_config(const json& doc) {
   }
   if (c.train.precision == "bf16" && c.train.device == "cpu")
     throw ConfigError("train.precision", "value \"bf16\" needs a CUDA device; the CPU backend computes in \"fp32\"");
+  if (c.train.tensor_parallel > 1) {
+    const std::string tp = std::to_string(c.train.tensor_parallel);
+    if (const std::string why = tp_problem(m, c.train.tensor_parallel); !why.empty())
+      throw ConfigError("train.tensor_parallel", "value " + tp + ": " + why + "; choose a degree that divides them");
+    if (c.train.zero != 0)
+      throw ConfigError("train.tensor_parallel", "value " + tp + " with train.zero = " + std::to_string(c.train.zero) +
+                                                     " is not built yet: tensor parallelism trains with train.zero = 0; set train.zero to 0 or train.tensor_parallel to 1");
+    if (c.train.precision == "bf16")
+      throw ConfigError("train.tensor_parallel", "value " + tp + " trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1");
+  }
   if (c.data.path.empty()) throw ConfigError("data.path", "missing: set it to a dataset directory made by `traindeck-engine prepare`");
   return c;
 }

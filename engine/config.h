@@ -74,6 +74,7 @@ struct TrainConfig {
   int checkpoint_interval = 500;  // 0: only at the end
   int keep_checkpoints = 3;
   int log_interval = 1;  // steps between stderr progress lines
+  int tensor_parallel = 1;  // Megatron-LM tensor-parallel degree: ranks per TP group (engine/model/tensor_parallel.h)
   int zero = 0;  // ZeRO stage: 0 all-reduce of gradients, 1 optimizer state sharded over ranks, 2 gradients too (engine/train/zero.h)
   double dist_timeout_s = 60;  // rendezvous and collective timeout (a dead or frozen rank)
   std::string dist_ifname;     // network interface for Gloo ("" = TRAINDECK_GLOO_IFNAME or default)

@@ -29,6 +29,7 @@
 #include "engine/data/loader.h"
 #include "engine/data/manifest.h"
 #include "engine/dist/communicator.h"
+#include "engine/dist/groups.h"
 #include "engine/export/export.h"
 #include "engine/metrics/alerts.h"
 #include "engine/metrics/calibrate.h"
@@ -46,6 +47,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/train/sampler.h"
 #include "engine/train/step_rate.h"
+#include "engine/train/tp_run.h"
 #include "engine/train/zero.h"
 
 namespace td {
@@ -298,7 +300,17 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       throw ConfigError("train.device", "value \"" + tc.device + "\" would put the " + std::to_string(denv.local_world_size) +
                                             " ranks of this node on one GPU; use \"cuda\": rank r then trains on cuda:TRAINDECK_LOCAL_RANK");
   }
-  const DType act_dtype = resolved_precision(tc) == "bf16" ? DType::kBF16 : DType::kF32;
+  // Tensor parallelism (engine/model/tensor_parallel.h, docs/distributed.md): world = dp x tp;
+  // the data loader reads by data-parallel rank (the ranks of one TP group see the same tokens).
+  const int tp = tc.tensor_parallel;
+  if (tp > 1 && !opt.init_from.empty())
+    throw ConfigError("train.tensor_parallel", "--init-from is not built for tensor-parallel runs yet; start it with train.tensor_parallel = 1, "
+                                               "or resume a tensor-parallel run's own checkpoints with --resume");
+  if (tp > 1 && denv.world_size % tp != 0)
+    throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " does not divide the world size " + std::to_string(denv.world_size) +
+                                               ": start a multiple of " + std::to_string(tp) + " ranks");
+  // "auto" precision is fp32 under tensor parallelism (bf16 is refused by the config).
+  const DType act_dtype = tp == 1 && resolved_precision(tc) == "bf16" ? DType::kBF16 : DType::kF32;
   if (tc.zero == 1 && !denv.distributed() && !opt.quiet)
     std::fprintf(stderr, "note: train.zero = 1 with one rank shards nothing (the run equals train.zero = 0)\n");
   // Ranks sharing this machine share its cores: train.threads = 0 means cores / local ranks.
@@ -330,8 +342,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   lo.micro_batch = tc.micro_batch;
   lo.grad_accum = tc.grad_accum;
   lo.seed = tc.seed;
-  lo.rank = denv.rank;
-  lo.world_size = denv.world_size;
+  lo.rank = denv.rank / tp;  // dist::make_parallel_groups: dp_rank = rank / tp
+  lo.world_size = denv.world_size / tp;
   DataLoader train_loader(lo);
   std::unique_ptr<DataLoader> val_loader;
   std::string val_problem;
@@ -393,6 +405,35 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::unique_ptr<dist::Communicator> comm = dist::make_communicator(denv, {tc.dist_timeout_s, tc.dist_ifname}, backend.get());
   const int world = comm->world_size(), rank = comm->rank();
   const bool rank0 = rank == 0;
+  // Tensor parallelism: the TP group's collectives run inside the model; the gradients are
+  // averaged over the DP group (the replicas of this rank's shard). Without it dpc is the world.
+  dist::ParallelGroups groups;
+  std::unique_ptr<GroupTensorParallel> tp_model;
+  if (tp > 1) {
+    groups = dist::make_parallel_groups(*comm, tp);
+    tp_model = std::make_unique<GroupTensorParallel>(*groups.tp);
+  }
+  dist::Communicator& dpc = tp > 1 ? *groups.dp : *comm;
+  const int dp = dpc.world_size(), tp_rank = tp > 1 ? groups.tp_rank : 0;
+  // Every collective's traffic of this rank: the world's and its groups'.
+  auto comm_stats = [&]() {
+    dist::CommStats s = comm->stats();
+    if (tp > 1)
+      for (dist::Communicator* g : {groups.tp.get(), groups.dp.get()}) {
+        const dist::CommStats& x = g->stats();
+        s.calls += x.calls;
+        s.bytes_sent += x.bytes_sent;
+        s.bytes_received += x.bytes_received;
+        s.seconds += x.seconds;
+        s.bus_bytes += x.bus_bytes;
+        for (int k = 0; k < dist::kCollectiveKinds; k++) {
+          s.by_kind[k].calls += x.by_kind[k].calls;
+          s.by_kind[k].bytes_sent += x.by_kind[k].bytes_sent;
+          s.by_kind[k].seconds += x.by_kind[k].seconds;
+        }
+      }
+    return s;
+  };
   const bool zero1 = tc.zero == 1 && world > 1;
   // ZeRO-2 (engine/train/zero.h): gradients reduce-scattered bucket by bucket during backward
   // and kept sharded, with the optimizer state; `adam` is then empty.
@@ -410,7 +451,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::unique_ptr<RunDirLock> lock;
   std::unique_ptr<GPT> model_ptr;
   try {
-    model_ptr = std::make_unique<GPT>(mc, *backend, tc.micro_batch, act_dtype);
+    model_ptr = std::make_unique<GPT>(mc, *backend, tc.micro_batch, act_dtype, tp_model.get());
   } catch (const Error& e) {
     if (!on_gpu) throw;
     // Out of GPU memory (or another allocation failure): say what the config needs.
@@ -445,6 +486,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::vector<std::string> set_aside;  // --resume-from: newer checkpoints renamed out of the way
   std::vector<std::string> changed;  // config fields that differ from the checkpoint's
   std::unique_ptr<AdamW> loaded;     // rank 0, ZeRO-1 resume: the checkpoint's full optimizer state
+  HostCheckpoint tp_loaded;          // rank 0, tensor-parallel resume: the full state, scattered below
   std::string rank0_error;
   if (rank0) {
     try {
@@ -485,8 +527,12 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
               changed.push_back(std::string(sec) + "." + it.key() + ": " + before.dump() + " -> " + it.value().dump());
           }
         }
-        if (sharded) loaded = full_adam();
-        load_checkpoint(*latest, model, sharded ? loaded.get() : &adam);
+        if (tp > 1) {
+          tp_loaded = load_checkpoint_host(*latest, mc, true);
+        } else {
+          if (sharded) loaded = full_adam();
+          load_checkpoint(*latest, model, sharded ? loaded.get() : &adam);
+        }
         // The attempt comes from the run's own state, checked: it never wraps (docs/events.md).
         if (st.attempt < 0 || st.attempt >= kMaxAttempt)
           fail("'" + *latest + "/trainer.json' gives attempt " + std::to_string(st.attempt) + ", outside 0.." +
@@ -530,8 +576,20 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       st = TrainerState::from_json(decision["state"]);
       if (decision["resumed"].get<bool>()) resumed_from = st.step;
     }
-    comm->broadcast(model.params(), N * sizeof(float), 0);
-    if (resumed_from) {
+    if (tp > 1) {
+      // Tensor parallelism: a fresh run's ranks each slice the same seeded initialisation (rank 0
+      // made its own above); a resume's full state goes from rank 0 to all, each keeping its shard.
+      if (!resumed_from && !rank0) model.init_weights(tc.seed);
+      if (resumed_from) {
+        tp_scatter_full(*comm, *backend, mc, tp_rank, tp, tp_loaded.params, model.params());
+        tp_scatter_full(*comm, *backend, mc, tp_rank, tp, tp_loaded.m, adam.m());
+        tp_scatter_full(*comm, *backend, mc, tp_rank, tp, tp_loaded.v, adam.v());
+        tp_loaded = HostCheckpoint{};
+      }
+    } else {
+      comm->broadcast(model.params(), N * sizeof(float), 0);
+    }
+    if (resumed_from && tp == 1) {
       if (sharded) {
         // Rank 0's full moments (backend memory) reach every rank, which keeps its shard. The
         // others receive into a full-size backend buffer (GPU memory with NCCL).
@@ -584,7 +642,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   };
   const bool quiet = opt.quiet || !rank0;
   const double fpt = flops_per_token(mc);
-  json start = {{"config", st.config}, {"n_params", model.num_params()}, {"flops_per_token", fpt},
+  json start = {{"config", st.config}, {"n_params", tp > 1 ? model_num_params(mc) : model.num_params()}, {"flops_per_token", fpt},
                 {"host", host_name()}, {"device", device}, {"device_name", on_gpu ? dev.name : cpu_model()},
                 {"precision", resolved_precision(tc)}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
                 {"world_size", world}, {"engine_version", TD_VERSION}, {"engine_build", engine_build()}, {"peak_flops", nullable(peak)},
@@ -620,12 +678,15 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (!quiet)
     std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
                  model.num_params(), threads,
-                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1)" : zero3 ? ", ZeRO-3)" : zero2 ? ", ZeRO-2)" : ")")).c_str() : "",
+                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1" : zero3 ? ", ZeRO-3" : zero2 ? ", ZeRO-2" : "") +
+                              (tp > 1 ? ", tensor parallel " + std::to_string(tp) + " x data parallel " + std::to_string(dp) : std::string()) + ")").c_str()
+                           : "",
                  resumed_from ? ("resuming at step " + std::to_string(*resumed_from)).c_str() : "fresh start");
 
   const int B = tc.micro_batch, T = mc.seq_len;
-  const uint64_t tokens_per_step = (uint64_t)B * T * tc.grad_accum * world;  // the global batch
-  const float loss_scale = 1.0f / (float)((double)B * T * tc.grad_accum * world);
+  // The global batch: each data-parallel replica's (a TP group's ranks share their tokens).
+  const uint64_t tokens_per_step = (uint64_t)B * T * tc.grad_accum * dp;
+  const float loss_scale = 1.0f / (float)((double)B * T * tc.grad_accum * dp);
   std::vector<int32_t> inputs, targets;
   Rng sample_rng(st.sample_rng);
   int nonfinite_streak = 0;
@@ -685,6 +746,15 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
         comm->all_gather(full, N);
       }
     }
+    // Tensor parallelism: the TP group's shards gathered into the full layout on its rank 0
+    // (every group gathers; world rank 0 writes), so the checkpoint is the unsplit model's.
+    HostCheckpoint tp_full;
+    if (tp > 1) {
+      tp_full.model = mc;
+      tp_full.params = tp_gather_full(*groups.tp, *backend, mc, model.params());
+      tp_full.m = tp_gather_full(*groups.tp, *backend, mc, adam.m());
+      tp_full.v = tp_gather_full(*groups.tp, *backend, mc, adam.v());
+    }
     // ZeRO-3: the weights gathered bucket by bucket, into a full-size buffer on rank 0 only
     // (freed again after the write); the other ranks take part through their bucket buffers.
     if (z3) {
@@ -696,7 +766,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     st.loader = train_loader.state();
     st.sample_rng = sample_rng.state();
     const auto write_t0 = std::chrono::steady_clock::now();
-    CheckpointInfo ci = save_checkpoint(ckpt_root, model, sharded ? gathered.get() : &adam, st);
+    CheckpointInfo ci = tp > 1 ? save_checkpoint(ckpt_root, tp_full, st) : save_checkpoint(ckpt_root, model, sharded ? gathered.get() : &adam, st);
     if (z3) model.release_params();
     const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_t0).count();
     if (!ci.problem.empty())
@@ -731,7 +801,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   auto sample = [&]() {
     // ZeRO-3: every rank generates in step (each forward all-gathers the weights; the same
     // weights, prompt and sampling state give the same tokens); rank 0 alone reports.
-    if (!rank0 && !z3) return;
+    if (!rank0 && !z3 && tp == 1) return;  // tensor parallelism: every forward is collective too
     SampleOptions so{tc.sample_tokens, tc.sample_temperature, tc.sample_top_k};
     std::vector<uint32_t> prompt = tokenizer->encode(tc.sample_prompt);
     auto ids = generate(model, prompt, tokenizer->eot_id(), so, sample_rng);
@@ -769,7 +839,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   while (st.step < tc.steps) {
     auto t0 = clk::now();
     const double cpu0 = process_cpu_seconds();
-    const dist::CommStats c0 = comm->stats();
+    const dist::CommStats c0 = comm_stats();
     if (const std::string why = agreed_stop(); !why.empty()) {
       // A stop before the first step has nothing worth a checkpoint (nor a run to resume).
       if (last_ckpt_step != st.step && st.step > 0) checkpoint();
@@ -809,6 +879,12 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       // ZeRO-2: the gradient was reduce-scattered during backward; this rank holds its slices.
       norm = std::sqrt(all_sum_double(*comm, z2->local_norm_squared()));
       if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) z2->scale((float)(tc.grad_clip / (norm + 1e-6)));
+    } else if (tp > 1) {
+      // Tensor parallelism: sum over the replicas, then the norm of the whole model over the TP
+      // group (replicated tensors counted once) and the clip applied to every shard alike.
+      if (dp > 1) dpc.all_reduce(model.grads(), N, dist::ReduceOp::sum);
+      norm = std::sqrt(all_sum_double(*groups.tp, tp_norm_squared(*backend, mc, tp_rank, tp, model.grads())));
+      if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) backend->scale(model.grads(), (float)(tc.grad_clip / (norm + 1e-6)), N);
     } else {
       if (world > 1) comm->all_reduce(model.grads(), N, dist::ReduceOp::sum);
       norm = clip_grad_norm(*backend, model.grads(), N, tc.grad_clip);
@@ -880,11 +956,11 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     if (world > 1) {
       // Per-rank figures of this step (collectives since its start), gathered to every rank:
       // each rank's kRankMetricFields as doubles, which travel bit for bit as two floats each.
-      const dist::CommStats& c1 = comm->stats();
+      const dist::CommStats c1 = comm_stats();
       const double comm_s = c1.seconds - c0.seconds;
       StepFigures mine;
       if (gpu) set_gpu_figures(mine, kGpuRankFields, *gpu);
-      mine.set(rank_field("tokens_per_s"), (double)tokens_per_step / world / step_s);
+      mine.set(rank_field("tokens_per_s"), (double)tokens_per_step / dp / step_s);
       mine.set(rank_field("comm_bytes_sent"), (double)(c1.bytes_sent - c0.bytes_sent));
       mine.set(rank_field("comm_bytes_received"), (double)(c1.bytes_received - c0.bytes_received));
       mine.set(rank_field("comm_ms"), comm_s * 1e3);

@@ -321,27 +321,69 @@ class TestDist : public QObject {
     }
   }
 
+  // Tensor parallelism (docs/distributed.md): TP 2 alone and TP 2 x DP 2 equal the single
+  // process's losses and final weights (the checkpoint gathered from the shards), and the TP
+  // group's all-reduces are Megatron-LM's 2 (1 + 2 L) of B T C floats per micro batch.
+  void tensor_parallel_reproduces_the_single_process_run_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("micro_batch");
+    QTest::newRow("TP 2") << 2 << 4;
+    QTest::newRow("TP 2 x DP 2") << 4 << 2;
+  }
+  void tensor_parallel_reproduces_the_single_process_run() {
+    QFETCH(int, n);
+    QFETCH(int, micro_batch);
+    QString out = dir_.filePath(QString("tp_%1").arg(n));
+    auto r = launch(n, common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(micro_batch), "--set", "train.tensor_parallel=2"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    auto ls = step_losses(single_), ld = step_losses(out);
+    QCOMPARE(ld.size(), size_t(6));
+    const double dl = max_rel_loss_diff(ls, ld), dp = max_param_diff(single_, out);
+    qInfo("%d ranks, tensor parallel 2: max relative loss difference %.3g, max parameter difference %.3g", n, dl, dp);
+    QVERIFY2(dl < 2e-6, qPrintable(QString::number(dl)));
+    QVERIFY2(dp < 2e-5, qPrintable(QString::number(dp)));
+    const auto ev = read_events(out + "/events.jsonl");
+    // The run's parameter count is the whole model's, not a shard's.
+    QCOMPARE(events_of_type(ev, "run_start")[0]["n_params"].get<double>(), events_of_type(read_events(single_ + "/events.jsonl"), "run_start")[0]["n_params"].get<double>());
+    if (n == 2) {
+      // One TP group, no data parallelism: rank 0's all-reduce bytes in the last step are the
+      // activations' (2 micro batches x 2 (1 + 2 L) = 10 all-reduces of B T C = 4 x 32 x 32 floats;
+      // a ring of 2 sends 2 (2-1)/2 = 1 buffer) plus the stop flags' 8 bytes.
+      const auto steps = events_of_type(ev, "step");
+      const uint64_t expect = 2 * 10 * (uint64_t)(4 * 32 * 32 * 4) + 8;
+      QCOMPARE(steps.back()["ranks"][0]["all_reduce_bytes"].get<uint64_t>(), expect);
+    }
+  }
+
   void resume_with_another_world_size_data() {
     QTest::addColumn<int>("first");
     QTest::addColumn<int>("then");
     QTest::addColumn<int>("zero_first");
     QTest::addColumn<int>("zero_then");
-    QTest::newRow("2 -> 1") << 2 << 1 << 1 << 1;
-    QTest::newRow("1 -> 2") << 1 << 2 << 1 << 1;
-    QTest::newRow("ZeRO-2 on 2 -> ZeRO-0 on 1") << 2 << 1 << 2 << 0;
-    QTest::newRow("ZeRO-0 on 1 -> ZeRO-2 on 2") << 1 << 2 << 0 << 2;
-    QTest::newRow("ZeRO-3 on 2 -> ZeRO-1 on 1") << 2 << 1 << 3 << 1;
-    QTest::newRow("ZeRO-0 on 1 -> ZeRO-3 on 2") << 1 << 2 << 0 << 3;
+    QTest::addColumn<int>("tp_first");  // train.tensor_parallel
+    QTest::addColumn<int>("tp_then");
+    QTest::newRow("2 -> 1") << 2 << 1 << 1 << 1 << 1 << 1;
+    QTest::newRow("1 -> 2") << 1 << 2 << 1 << 1 << 1 << 1;
+    QTest::newRow("ZeRO-2 on 2 -> ZeRO-0 on 1") << 2 << 1 << 2 << 0 << 1 << 1;
+    QTest::newRow("ZeRO-0 on 1 -> ZeRO-2 on 2") << 1 << 2 << 0 << 2 << 1 << 1;
+    QTest::newRow("ZeRO-3 on 2 -> ZeRO-1 on 1") << 2 << 1 << 3 << 1 << 1 << 1;
+    QTest::newRow("ZeRO-0 on 1 -> ZeRO-3 on 2") << 1 << 2 << 0 << 3 << 1 << 1;
+    // Tensor parallelism's checkpoint is the unsplit model's (gathered from the shards).
+    QTest::newRow("TP 2 on 2 -> ZeRO-1 on 1") << 2 << 1 << 0 << 1 << 2 << 1;
+    QTest::newRow("ZeRO-0 on 1 -> TP 2 x DP 2 on 4") << 1 << 4 << 0 << 0 << 1 << 2;
   }
   void resume_with_another_world_size() {
     QFETCH(int, first);
     QFETCH(int, then);
     QFETCH(int, zero_first);
     QFETCH(int, zero_then);
-    QString out = dir_.filePath(QString("resume_%1_%2_%3_%4").arg(first).arg(then).arg(zero_first).arg(zero_then));
+    QFETCH(int, tp_first);
+    QFETCH(int, tp_then);
+    QString out = dir_.filePath(QString("resume_%1_%2_%3_%4_tp%5_%6").arg(first).arg(then).arg(zero_first).arg(zero_then).arg(tp_first).arg(tp_then));
     auto with = [&](int n, QStringList extra) {
-      const int zero = n == first ? zero_first : zero_then;
-      QStringList a = common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(4 / n), "--set", QString("train.zero=%1").arg(zero)} + extra;
+      const int zero = n == first ? zero_first : zero_then, tp = n == first ? tp_first : tp_then;
+      QStringList a = common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(4 / (n / tp)), "--set", QString("train.zero=%1").arg(zero),
+                                                "--set", QString("train.tensor_parallel=%1").arg(tp)} + extra;
       return n == 1 ? engine(a) : launch(n, a);
     };
     auto r1 = with(first, {"--debug-stop-after", "3"});

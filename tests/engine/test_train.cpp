@@ -56,6 +56,9 @@ class TestTrain : public QObject {
     QTest::newRow("heads") << "model.n_head=3" << "model.d_model: value 32 must be a multiple of model.n_head = 3";
     QTest::newRow("vocab mismatch") << "model.vocab_size=300" << "model.vocab_size: value 300 does not match the dataset";
     QTest::newRow("no dataset") << "data.path=/nonexistent/ds" << "/nonexistent/ds";
+    QTest::newRow("tensor parallel heads") << "train.tensor_parallel=4"
+                                           << "train.tensor_parallel: value 4: model.n_head (2) is not a multiple of train.tensor_parallel (4)";
+    QTest::newRow("tensor parallel world") << "train.tensor_parallel=2" << "train.tensor_parallel: value 2 does not divide the world size 1";
   }
   void config_errors_name_the_field() {
     QFETCH(QString, set);

@@ -1,0 +1,62 @@
+#include "engine/train/tp_run.h"
+
+#include <algorithm>
+
+#include "engine/model/shape.h"
+#include "engine/model/tensor_parallel.h"
+
+namespace td {
+namespace {
+
+size_t local_count(const ModelConfig& m, int tp_rank, int tp) {
+  const auto t = tp_param_tensors(m, tp_rank, tp);
+  return t.back().offset + t.back().numel;
+}
+
+// n floats of backend memory for the scope.
+struct Scratch {
+  Scratch(Backend& b, size_t n) : be(b), p(static_cast<float*>(b.alloc(n * sizeof(float)))) {}
+  ~Scratch() { be.free(p); }
+  Backend& be;
+  float* p;
+};
+
+}  // namespace
+
+void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
+                     const std::vector<float>& full, float* local) {
+  const size_t N = model_num_params(m), n = local_count(m, tp_rank, tp);
+  Scratch buf(be, N);
+  if (world.rank() == 0) be.upload(buf.p, full.data(), N * sizeof(float));
+  world.broadcast(buf.p, N * sizeof(float), 0);
+  std::vector<float> host(N), mine(n);
+  be.download(host.data(), buf.p, N * sizeof(float));
+  tp_slice(m, tp_rank, tp, host.data(), mine.data());
+  be.upload(local, mine.data(), n * sizeof(float));
+}
+
+std::vector<float> tp_gather_full(dist::Communicator& group, Backend& be, const ModelConfig& m, const float* local) {
+  const int tp = group.world_size(), r = group.rank();
+  size_t widest = 0;
+  for (int q = 0; q < tp; q++) widest = std::max(widest, local_count(m, q, tp));
+  const size_t n = local_count(m, r, tp);
+  Scratch buf(be, widest * tp);
+  std::vector<float> mine(widest, 0.0f);
+  be.download(mine.data(), local, n * sizeof(float));
+  be.upload(buf.p + (size_t)r * widest, mine.data(), widest * sizeof(float));
+  group.all_gather(buf.p, widest * tp);
+  if (r != 0) return {};
+  std::vector<float> all(widest * tp), full(model_num_params(m));
+  be.download(all.data(), buf.p, all.size() * sizeof(float));
+  for (int q = 0; q < tp; q++) tp_place(m, q, tp, all.data() + (size_t)q * widest, full.data());
+  return full;
+}
+
+double tp_norm_squared(Backend& be, const ModelConfig& m, int tp_rank, int tp, const float* grads) {
+  double s = 0.0;
+  for (const auto& [range, replicated] : tp_replicated_ranges(m, tp_rank, tp))
+    if (!replicated || tp_rank == 0) s += be.grad_norm_squared(grads + range.first, range.second - range.first);
+  return s;
+}
+
+}  // namespace td

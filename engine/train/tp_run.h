@@ -1,0 +1,50 @@
+// The trainer's side of tensor parallelism (issue 18; Megatron-LM, Shoeybi et al. 2019,
+// arXiv:1909.08053): the model's TensorParallel over a TP group communicator, and the host
+// copies between the full layout (checkpoints) and the ranks' shards
+// (engine/model/tensor_parallel.h). All collective: every rank of the communicator named calls
+// each function in the same order. Buffers are fp32.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "engine/config.h"
+#include "engine/dist/communicator.h"
+#include "engine/model/gpt.h"
+
+namespace td {
+
+/// TensorParallel over a dist::Communicator (a TP group from dist::make_parallel_groups):
+/// all_reduce_sum is its all-reduce (sum), all_gather its all-gather of size() n floats (each
+/// rank's chunk shard_range(size() n, r, size()) = [r n, (r + 1) n)). Not owned.
+class GroupTensorParallel final : public TensorParallel {
+ public:
+  explicit GroupTensorParallel(dist::Communicator& group) : g_(group) {}
+  int rank() const override { return g_.rank(); }
+  int size() const override { return g_.world_size(); }
+  void all_reduce_sum(float* x, size_t n) override { g_.all_reduce(x, n, dist::ReduceOp::sum); }
+  void all_gather(float* x, size_t n) override { g_.all_gather(x, (size_t)g_.world_size() * n); }
+
+ private:
+  dist::Communicator& g_;
+};
+
+/// Rank 0 of `world` holds `full` (host, model_num_params(m) floats; the others pass an empty
+/// vector): it reaches every rank by broadcast (through a full-size backend buffer, briefly),
+/// which writes its own shard (tp_slice for tp rank tp_rank of tp) into `local` (backend
+/// memory, that rank's parameter count). For a resume's weights and AdamW moments.
+void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
+                     const std::vector<float>& full, float* local);
+
+/// The TP group's shards of one vector (local: backend memory, this rank's parameter count) in
+/// the full layout (tp_place), returned on TP rank 0 (host, model_num_params(m) floats); an
+/// empty vector elsewhere. Collective over `group` (all-gather of the widest shard per rank).
+std::vector<float> tp_gather_full(dist::Communicator& group, Backend& be, const ModelConfig& m, const float* local);
+
+/// This rank's share of the squared global gradient norm over the TP group: the squares of its
+/// own pieces, and of the replicated tensors on TP rank 0 only (every rank's copy is the same,
+/// engine/model/tensor_parallel.h tp_replicated_ranges), so that the sum over the group counts
+/// each element of the full model once. grads: backend memory, this rank's layout.
+double tp_norm_squared(Backend& be, const ModelConfig& m, int tp_rank, int tp, const float* grads);
+
+}  // namespace td
