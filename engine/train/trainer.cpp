@@ -47,6 +47,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/train/sampler.h"
 #include "engine/train/step_rate.h"
+#include "engine/model/tensor_parallel.h"
 #include "engine/train/tp_run.h"
 #include "engine/train/zero.h"
 
@@ -303,6 +304,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   // Tensor parallelism (engine/model/tensor_parallel.h, docs/distributed.md): world = dp x tp;
   // the data loader reads by data-parallel rank (the ranks of one TP group see the same tokens).
   const int tp = tc.tensor_parallel;
+  if (tp > 1)
+    if (const std::string why = tp_problem(mc, tp); !why.empty())
+      throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + ": " + why + "; choose a degree that divides them");
   if (tp > 1 && !opt.init_from.empty())
     throw ConfigError("train.tensor_parallel", "--init-from is not built for tensor-parallel runs yet; start it with train.tensor_parallel = 1, "
                                                "or resume a tensor-parallel run's own checkpoints with --resume");
