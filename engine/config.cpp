@@ -305,16 +305,6 @@ RunConfig parse_config(const json& doc) {
   }
   if (c.train.precision == "bf16" && c.train.device == "cpu")
     throw ConfigError("train.precision", "value \"bf16\" needs a CUDA device; the CPU backend computes in \"fp32\"");
-  if (c.train.tensor_parallel > 1) {
-    const std::string tp = std::to_string(c.train.tensor_parallel);
-    // The model's divisibility (tp_problem, engine/model/tensor_parallel.h) is checked by the
-    // trainer: this file is also built alone (the parsers' fuzz targets).
-    if (c.train.zero != 0)
-      throw ConfigError("train.tensor_parallel", "value " + tp + " with train.zero = " + std::to_string(c.train.zero) +
-                                                     " is not built yet: tensor parallelism trains with train.zero = 0; set train.zero to 0 or train.tensor_parallel to 1");
-    if (c.train.precision == "bf16")
-      throw ConfigError("train.tensor_parallel", "value " + tp + " trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1");
-  }
   if (c.data.path.empty()) throw ConfigError("data.path", "missing: set it to a dataset directory made by `traindeck-engine prepare`");
   return c;
 }

@@ -307,6 +307,13 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (tp > 1)
     if (const std::string why = tp_problem(mc, tp); !why.empty())
       throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + ": " + why + "; choose a degree that divides them");
+  // Not built yet (docs/distributed.md): said before anything is written. (The config parser
+  // accepts these combinations; the workbench's designer edits them freely.)
+  if (tp > 1 && tc.zero != 0)
+    throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " with train.zero = " + std::to_string(tc.zero) +
+                                               " is not built yet: tensor parallelism trains with train.zero = 0; set train.zero to 0 or train.tensor_parallel to 1");
+  if (tp > 1 && tc.precision == "bf16")
+    throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1");
   if (tp > 1 && !opt.init_from.empty())
     throw ConfigError("train.tensor_parallel", "--init-from is not built for tensor-parallel runs yet; start it with train.tensor_parallel = 1, "
                                                "or resume a tensor-parallel run's own checkpoints with --resume");

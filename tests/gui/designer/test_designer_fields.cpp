@@ -67,6 +67,7 @@ json everyField() {
             {"keep_checkpoints", 5},
             {"log_interval", 10},
             {"zero", 1},
+            {"tensor_parallel", 2},
             {"dist_timeout_s", 120.5},
             {"dist_ifname", "eth1"}, {"metrics_port", 9464}, {"metrics_address", "0.0.0.0"},
             {"alert_spike_window", 40}, {"alert_spike_sigma", 5.0}, {"alert_spike_factor", 2.0},
@@ -137,10 +138,10 @@ class TestDesignerFields : public QObject {
       QVERIFY2(doc[sec][name] != def, qPrintable(f.path + " is at its default"));
       ++n;
     }
-    // 12 model fields (4 of them llama only), 40 train fields (10 of them train.alert_*), data.path:
+    // 12 model fields (4 of them llama only), 41 train fields (10 of them train.alert_*), data.path:
     // the engine's table (engine/config.cpp).
-    QCOMPARE(n, 53);
-    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(53));
+    QCOMPARE(n, 54);
+    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(54));
     QVERIFY(Planner::fieldErrors(doc).isEmpty());
   }
 
@@ -164,7 +165,7 @@ class TestDesignerFields : public QObject {
       QVERIFY2(e, qPrintable(p));
       QVERIFY2(e->isVisibleTo(&d), qPrintable(p + " is hidden"));
     }
-    QCOMPARE(d.findChild<QToolButton*>("advanced_toggle")->text(), QStringLiteral("Advanced (25 set)"));
+    QCOMPARE(d.findChild<QToolButton*>("advanced_toggle")->text(), QStringLiteral("Advanced (26 set)"));
     // Read back out of the designer: the same document, field for field.
     const json back = d.config();
     for (const char* sec : {"model", "train", "data"})
