@@ -4,6 +4,19 @@
 #include <cmath>
 
 namespace td::cpu {
+namespace {
+
+// log sum_j exp(z[j]) of one row of V, max-subtracted, the sum in double.
+template <class R>
+R log_sum_exp(const R* z, int V) {
+  R mx = -INFINITY;
+  for (int j = 0; j < V; j++) mx = std::max(mx, z[j]);
+  double sum = 0.0;
+  for (int j = 0; j < V; j++) sum += std::exp((double)(z[j] - mx));
+  return (R)std::log(sum) + mx;
+}
+
+}  // namespace
 
 template <class R>
 void softmax_cross_entropy(R* losses, R* dlogits, const R* logits,
@@ -11,11 +24,7 @@ void softmax_cross_entropy(R* losses, R* dlogits, const R* logits,
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < N; i++) {
     const R* z = logits + (size_t)i * V;
-    R mx = -INFINITY;
-    for (int j = 0; j < V; j++) mx = std::max(mx, z[j]);
-    double sum = 0.0;
-    for (int j = 0; j < V; j++) sum += std::exp((double)(z[j] - mx));
-    R logsum = (R)std::log(sum) + mx;
+    const R logsum = log_sum_exp(z, V);
     int y = targets[i];
     losses[i] = logsum - z[y];
     if (dlogits) {
@@ -33,11 +42,7 @@ void cross_entropy_shard_stats(R* lse, R* target_logit, const R* logits, const i
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < N; i++) {
     const R* z = logits + (size_t)i * V;
-    R mx = -INFINITY;
-    for (int j = 0; j < V; j++) mx = std::max(mx, z[j]);
-    double sum = 0.0;
-    for (int j = 0; j < V; j++) sum += std::exp((double)(z[j] - mx));
-    lse[i] = (R)std::log(sum) + mx;
+    lse[i] = log_sum_exp(z, V);
     const int y = targets[i] - v0;
     target_logit[i] = y >= 0 && y < V ? z[y] : R(0);
   }
