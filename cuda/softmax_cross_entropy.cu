@@ -32,6 +32,28 @@ __device__ __forceinline__ void online_add(float& m, float& s, float z) {
   }
 }
 
+// (m, s) <- the whole block's running max and sum, on every thread: warp shuffles, then one
+// value per warp through shared memory (one __syncthreads). blockDim.x a multiple of 32, <= 1024.
+__device__ __forceinline__ void block_online_reduce(float& m, float& s) {
+  __shared__ float sh_m[32], sh_s[32];
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(kFullMask, m, o), s2 = __shfl_xor_sync(kFullMask, s, o);
+    online_merge(m, s, m2, s2);
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  if (lane == 0) {
+    sh_m[warp] = m;
+    sh_s[warp] = s;
+  }
+  __syncthreads();
+  m = lane < nwarps ? sh_m[lane] : -INFINITY;
+  s = lane < nwarps ? sh_s[lane] : 0.0f;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(kFullMask, m, o), s2 = __shfl_xor_sync(kFullMask, s, o);
+    online_merge(m, s, m2, s2);
+  }
+}
+
 // losses (N) = logsumexp(z) - z[target]; dlogits (N,V) = (softmax(z) - onehot) * grad_scale
 // when non-null. kVec > 1: V % kVec == 0 and both row bases 16-byte aligned (packed loads).
 // logits and dlogits are not __restrict__: they may be the same buffer; each element is read
@@ -41,7 +63,6 @@ template <class Act, int kVec>
 __global__ void __launch_bounds__(kThreads)
     softmax_cross_entropy_kernel(float* __restrict__ losses, Act* dlogits, const Act* logits,
                                  const int32_t* __restrict__ targets, int V, float grad_scale) {
-  __shared__ float sh_m[32], sh_s[32];
   const int row = blockIdx.x;
   const Act* z = logits + (size_t)row * V;
   const int y = targets[row];
@@ -59,22 +80,7 @@ __global__ void __launch_bounds__(kThreads)
   } else {
     for (int j = threadIdx.x; j < V; j += blockDim.x) online_add(m, s, load_f(z[j]));
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    const float m2 = __shfl_xor_sync(kFullMask, m, o), s2 = __shfl_xor_sync(kFullMask, s, o);
-    online_merge(m, s, m2, s2);
-  }
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  if (lane == 0) {
-    sh_m[warp] = m;
-    sh_s[warp] = s;
-  }
-  __syncthreads();
-  m = lane < nwarps ? sh_m[lane] : -INFINITY;
-  s = lane < nwarps ? sh_s[lane] : 0.0f;
-  for (int o = 16; o > 0; o >>= 1) {
-    const float m2 = __shfl_xor_sync(kFullMask, m, o), s2 = __shfl_xor_sync(kFullMask, s, o);
-    online_merge(m, s, m2, s2);
-  }
+  block_online_reduce(m, s);
   const float logsum = logf(s) + m;  // the CPU's (float)log(sum) + max
   if (threadIdx.x == 0) losses[row] = logsum - z_y;
   if (dlogits == nullptr) return;
@@ -108,27 +114,11 @@ template <class Act>
 __global__ void __launch_bounds__(kThreads)
     cross_entropy_shard_stats_kernel(float* __restrict__ lse, float* __restrict__ target_logit, const Act* __restrict__ logits,
                                      const int32_t* __restrict__ targets, int V, int v0) {
-  __shared__ float sh_m[32], sh_s[32];
   const int row = blockIdx.x;
   const Act* z = logits + (size_t)row * V;
   float m = -INFINITY, s = 0.0f;
   for (int j = threadIdx.x; j < V; j += blockDim.x) online_add(m, s, load_f(z[j]));
-  for (int o = 16; o > 0; o >>= 1) {
-    const float m2 = __shfl_xor_sync(kFullMask, m, o), s2 = __shfl_xor_sync(kFullMask, s, o);
-    online_merge(m, s, m2, s2);
-  }
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  if (lane == 0) {
-    sh_m[warp] = m;
-    sh_s[warp] = s;
-  }
-  __syncthreads();
-  m = lane < nwarps ? sh_m[lane] : -INFINITY;
-  s = lane < nwarps ? sh_s[lane] : 0.0f;
-  for (int o = 16; o > 0; o >>= 1) {
-    const float m2 = __shfl_xor_sync(kFullMask, m, o), s2 = __shfl_xor_sync(kFullMask, s, o);
-    online_merge(m, s, m2, s2);
-  }
+  block_online_reduce(m, s);
   if (threadIdx.x == 0) {
     lse[row] = logf(s) + m;
     const int y = targets[row] - v0;
