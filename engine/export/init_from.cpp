@@ -234,18 +234,24 @@ std::string init_mismatch(const ModelConfig& src, const ModelConfig& dst) {
   return out;
 }
 
-void apply_init_source(const InitSource& src, GPT& model) {
-  const std::string why = init_mismatch(src.model, model.config());
+std::vector<float> init_source_params(const InitSource& src, const ModelConfig& target) {
+  const std::string why = init_mismatch(src.model, target);
   if (!why.empty())
     fail("--init-from '" + src.path + "': the model differs from the config (" + why +
          "); set the config's model section to the source's shape");
-  const auto from = model_param_tensors(src.model);
-  std::vector<float> host(model.num_params());
-  for (size_t i = 0; i < model.tensors().size(); i++) {
-    const ParamTensor& t = model.tensors()[i];
+  const auto from = model_param_tensors(src.model), to = model_param_tensors(target);
+  std::vector<float> host(model_num_params(target));
+  for (size_t i = 0; i < to.size(); i++) {
+    const ParamTensor& t = to[i];
     TD_ASSERT(from[i].name == t.name && from[i].numel >= t.numel);  // wpe may be longer
     std::copy_n(src.params.data() + from[i].offset, t.numel, host.data() + t.offset);
   }
+  return host;
+}
+
+void apply_init_source(const InitSource& src, GPT& model) {
+  const std::vector<float> host = init_source_params(src, model.config());
+  TD_ASSERT(host.size() == model.num_params());  // an unsplit model (tensor parallelism: init_source_params)
   model.backend().upload(model.params(), host.data(), host.size() * sizeof(float));
 }
 

@@ -52,11 +52,26 @@ std::vector<float> tp_gather_full(dist::Communicator& group, Backend& be, const 
   return full;
 }
 
-double tp_norm_squared(Backend& be, const ModelConfig& m, int tp_rank, int tp, const float* grads) {
-  double s = 0.0;
+std::vector<std::pair<size_t, size_t>> tp_counted_ranges(const ModelConfig& m, int tp_rank, int tp) {
+  std::vector<std::pair<size_t, size_t>> out;
   for (const auto& [range, replicated] : tp_replicated_ranges(m, tp_rank, tp))
-    if (!replicated || tp_rank == 0) s += be.grad_norm_squared(grads + range.first, range.second - range.first);
+    if (!replicated || tp_rank == 0) out.push_back(range);
+  return out;
+}
+
+double counted_norm_squared(Backend& be, const float* g, size_t lo, size_t hi, const std::vector<std::pair<size_t, size_t>>& counted) {
+  if (counted.empty()) return hi > lo ? be.grad_norm_squared(g, hi - lo) : 0.0;
+  double s = 0.0;
+  for (const auto& [a, b] : counted) {
+    const size_t x = std::max(a, lo), y = std::min(b, hi);
+    if (x < y) s += be.grad_norm_squared(g + (x - lo), y - x);
+  }
   return s;
+}
+
+double tp_norm_squared(Backend& be, const ModelConfig& m, int tp_rank, int tp, const float* grads) {
+  const auto counted = tp_counted_ranges(m, tp_rank, tp);
+  return counted_norm_squared(be, grads, 0, counted.empty() ? 0 : counted.back().second, counted);
 }
 
 }  // namespace td

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "engine/config.h"
@@ -41,10 +42,20 @@ void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& 
 /// empty vector elsewhere. Collective over `group` (all-gather of the widest shard per rank).
 std::vector<float> tp_gather_full(dist::Communicator& group, Backend& be, const ModelConfig& m, const float* local);
 
-/// This rank's share of the squared global gradient norm over the TP group: the squares of its
-/// own pieces, and of the replicated tensors on TP rank 0 only (every rank's copy is the same,
-/// engine/model/tensor_parallel.h tp_replicated_ranges), so that the sum over the group counts
-/// each element of the full model once. grads: backend memory, this rank's layout.
+/// The element ranges [first, second) of this rank's layout whose gradients count toward the
+/// global norm: its own pieces, and the replicated tensors on TP rank 0 only (every rank's copy
+/// is the same, engine/model/tensor_parallel.h tp_replicated_ranges), so that a sum over the TP
+/// group counts each element of the full model once. In layout order, disjoint. tp = 1: the
+/// whole layout.
+std::vector<std::pair<size_t, size_t>> tp_counted_ranges(const ModelConfig& m, int tp_rank, int tp);
+
+/// Squared L2 norm (double) of the elements of g that lie in `counted` (tp_counted_ranges; empty
+/// = all), where g (backend memory) holds elements [lo, hi) of the layout. For a ZeRO shard of
+/// a tensor-parallel rank's gradient.
+double counted_norm_squared(Backend& be, const float* g, size_t lo, size_t hi, const std::vector<std::pair<size_t, size_t>>& counted);
+
+/// This rank's share of the squared global gradient norm over the TP group: counted_norm_squared
+/// of its whole layout (grads: backend memory) over tp_counted_ranges.
 double tp_norm_squared(Backend& be, const ModelConfig& m, int tp_rank, int tp, const float* grads);
 
 }  // namespace td

@@ -309,14 +309,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + ": " + why + "; choose a degree that divides them");
   // Not built yet (docs/distributed.md): said before anything is written. (The config parser
   // accepts these combinations; the workbench's designer edits them freely.)
-  if (tp > 1 && tc.zero != 0)
-    throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " with train.zero = " + std::to_string(tc.zero) +
-                                               " is not built yet: tensor parallelism trains with train.zero = 0; set train.zero to 0 or train.tensor_parallel to 1");
   if (tp > 1 && tc.precision == "bf16")
     throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1");
-  if (tp > 1 && !opt.init_from.empty())
-    throw ConfigError("train.tensor_parallel", "--init-from is not built for tensor-parallel runs yet; start it with train.tensor_parallel = 1, "
-                                               "or resume a tensor-parallel run's own checkpoints with --resume");
   if (tp > 1 && denv.world_size % tp != 0)
     throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " does not divide the world size " + std::to_string(denv.world_size) +
                                                ": start a multiple of " + std::to_string(tp) + " ranks");
@@ -445,13 +439,15 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       }
     return s;
   };
-  const bool zero1 = tc.zero == 1 && world > 1;
+  // ZeRO shards over the data-parallel ranks (dpc: the world, or under tensor parallelism the
+  // replicas of this rank's shard); with one replica it shards nothing.
+  const bool zero1 = tc.zero == 1 && dp > 1;
   // ZeRO-2 (engine/train/zero.h): gradients reduce-scattered bucket by bucket during backward
   // and kept sharded, with the optimizer state; `adam` is then empty.
   // ZeRO-3 (Zero3, the same file): parameters sharded too, all-gathered bucket by bucket in
   // forward and backward. zero2 holds for both (the bucketed gradient and optimizer sharding).
-  const bool zero3 = tc.zero == 3 && world > 1;
-  const bool zero2 = (tc.zero == 2 || zero3) && world > 1;
+  const bool zero3 = tc.zero == 3 && dp > 1;
+  const bool zero2 = (tc.zero == 2 || zero3) && dp > 1;
   if (zero3 && act_dtype != DType::kF32)
     throw ConfigError("train.zero", "value 3 trains in fp32 only for now (its gathered weights have no bf16 copy); set train.precision to \"fp32\" or use train.zero = 2");
   const bool sharded = zero1 || zero2;
@@ -475,7 +471,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   GPT& model = *model_ptr;
   const size_t N = model.num_params();
   const auto [shard_lo, shard_hi] =
-      zero1 ? dist::shard_range(N, rank, world) : std::pair<size_t, size_t>{0, zero2 ? 0 : N};
+      zero1 ? dist::shard_range(N, dpc.rank(), dp) : std::pair<size_t, size_t>{0, zero2 ? 0 : N};
   AdamW adam(*backend, sharded ? shard_tensors(model.tensors(), shard_lo, shard_hi) : model.tensors(), shard_hi - shard_lo, tc.beta1,
              tc.beta2, tc.eps, tc.weight_decay);
   // A full-size AdamW for rank 0's checkpoint reads and writes when the state is sharded.
@@ -483,12 +479,27 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::unique_ptr<Zero2> z2;  // frees the model's full-size gradient buffer
   Zero3* z3 = nullptr;        // z2 when ZeRO-3: frees the full-size parameters too (shard_params, below)
   if (zero3) {
-    auto z = std::make_unique<Zero3>(model, *comm, tc);
+    auto z = std::make_unique<Zero3>(model, dpc, tc);
     z3 = z.get();
     z2 = std::move(z);
   } else if (zero2) {
-    z2 = std::make_unique<Zero2>(model, *comm, tc);
+    z2 = std::make_unique<Zero2>(model, dpc, tc);
   }
+  // A sharded optimizer state's moment m (which = 0) or v (1) in full (num_params floats of this
+  // rank's layout, backend memory) from the DP ranks' shards, on every rank (collective over
+  // dpc), and back: this rank's shard of a full moment (not collective).
+  auto gather_moment = [&](int which, float* full) {
+    if (z2) return z2->gather_moment(which, full);
+    copy_in_backend(*backend, full + shard_lo, which ? adam.v() : adam.m(), shard_hi - shard_lo);
+    dpc.all_gather(full, N);
+  };
+  auto load_moment = [&](int which, const float* full) {
+    if (z2) return z2->load_moment(which, full);
+    copy_in_backend(*backend, which ? adam.v() : adam.m(), full + shard_lo, shard_hi - shard_lo);
+  };
+  // The gradient elements this rank counts in the global norm (tensor parallelism: replicated
+  // tensors on TP rank 0 only); empty: all of them.
+  const std::vector<std::pair<size_t, size_t>> counted = tp > 1 ? tp_counted_ranges(mc, tp_rank, tp) : std::vector<std::pair<size_t, size_t>>{};
 
   TrainerState st;
   std::optional<int> resumed_from;
@@ -498,6 +509,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::vector<std::string> changed;  // config fields that differ from the checkpoint's
   std::unique_ptr<AdamW> loaded;     // rank 0, ZeRO-1 resume: the checkpoint's full optimizer state
   HostCheckpoint tp_loaded;          // rank 0, tensor-parallel resume: the full state, scattered below
+  std::vector<float> init_full;      // rank 0, tensor-parallel --init-from: the full weights, scattered below
   std::string rank0_error;
   if (rank0) {
     try {
@@ -560,7 +572,10 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
         st.run_id = opt.run_id.empty() ? new_run_id() : opt.run_id;
         model.init_weights(tc.seed);
         if (init) {
-          apply_init_source(*init, model);
+          if (tp > 1)
+            init_full = init_source_params(*init, mc);  // sliced by every rank below
+          else
+            apply_init_source(*init, model);
           if (!opt.quiet)
             std::fprintf(stderr, "initialised from %s (%s%s)\n", init->path.c_str(), init->kind.c_str(),
                          init->step >= 0 ? (", step " + std::to_string(init->step)).c_str() : "");
@@ -591,10 +606,20 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       // Tensor parallelism: a fresh run's ranks each slice the same seeded initialisation (rank 0
       // made its own above); a resume's full state goes from rank 0 to all, each keeping its shard.
       if (!resumed_from && !rank0) model.init_weights(tc.seed);
+      // --init-from (given to every rank alike): rank 0's full weights, each rank keeping its shard.
+      if (!resumed_from && !opt.init_from.empty()) {
+        tp_scatter_full(*comm, *backend, mc, tp_rank, tp, init_full, model.params());
+        init_full = {};
+      }
       if (resumed_from) {
         tp_scatter_full(*comm, *backend, mc, tp_rank, tp, tp_loaded.params, model.params());
-        tp_scatter_full(*comm, *backend, mc, tp_rank, tp, tp_loaded.m, adam.m());
-        tp_scatter_full(*comm, *backend, mc, tp_rank, tp, tp_loaded.v, adam.v());
+        // A sharded optimizer state: the rank's full-layout moment first, then its DP shard.
+        BackendBuffer full_buf(*backend, sharded ? N : 0);
+        for (int which = 0; which < 2; which++) {
+          tp_scatter_full(*comm, *backend, mc, tp_rank, tp, which ? tp_loaded.v : tp_loaded.m,
+                          sharded ? full_buf.data() : which ? adam.v() : adam.m());
+          if (sharded) load_moment(which, full_buf.data());
+        }
         tp_loaded = HostCheckpoint{};
       }
     } else {
@@ -608,10 +633,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
         for (int which = 0; which < 2; which++) {
           float* full = rank0 ? (which ? loaded->v() : loaded->m()) : full_buf.data();
           comm->broadcast(full, N * sizeof(float), 0);
-          if (z2)
-            z2->load_moment(which, full);
-          else
-            copy_in_backend(*backend, which ? adam.v() : adam.m(), full + shard_lo, shard_hi - shard_lo);
+          load_moment(which, full);
         }
         loaded.reset();
       } else {
@@ -744,31 +766,37 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     // Rank 0 gathers straight into its full-size state; the others into one full-size backend
     // buffer (GPU memory with NCCL), used for m then v.
     std::unique_ptr<AdamW> gathered;
-    if (sharded) {
+    if (sharded && tp == 1) {
       if (rank0) gathered = full_adam();
       BackendBuffer buf(*backend, rank0 ? 0 : N);
-      for (int which = 0; which < 2; which++) {
-        float* full = rank0 ? (which ? gathered->v() : gathered->m()) : buf.data();
-        if (z2) {
-          z2->gather_moment(which, full);
-          continue;
-        }
-        copy_in_backend(*backend, full + shard_lo, which ? adam.v() : adam.m(), shard_hi - shard_lo);
-        comm->all_gather(full, N);
-      }
+      for (int which = 0; which < 2; which++) gather_moment(which, rank0 ? (which ? gathered->v() : gathered->m()) : buf.data());
     }
     // Tensor parallelism: the TP group's shards gathered into the full layout on its rank 0
-    // (every group gathers; world rank 0 writes), so the checkpoint is the unsplit model's.
+    // (every group gathers; world rank 0 writes), so the checkpoint is the unsplit model's. With
+    // ZeRO, each rank first gathers its full-layout weights (ZeRO-3) and moments over its DP
+    // group, briefly (one full-layout buffer at a time).
     HostCheckpoint tp_full;
     if (tp > 1) {
       tp_full.model = mc;
+      if (z3) {
+        model.acquire_params();
+        z3->gather_params(model.params());
+      }
       tp_full.params = tp_gather_full(*groups.tp, *backend, mc, model.params());
-      tp_full.m = tp_gather_full(*groups.tp, *backend, mc, adam.m());
-      tp_full.v = tp_gather_full(*groups.tp, *backend, mc, adam.v());
+      if (z3) model.release_params();
+      BackendBuffer buf(*backend, sharded ? N : 0);
+      for (int which = 0; which < 2; which++) {
+        const float* local = which ? adam.v() : adam.m();
+        if (sharded) {
+          gather_moment(which, buf.data());
+          local = buf.data();
+        }
+        (which ? tp_full.v : tp_full.m) = tp_gather_full(*groups.tp, *backend, mc, local);
+      }
     }
     // ZeRO-3: the weights gathered bucket by bucket, into a full-size buffer on rank 0 only
     // (freed again after the write); the other ranks take part through their bucket buffers.
-    if (z3) {
+    if (z3 && tp == 1) {
       if (rank0) model.acquire_params();
       z3->gather_params(rank0 ? model.params() : nullptr);
     }
@@ -778,7 +806,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     st.sample_rng = sample_rng.state();
     const auto write_t0 = std::chrono::steady_clock::now();
     CheckpointInfo ci = tp > 1 ? save_checkpoint(ckpt_root, tp_full, st) : save_checkpoint(ckpt_root, model, sharded ? gathered.get() : &adam, st);
-    if (z3) model.release_params();
+    if (z3 && tp == 1) model.release_params();
     const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_t0).count();
     if (!ci.problem.empty())
       warn("damaged_checkpoint", "the checkpoint just written does not verify and is deleted (older ones are kept): " + ci.path + ": " + ci.problem,
@@ -881,14 +909,14 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     double norm;
     if (zero1) {
       // ZeRO-1: this rank's shard of the summed gradient; the global norm from every shard's.
-      comm->reduce_scatter(model.grads(), N, dist::ReduceOp::sum);
+      dpc.reduce_scatter(model.grads(), N, dist::ReduceOp::sum);
       float* g = model.grads() + shard_lo;
       const size_t n = shard_hi - shard_lo;
-      norm = std::sqrt(all_sum_double(*comm, backend->grad_norm_squared(g, n)));
+      norm = std::sqrt(all_sum_double(*comm, counted_norm_squared(*backend, g, shard_lo, shard_hi, counted)));
       if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) backend->scale(g, (float)(tc.grad_clip / (norm + 1e-6)), n);
     } else if (z2) {
       // ZeRO-2: the gradient was reduce-scattered during backward; this rank holds its slices.
-      norm = std::sqrt(all_sum_double(*comm, z2->local_norm_squared()));
+      norm = std::sqrt(all_sum_double(*comm, z2->local_norm_squared(counted)));
       if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) z2->scale((float)(tc.grad_clip / (norm + 1e-6)));
     } else if (tp > 1) {
       // Tensor parallelism: sum over the replicas, then the norm of the whole model over the TP
@@ -923,7 +951,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     st.adam_t++;
     if (zero1) {
       adam.step(model.params() + shard_lo, model.grads() + shard_lo, lr, st.adam_t);
-      comm->all_gather(model.params(), N);
+      dpc.all_gather(model.params(), N);
     } else if (z2) {
       z2->step(lr, st.adam_t);
     } else {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/common/error.h"
+#include "engine/train/tp_run.h"
 
 namespace td {
 
@@ -95,7 +96,15 @@ void Zero2::close(int b) {
   copy_backend(be_, acc_ + acc_off_[b], buf + own_[b].first, own_[b].second - own_[b].first);
 }
 
-double Zero2::local_norm_squared() { return be_.grad_norm_squared(acc_, share_); }
+double Zero2::local_norm_squared(const std::vector<std::pair<size_t, size_t>>& counted) {
+  if (counted.empty()) return be_.grad_norm_squared(acc_, share_);
+  double s = 0.0;
+  for (size_t b = 0; b < buckets_.size(); b++) {
+    const size_t a = buckets_[b].first + own_[b].first, e = buckets_[b].first + own_[b].second;
+    s += counted_norm_squared(be_, acc_ + acc_off_[b], a, e, counted);
+  }
+  return s;
+}
 
 void Zero2::scale(float s) { be_.scale(acc_, s, share_); }
 

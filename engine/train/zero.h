@@ -69,7 +69,9 @@ class Zero2 : public GradSink {
  public:
   /// Sets itself as the model's GradSink and frees the model's full-size gradient buffer.
   /// Allocates (backend memory) the accumulator, the bucket buffers and one AdamW per bucket
-  /// slice. comm: the run's communicator (world >= 1).
+  /// slice. comm: the data-parallel ranks (the run's communicator, or under tensor parallelism
+  /// the DP group of this rank's shard; world >= 1). The buckets are the model's own
+  /// (GPT::grad_buckets: a tensor-parallel rank's local layout).
   Zero2(GPT& model, dist::Communicator& comm, const TrainConfig& tc);
   ~Zero2() override;
   Zero2(const Zero2&) = delete;
@@ -81,8 +83,9 @@ class Zero2 : public GradSink {
   void close(int bucket) override;
 
   /// Squared L2 norm of this rank's accumulated slices (double); the global norm is the square
-  /// root of the sum over ranks.
-  double local_norm_squared();
+  /// root of the sum over ranks. counted (tp_counted_ranges, engine/train/tp_run.h; empty = all):
+  /// under tensor parallelism, only the elements of the model's layout in those ranges count.
+  double local_norm_squared(const std::vector<std::pair<size_t, size_t>>& counted = {});
   /// Scales the accumulated gradient by s (clipping: s = max_norm / (norm + 1e-6)).
   void scale(float s);
   /// AdamW on this rank's slices (lr, 1-based update count t), then every bucket's parameters

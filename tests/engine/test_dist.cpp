@@ -323,28 +323,65 @@ class TestDist : public QObject {
 
   // Tensor parallelism (docs/distributed.md): TP 2 alone and TP 2 x DP 2 equal the single
   // process's losses and final weights (the checkpoint gathered from the shards), and the TP
-  // group's all-reduces are Megatron-LM's 2 (1 + 2 L) of B T C floats per micro batch.
+  // group's all-reduces are Megatron-LM's 2 (1 + 2 L) of B T C floats per micro batch. With
+  // ZeRO 1-3 over the DP group (each TP rank's shard sharded again over its replicas), clipped
+  // at 0.5 as the ZeRO rows above so that the global norm (replicated tensors counted once) acts
+  // at every step, against the clipped single run; ZeRO-3 for the GQA Llama too.
   void tensor_parallel_reproduces_the_single_process_run_data() {
     QTest::addColumn<int>("n");
-    QTest::addColumn<int>("micro_batch");
-    QTest::newRow("TP 2") << 2 << 4;
-    QTest::newRow("TP 2 x DP 2") << 4 << 2;
+    QTest::addColumn<int>("zero");
+    QTest::addColumn<QString>("family");
+    QTest::newRow("TP 2") << 2 << 0 << "";
+    QTest::newRow("TP 2 x DP 2") << 4 << 0 << "";
+    QTest::newRow("TP 2 x DP 2, ZeRO-1, clipped") << 4 << 1 << "gpt2";
+    QTest::newRow("TP 2 x DP 2, ZeRO-2, clipped") << 4 << 2 << "gpt2";
+    QTest::newRow("TP 2 x DP 2, ZeRO-3, clipped") << 4 << 3 << "gpt2";
+    QTest::newRow("TP 2 x DP 2, ZeRO-3, clipped, llama") << 4 << 3 << "llama";
   }
   void tensor_parallel_reproduces_the_single_process_run() {
     QFETCH(int, n);
-    QFETCH(int, micro_batch);
-    QString out = dir_.filePath(QString("tp_%1").arg(n));
-    auto r = launch(n, common(out) + QStringList{"--set", QString("train.micro_batch=%1").arg(micro_batch), "--set", "train.tensor_parallel=2"});
+    QFETCH(int, zero);
+    QFETCH(QString, family);
+    QString single = single_;
+    QStringList extra;
+    int global = 4;  // sequences per micro batch, over the DP ranks
+    if (!family.isEmpty()) {
+      // The clipped reference of zero_sharded_reproduces_the_single_process_run (12 sequences).
+      extra = QStringList{"--set", "train.grad_clip=0.5"};
+      if (family == "llama") extra += QStringList{"--set", "model.family=llama", "--set", "model.n_head=4", "--set", "model.n_kv_head=2"};
+      single = dir_.filePath("single_clip_" + family);
+      if (!QFileInfo::exists(single + "/events.jsonl")) {
+        auto s = engine(common(single) + extra + QStringList{"--set", "train.micro_batch=6"});
+        QVERIFY2(s.exit_code == 0, qPrintable(s.err));
+      }
+      global = 6;
+    }
+    const int dp = n / 2;
+    QString out = dir_.filePath(QString("tp_%1_zero%2_%3").arg(n).arg(zero).arg(family));
+    auto r = launch(n, common(out) + extra +
+                           QStringList{"--set", QString("train.micro_batch=%1").arg(global / dp), "--set", "train.tensor_parallel=2", "--set",
+                                       QString("train.zero=%1").arg(zero)});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    auto ls = step_losses(single_), ld = step_losses(out);
+    auto ls = step_losses(single), ld = step_losses(out);
     QCOMPARE(ld.size(), size_t(6));
-    const double dl = max_rel_loss_diff(ls, ld), dp = max_param_diff(single_, out);
-    qInfo("%d ranks, tensor parallel 2: max relative loss difference %.3g, max parameter difference %.3g", n, dl, dp);
+    const double dl = max_rel_loss_diff(ls, ld), dpar = max_param_diff(single, out);
+    qInfo("%d ranks, tensor parallel 2, ZeRO-%d %s: max relative loss difference %.3g, max parameter difference %.3g", n, zero,
+          qPrintable(family), dl, dpar);
     QVERIFY2(dl < 2e-6, qPrintable(QString::number(dl)));
-    QVERIFY2(dp < 2e-5, qPrintable(QString::number(dp)));
+    QVERIFY2(dpar < 2e-5, qPrintable(QString::number(dpar)));
     const auto ev = read_events(out + "/events.jsonl");
     // The run's parameter count is the whole model's, not a shard's.
-    QCOMPARE(events_of_type(ev, "run_start")[0]["n_params"].get<double>(), events_of_type(read_events(single_ + "/events.jsonl"), "run_start")[0]["n_params"].get<double>());
+    QCOMPARE(events_of_type(ev, "run_start")[0]["n_params"].get<double>(), events_of_type(read_events(single + "/events.jsonl"), "run_start")[0]["n_params"].get<double>());
+    if (!family.isEmpty()) {
+      // The norm that clipped is the whole model's (replicated tensors counted once): the single
+      // run's, to fp32 rounding, above the clip at every step.
+      const auto mine = events_of_type(ev, "step"), ref = events_of_type(read_events(single + "/events.jsonl"), "step");
+      QCOMPARE(mine.size(), ref.size());
+      for (size_t i = 0; i < mine.size(); i++) {
+        const double a = mine[i]["grad_norm"].get<double>(), b = ref[i]["grad_norm"].get<double>();
+        QVERIFY2(a > 0.5 && std::abs(a - b) <= 1e-5 * b, qPrintable(QString("step %1: norm %2, single run %3").arg(i + 1).arg(a).arg(b)));
+      }
+    }
     if (n == 2) {
       // One TP group, no data parallelism: rank 0's all-reduce bytes in the last step are the
       // activations' (2 micro batches x 2 (1 + 2 L) = 10 all-reduces of B T C = 4 x 32 x 32 floats;
@@ -353,6 +390,27 @@ class TestDist : public QObject {
       const uint64_t expect = 2 * 10 * (uint64_t)(4 * 32 * 32 * 4) + 8;
       QCOMPARE(steps.back()["ranks"][0]["all_reduce_bytes"].get<uint64_t>(), expect);
     }
+  }
+
+  // --init-from under tensor parallelism: rank 0 reads the source, every rank keeps its slice
+  // (tp_scatter_full). TP 2 from the single run's last checkpoint equals one process started
+  // from it (apply_init_source, the unsplit path), and both start below the fresh run's loss.
+  void tensor_parallel_starts_from_init_from() {
+    const QString src = single_ + "/checkpoints/step_00000006";
+    QVERIFY(QFileInfo::exists(src + "/model.safetensors"));
+    const QString one = dir_.filePath("init_one"), two = dir_.filePath("init_tp2");
+    auto a = engine(common(one) + QStringList{"--init-from", src});
+    QVERIFY2(a.exit_code == 0, qPrintable(a.err));
+    auto b = launch(2, common(two) + QStringList{"--init-from", src, "--set", "train.tensor_parallel=2"});
+    QVERIFY2(b.exit_code == 0, qPrintable(b.err));
+    const auto l1 = step_losses(one), l2 = step_losses(two), fresh = step_losses(single_);
+    QCOMPARE(l2.size(), size_t(6));
+    const double dl = max_rel_loss_diff(l1, l2), dpar = max_param_diff(one, two);
+    qInfo("--init-from, TP 2 vs one process: max relative loss difference %.3g, max parameter difference %.3g; first loss %.4f (fresh %.4f)",
+          dl, dpar, l2.front(), fresh.front());
+    QVERIFY2(dl < 2e-6 && dpar < 2e-5, qPrintable(QString("%1 %2").arg(dl).arg(dpar)));
+    // Started from the trained weights: the first step's loss is the source's last one's or lower.
+    QVERIFY2(l2.front() < fresh.front() && l2.front() <= fresh.back() * 1.01, qPrintable(QString("%1 %2 %3").arg(l2.front()).arg(fresh.front()).arg(fresh.back())));
   }
 
   void resume_with_another_world_size_data() {
@@ -371,6 +429,9 @@ class TestDist : public QObject {
     // Tensor parallelism's checkpoint is the unsplit model's (gathered from the shards).
     QTest::newRow("TP 2 on 2 -> ZeRO-1 on 1") << 2 << 1 << 0 << 1 << 2 << 1;
     QTest::newRow("ZeRO-0 on 1 -> TP 2 x DP 2 on 4") << 1 << 4 << 0 << 0 << 1 << 2;
+    // ZeRO over a TP run's DP group: its gathered checkpoint resumes unsharded, and back.
+    QTest::newRow("ZeRO-3 TP 2 x DP 2 on 4 -> ZeRO-1 on 1") << 4 << 1 << 3 << 1 << 2 << 1;
+    QTest::newRow("ZeRO-0 on 1 -> ZeRO-2 TP 2 x DP 2 on 4") << 1 << 4 << 0 << 2 << 1 << 2;
   }
   void resume_with_another_world_size() {
     QFETCH(int, first);
