@@ -105,9 +105,12 @@ size_t layout_dacts(const ModelConfig& m, const TpWidths& w, int B, int T, void*
 }
 
 template <class Act>
-size_t activation_bytes(const ModelConfig& m, int B, int T) {
-  const TpWidths w = tp_widths(m, 0, 1);
+size_t activation_bytes(const ModelConfig& m, int B, int T, const TpWidths& w) {
   return layout_acts<Act>(m, w, B, T, nullptr, nullptr) + layout_dacts<Act>(m, w, B, T, nullptr, nullptr);
+}
+template <class Act>
+size_t activation_bytes(const ModelConfig& m, int B, int T) {
+  return activation_bytes<Act>(m, B, T, tp_widths(m, 0, 1));
 }
 
 // Index of each tensor of block l in tensors(): 2 embeddings, then 12 per block.
@@ -166,6 +169,10 @@ size_t gpt_activation_floats(const ModelConfig& m, int B, int T) { return activa
 
 size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
   return act == DType::kF32 ? activation_bytes<float>(m, B, T) : activation_bytes<bf16>(m, B, T);
+}
+
+size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w) {
+  return act == DType::kF32 ? activation_bytes<float>(m, B, T, w) : activation_bytes<bf16>(m, B, T, w);
 }
 
 GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorParallel* tp)
@@ -254,14 +261,48 @@ std::vector<std::pair<size_t, size_t>> GPT::grad_buckets() const {
   return tp_ ? tp_grad_buckets(cfg_, tp_rank_, tp_size_) : model_grad_buckets(cfg_);
 }
 
+namespace {
+
+// Tensor t of the seeded initialisation (GPT-2's: N(0, 0.02), the residual projections
+// N(0, 0.02 / sqrt(2 L)), norms' weights 1, biases 0), drawing from rng in the table's order.
+void initial_tensor(const ModelConfig& m, const ParamTensor& t, Rng& rng, float* p) {
+  const float std_proj = 0.02f / std::sqrt(2.0f * m.n_layer);
+  const std::string& n = t.name;
+  auto ends_with = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
+  if (ends_with("ln_1.weight") || ends_with("ln_2.weight") || n == "ln_f.weight" || ends_with("layernorm.weight") || n == "norm.weight") {
+    for (size_t i = 0; i < t.numel; i++) p[i] = 1.0f;
+  } else if (ends_with(".bias")) {
+    for (size_t i = 0; i < t.numel; i++) p[i] = 0.0f;
+  } else {
+    const bool proj = ends_with("attn.c_proj.weight") || ends_with("mlp.c_proj.weight") || ends_with("self_attn.o_proj.weight") ||
+                      ends_with("mlp.down_proj.weight");
+    const float sd = proj ? std_proj : 0.02f;
+    for (size_t i = 0; i < t.numel; i++) p[i] = sd * rng.normal();
+  }
+}
+
+}  // namespace
+
 void GPT::init_weights(uint64_t seed) {
-  std::vector<float> full = initial_params(cfg_, seed);
   if (!tp_) {
+    std::vector<float> full = initial_params(cfg_, seed);
     be_.upload(params_, full.data(), num_params_ * sizeof(float));
     return;
   }
-  std::vector<float> local(num_params_);
-  tp_slice(cfg_, tp_rank_, tp_size_, full.data(), local.data());
+  // Tensor parallelism: the full model's initialisation one tensor at a time (the same draws in
+  // the same order), each sliced as it is made, so a rank never holds the full model.
+  const std::vector<ParamTensor> full = model_param_tensors(cfg_);
+  std::vector<float> local(num_params_), tensor;
+  Rng rng(seed);
+  size_t made = 0;  // tensors made so far; tensor holds full[made - 1]
+  tp_for_each_run(cfg_, tp_rank_, tp_size_, [&](size_t fo, size_t lo, size_t n) {
+    while (made == 0 || fo >= full[made - 1].offset + full[made - 1].numel) {
+      tensor.resize(full[made].numel);
+      initial_tensor(cfg_, full[made], rng, tensor.data());
+      made++;
+    }
+    std::memcpy(local.data() + lo, tensor.data() + (fo - full[made - 1].offset), n * sizeof(float));
+  });
   be_.upload(params_, local.data(), num_params_ * sizeof(float));
 }
 
@@ -269,22 +310,7 @@ std::vector<float> GPT::initial_params(const ModelConfig& m, uint64_t seed) {
   const std::vector<ParamTensor> tensors = model_param_tensors(m);
   std::vector<float> host(tensors.back().offset + tensors.back().numel);
   Rng rng(seed);
-  const float std_proj = 0.02f / std::sqrt(2.0f * m.n_layer);
-  for (const auto& t : tensors) {
-    float* p = host.data() + t.offset;
-    const std::string& n = t.name;
-    auto ends_with = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
-    if (ends_with("ln_1.weight") || ends_with("ln_2.weight") || n == "ln_f.weight" || ends_with("layernorm.weight") || n == "norm.weight") {
-      for (size_t i = 0; i < t.numel; i++) p[i] = 1.0f;
-    } else if (ends_with(".bias")) {
-      for (size_t i = 0; i < t.numel; i++) p[i] = 0.0f;
-    } else {
-      const bool proj = ends_with("attn.c_proj.weight") || ends_with("mlp.c_proj.weight") || ends_with("self_attn.o_proj.weight") ||
-                        ends_with("mlp.down_proj.weight");
-      float sd = proj ? std_proj : 0.02f;
-      for (size_t i = 0; i < t.numel; i++) p[i] = sd * rng.normal();
-    }
-  }
+  for (const auto& t : tensors) initial_tensor(m, t, rng, host.data() + t.offset);
   return host;
 }
 

@@ -48,6 +48,10 @@ size_t gpt_activation_floats(const ModelConfig& m, int B, int T);
 /// Bytes of the same with activations of type act (bf16 halves the activations; LayerNorm
 /// statistics and losses stay fp32). Buffers are 64-byte aligned, as GPT allocates them.
 size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act);
+struct TpWidths;  // engine/model/tensor_parallel.h
+/// The same for a tensor-parallel rank computing with widths w (tp_widths: local heads, d_ff and
+/// vocabulary rows; the residual stream stays (B,T,C)).
+size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w);
 
 /// The gradient buckets of a GPT-2 shape: element ranges [first, second) of the parameter layout,
 /// in layout order: bucket 0 = wte and wpe, bucket 1 + l = block l (l = 0..L-1), bucket L + 1 =

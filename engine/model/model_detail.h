@@ -1,5 +1,6 @@
 // Internals shared by the model's two families (gpt.cpp: GPT-2, llama.cpp: Llama): the
-// activation buffer carver and the Llama activation layout. Not an interface for other code.
+// activation buffer carver and the Llama activation layout (shape.cpp plans a tensor-parallel
+// rank with it). Not an interface for code outside engine/model.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "engine/common/error.h"
+#include "engine/model/model_detail.h"
+#include "engine/model/tensor_parallel.h"
 
 namespace td {
 namespace {
@@ -109,6 +111,11 @@ std::vector<std::pair<size_t, size_t>> model_grad_buckets(const ModelConfig& m) 
 
 size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
   return is_llama(m) ? llama_activation_bytes(m, B, T, act) : gpt_activation_bytes(m, B, T, act);
+}
+
+size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w) {
+  if (!is_llama(m)) return gpt_activation_bytes(m, B, T, act, w);
+  return model_detail::llama_acts_bytes(m, B, T, act, &w) + model_detail::llama_dacts_bytes(m, B, T, act, &w);
 }
 
 size_t model_activation_floats(const ModelConfig& m, int B, int T) { return model_activation_bytes(m, B, T, DType::kF32) / sizeof(float); }

@@ -59,6 +59,10 @@ size_t model_num_params(const ModelConfig& m);
 /// The family's gradient buckets (gpt_grad_buckets or llama_grad_buckets).
 std::vector<std::pair<size_t, size_t>> model_grad_buckets(const ModelConfig& m);
 size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act);
+/// The same for a tensor-parallel rank computing with widths w (tp_widths, engine/model/
+/// tensor_parallel.h: local heads, d_ff and vocabulary rows; the residual stream stays (B,T,C)),
+/// as its GPT allocates them (GPT-2: gpt_activation_bytes; llama: the model's own layout).
+size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w);
 /// The same in fp32 floats (model_activation_bytes(m, B, T, kF32) / 4).
 size_t model_activation_floats(const ModelConfig& m, int B, int T);
 /// Embedding parameters: the token embedding V C, the untied LM head V C, and GPT-2's position

@@ -97,6 +97,18 @@ std::vector<ParamTensor> tp_param_tensors(const ModelConfig& m, int r, int tp) {
   return t;
 }
 
+size_t tp_num_params(const ModelConfig& m, int r, int tp) {
+  const auto t = tp_param_tensors(m, r, tp);
+  return t.back().offset + t.back().numel;
+}
+
+size_t tp_buffer_bytes(const ModelConfig& m, int B, int r, int tp) {
+  if (tp <= 1) return 0;
+  const size_t BT = (size_t)B * m.seq_len;
+  return 2 * (size_t)tp * BT * sizeof(float) + BT * sizeof(int32_t) +
+         (m.family != "llama" && r > 0 ? (size_t)m.seq_len * m.d_model * sizeof(float) : 0);
+}
+
 std::vector<std::pair<size_t, size_t>> tp_grad_buckets(const ModelConfig& m, int r, int tp) {
   const std::vector<ParamTensor> t = tp_param_tensors(m, r, tp);
   const size_t h = head_tensors(m), k = per_block(m);
@@ -145,6 +157,10 @@ void for_each_run(const ModelConfig& m, int r, int tp, F&& copy) {
 }
 
 }  // namespace
+
+void tp_for_each_run(const ModelConfig& m, int r, int tp, const std::function<void(size_t, size_t, size_t)>& copy) {
+  for_each_run(m, r, tp, copy);
+}
 
 void tp_slice(const ModelConfig& m, int r, int tp, const float* full, float* local) {
   for_each_run(m, r, tp, [&](size_t fo, size_t lo, size_t n) { std::memcpy(local + lo, full + fo, n * sizeof(float)); });

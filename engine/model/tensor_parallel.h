@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,15 @@ std::string tp_problem(const ModelConfig& m, int tp_size);
 /// tp_problem(m, tp_size) == "".
 std::vector<ParamTensor> tp_param_tensors(const ModelConfig& m, int tp_rank, int tp_size);
 
+/// Parameters of rank tp_rank's shard (the total of tp_param_tensors).
+size_t tp_num_params(const ModelConfig& m, int tp_rank, int tp_size);
+
+/// Bytes a tensor-parallel rank's GPT allocates for tensor parallelism itself at micro batch B
+/// (engine/model/gpt.cpp): the parallel cross-entropy's gathered [lse | target logit], 2 tp B T
+/// fp32; the rank's local token ids, B T int32; and on GPT-2 ranks > 0 the zero position table
+/// added instead of wpe, T C fp32. 0 for tp_size = 1.
+size_t tp_buffer_bytes(const ModelConfig& m, int B, int tp_rank, int tp_size);
+
 /// The gradient (and ZeRO) buckets of a rank's table: bucket 0 the embeddings, 1 + l block l,
 /// L + 1 the final norm and an untied head, as gpt_grad_buckets / llama_grad_buckets.
 std::vector<std::pair<size_t, size_t>> tp_grad_buckets(const ModelConfig& m, int tp_rank, int tp_size);
@@ -64,6 +74,10 @@ std::vector<std::pair<size_t, size_t>> tp_grad_buckets(const ModelConfig& m, int
 /// `full` into `local`; tp_place writes `local` into its place in `full` (replicated tensors
 /// included: every rank's copy is the same). Applied to the parameters and to AdamW's moments.
 void tp_slice(const ModelConfig& m, int tp_rank, int tp_size, const float* full, float* local);
+/// The runs tp_slice copies: copy(full_offset, local_offset, count) for each contiguous run of
+/// rank tp_rank's pieces, in the order of the full table's tensors (full offsets ascending
+/// tensor by tensor), so a caller can produce the full model one tensor at a time.
+void tp_for_each_run(const ModelConfig& m, int tp_rank, int tp_size, const std::function<void(size_t, size_t, size_t)>& copy);
 void tp_place(const ModelConfig& m, int tp_rank, int tp_size, const float* local, float* full);
 
 /// For each element range [first, second) of the rank's layout, whether it is replicated over

@@ -7,6 +7,7 @@
 #include "engine/train/zero.h"
 
 #include "engine/model/shape.h"
+#include "engine/model/tensor_parallel.h"
 
 namespace td {
 
@@ -19,9 +20,52 @@ double flops_per_token(const ModelConfig& m) {
   return 6.0 * n + 12.0 * m.n_layer * (double)m.d_model * m.seq_len;
 }
 
-uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch) {
-  return 4 * (uint64_t)micro_batch * m.n_head * (uint64_t)m.seq_len * m.seq_len;
+uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch, int tp) {
+  return 4 * (uint64_t)micro_batch * (m.n_head / std::max(1, tp)) * (uint64_t)m.seq_len * m.seq_len;
 }
+
+namespace {
+
+// The memory of tensor-parallel rank tp_rank (tp = 1: the unsplit model) with ZeRO over dp
+// data-parallel ranks, into p's *_bytes fields.
+void rank_memory(Plan& p, const RunConfig& c, int tp_rank, int tp, int dp) {
+  const ModelConfig& m = c.model;
+  const uint64_t n = tp > 1 ? tp_num_params(m, tp_rank, tp) : model_num_params(m);
+  const auto buckets = tp > 1 ? tp_grad_buckets(m, tp_rank, tp) : model_grad_buckets(m);
+  // Mixed precision keeps a bf16 copy of the weights beside the fp32 master (engine/model/gpt.h).
+  const bool bf16 = resolved_precision(c.train) == "bf16";
+  p.weights_bytes = (bf16 ? 6 : 4) * n;
+  // ZeRO-2 (engine/train/zero.h) frees the full-size gradient: a rank holds its accumulated
+  // slices of every bucket and the bucket buffers open during backward (zero2_grad_floats), and
+  // the AdamW moments of its slices only. ZeRO-3 (fp32) also frees the full-size parameters: its
+  // slices plus the gathered buckets in flight (zero3_param_floats).
+  const bool zero2 = c.train.zero >= 2 && dp > 1;
+  if (c.train.zero == 3 && zero2 && !bf16) p.weights_bytes = 4 * (uint64_t)zero3_param_floats(buckets, dp);
+  p.grads_bytes = 4 * (zero2 ? (uint64_t)zero2_grad_floats(buckets, dp) : n);
+  // ZeRO-1 keeps this rank's shard of m and v (dist::shard_range: at most ceil(N / dp)).
+  const uint64_t n_dp = dp > 1 ? (uint64_t)dp : 1;
+  p.optimizer_bytes = 8 * (c.train.zero == 1 ? (n + n_dp - 1) / n_dp : zero2 ? (uint64_t)zero2_max_share(buckets, dp) : n);
+  // Gloo's reduce-scatter (CPU ranks) keeps a receive buffer of the largest chunk it reduced
+  // (engine/dist/gloo_communicator.cpp, scratch_): ZeRO-1 ceil(N / n) floats, ZeRO-2 the largest
+  // bucket's ceil(len / n). Counted with the gradients.
+  if (c.train.device == "cpu" && dp > 1 && (c.train.zero == 1 || zero2)) {
+    uint64_t chunk = (n + n_dp - 1) / n_dp;
+    if (zero2) {
+      chunk = 0;
+      for (const auto& [lo, hi] : buckets) chunk = std::max<uint64_t>(chunk, (hi - lo + n_dp - 1) / n_dp);
+    }
+    p.grads_bytes += 4 * chunk;
+  }
+  const DType act = bf16 ? DType::kBF16 : DType::kF32;
+  p.activations_bytes = tp > 1 ? model_activation_bytes(m, c.train.micro_batch, m.seq_len, act, tp_widths(m, tp_rank, tp)) +
+                                     tp_buffer_bytes(m, c.train.micro_batch, tp_rank, tp)
+                               : model_activation_bytes(m, c.train.micro_batch, m.seq_len, act);
+  if (c.train.device == "cpu") p.activations_bytes += cpu_backend_scratch_bytes(m, c.train.micro_batch, tp);
+  p.total_bytes = p.weights_bytes + p.grads_bytes + p.optimizer_bytes + p.activations_bytes;
+  p.n_params_per_rank = n;
+}
+
+}  // namespace
 
 Plan make_plan(const RunConfig& c, int world_size) {
   const ModelConfig& m = c.model;
@@ -32,36 +76,19 @@ Plan make_plan(const RunConfig& c, int world_size) {
   p.kv_cache_bytes_per_token = kv_cache_bytes(m, 1, 2);
   p.kv_cache_bytes = kv_cache_bytes(m, (uint64_t)m.seq_len, 2);
   p.flops_per_token = flops_per_token(m);
-  p.tokens_per_step = (uint64_t)c.train.micro_batch * c.train.grad_accum * world_size * m.seq_len;
-  // Mixed precision keeps a bf16 copy of the weights beside the fp32 master (engine/model/gpt.h).
-  const bool bf16 = resolved_precision(c.train) == "bf16";
-  p.weights_bytes = (bf16 ? 6 : 4) * p.n_params;
-  // ZeRO-2 (engine/train/zero.h) frees the full-size gradient: a rank holds its accumulated
-  // slices of every bucket and the bucket buffers open during backward (zero2_grad_floats), and
-  // the AdamW moments of its slices only. ZeRO-3 (fp32) also frees the full-size parameters: its
-  // slices plus the gathered buckets in flight (zero3_param_floats).
-  const bool zero2 = c.train.zero >= 2 && world_size > 1;
-  if (c.train.zero == 3 && zero2 && !bf16) p.weights_bytes = 4 * (uint64_t)zero3_param_floats(m, world_size);
-  p.grads_bytes = 4 * (zero2 ? (uint64_t)zero2_grad_floats(m, world_size) : p.n_params);
-  // ZeRO-1 keeps this rank's shard of m and v (dist::shard_range: at most ceil(N / world)).
-  const uint64_t n_world = world_size > 1 ? (uint64_t)world_size : 1;
-  p.optimizer_bytes = 8 * (c.train.zero == 1 ? (p.n_params + n_world - 1) / n_world
-                          : zero2           ? (uint64_t)zero2_max_share(m, world_size)
-                                            : p.n_params);
-  // Gloo's reduce-scatter (CPU ranks) keeps a receive buffer of the largest chunk it reduced
-  // (engine/dist/gloo_communicator.cpp, scratch_): ZeRO-1 ceil(N / n) floats, ZeRO-2 the largest
-  // bucket's ceil(len / n). Counted with the gradients.
-  if (c.train.device == "cpu" && world_size > 1 && (c.train.zero == 1 || zero2)) {
-    uint64_t chunk = (p.n_params + n_world - 1) / n_world;
-    if (zero2) {
-      chunk = 0;
-      for (const auto& [lo, hi] : model_grad_buckets(m)) chunk = std::max<uint64_t>(chunk, (hi - lo + n_world - 1) / n_world);
-    }
-    p.grads_bytes += 4 * chunk;
+  p.checkpoint_host_bytes = 12 * p.n_params;
+  world_size = std::max(1, world_size);
+  const int t = c.train.tensor_parallel;
+  p.tensor_parallel = t > 1 && world_size % t == 0 && tp_problem(m, t).empty() ? t : 1;
+  const int dp = world_size / p.tensor_parallel;
+  p.tokens_per_step = (uint64_t)c.train.micro_batch * c.train.grad_accum * dp * m.seq_len;
+  // The largest rank's figures (tensor-parallel ranks differ by a vocabulary row and GPT-2's
+  // zero position table).
+  for (int r = 0; r < p.tensor_parallel; r++) {
+    Plan q = p;
+    rank_memory(q, c, r, p.tensor_parallel, dp);
+    if (r == 0 || q.total_bytes > p.total_bytes) p = q;
   }
-  p.activations_bytes = model_activation_bytes(m, c.train.micro_batch, m.seq_len, bf16 ? DType::kBF16 : DType::kF32);
-  if (c.train.device == "cpu") p.activations_bytes += cpu_backend_scratch_bytes(m, c.train.micro_batch);
-  p.total_bytes = p.weights_bytes + p.grads_bytes + p.optimizer_bytes + p.activations_bytes;
   return p;
 }
 
@@ -83,6 +110,12 @@ std::string plan_table(const Plan& p) {
   o << buf;
   std::snprintf(buf, sizeof buf, "%-28s %15llu\n", "tokens per step (global)", (unsigned long long)p.tokens_per_step);
   o << buf;
+  if (p.tensor_parallel > 1) {
+    std::snprintf(buf, sizeof buf, "%-28s %15d\n", "tensor parallel (ranks)", p.tensor_parallel);
+    o << buf;
+    std::snprintf(buf, sizeof buf, "%-28s %15llu\n", "  parameters per rank", (unsigned long long)p.n_params_per_rank);
+    o << buf;
+  }
   std::snprintf(buf, sizeof buf, "%-28s %15s\n", "KV cache per sequence (bf16)", human_bytes(p.kv_cache_bytes).c_str());
   o << buf;
   o << "memory per rank:\n";
@@ -95,6 +128,7 @@ std::string plan_table(const Plan& p) {
   row("optimizer (AdamW m, v)", p.optimizer_bytes);
   row("activations", p.activations_bytes);
   row("total", p.total_bytes);
+  row("checkpoint staging (rank 0)", p.checkpoint_host_bytes);
   return o.str();
 }
 
@@ -103,12 +137,15 @@ nlohmann::json plan_json(const Plan& p) {
           {"n_params_non_embedding", p.n_params_non_embedding},
           {"flops_per_token", p.flops_per_token},
           {"tokens_per_step", p.tokens_per_step},
+          {"tensor_parallel", p.tensor_parallel},
+          {"n_params_per_rank", p.n_params_per_rank},
           {"kv_heads", p.kv_heads},
           {"kv_cache_bytes_per_token", p.kv_cache_bytes_per_token},
           {"kv_cache_bytes", p.kv_cache_bytes},
           {"memory_per_rank", {{"weights_bytes", p.weights_bytes}, {"grads_bytes", p.grads_bytes},
                                {"optimizer_bytes", p.optimizer_bytes}, {"activations_bytes", p.activations_bytes},
-                               {"total_bytes", p.total_bytes}}}};
+                               {"total_bytes", p.total_bytes}}},
+          {"checkpoint_host_bytes", p.checkpoint_host_bytes}};
 }
 
 }  // namespace td

@@ -31,7 +31,9 @@ struct Plan {
   uint64_t kv_cache_bytes_per_token = 0;  // generation's key/value cache per token of context, bf16: 2 L KV hs x 2
   uint64_t kv_cache_bytes = 0;          // the same for one full sequence of seq_len tokens
   double flops_per_token = 0;           // training FLOPs per token
-  uint64_t tokens_per_step = 0;         // global batch in tokens
+  uint64_t tokens_per_step = 0;         // global batch in tokens (micro_batch grad_accum T over the data-parallel replicas)
+  int tensor_parallel = 1;              // TP degree planned (train.tensor_parallel when it divides the world size, else 1)
+  uint64_t n_params_per_rank = 0;       // the largest tensor-parallel rank's shard (n_params without TP)
   // Memory per rank, bytes (fp32 everywhere on the CPU backend; train.precision bf16 adds the
   // bf16 weight copy and halves the activations):
   uint64_t weights_bytes = 0;           // 4 N (fp32), 6 N (bf16: fp32 master + bf16 copy)
@@ -40,12 +42,17 @@ struct Plan {
   uint64_t activations_bytes = 0;       // what forward keeps for backward at micro_batch, plus backward
                                         // scratch (the model's, and on the CPU the backend's: cpu_backend_scratch_bytes)
   uint64_t total_bytes = 0;
+  // Rank 0's host memory while it writes a consolidated checkpoint (engine/checkpoint): the
+  // full model's fp32 weights and AdamW m and v, 12 N bytes, beside the above (every layout:
+  // the shards are gathered to rank 0 first; the writer takes the whole state at once).
+  uint64_t checkpoint_host_bytes = 0;
 };
 
 /// Bytes the CPU backend keeps from step to step beside the model's own buffers: the gradient of
 /// the attention scores of one micro-batch, (B, NH, T, T) fp32 (CpuBackend::attention_backward's
 /// scratch_, engine/ops/cpu_ops.cpp). Counted with the activations of CPU plans.
-uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch);
+/// Under tensor parallelism a rank holds n_head / tp heads of it (tp: the degree).
+uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch, int tp = 1);
 
 /// Estimates for a validated config and world size (any model.family: engine/model/shape.h).
 /// Memory is per rank as the engine allocates it (engine/model/gpt.h, engine/train/trainer.cpp;
@@ -55,6 +62,12 @@ uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch);
 /// moments the largest rank's slices, 8 zero2_max_share (engine/train/zero.h); with train.zero = 3
 /// (fp32) the weights are zero3_param_floats too. CPU ranks at ZeRO-1 to 3 add Gloo's reduce-scatter
 /// receive buffer to the gradients (4 ceil(N / n) bytes; ZeRO-2 and 3: of the largest bucket).
+/// With train.tensor_parallel = tp dividing world_size (engine/model/tensor_parallel.h): the
+/// world is dp = world_size / tp replicas of a TP group; each rank holds its shard's weights,
+/// gradients and moments (tp_num_params), ZeRO shards them over the dp replicas (the rank's own
+/// buckets, tp_grad_buckets), the activations are at the rank's widths (model_activation_bytes
+/// with tp_widths) plus TP's own buffers (tp_buffer_bytes), and the figures are the largest
+/// TP rank's (by total). tp not dividing world_size plans without TP (tensor_parallel = 1).
 /// Checked against each rank's RSS at ZeRO 0-3 on 4 ranks: tests/engine/test_zero_memory.cpp.
 Plan make_plan(const RunConfig& c, int world_size = 1);
 /// A human-readable table.

@@ -39,16 +39,23 @@ std::vector<float> tp_gather_full(dist::Communicator& group, Backend& be, const 
   const int tp = group.world_size(), r = group.rank();
   size_t widest = 0;
   for (int q = 0; q < tp; q++) widest = std::max(widest, local_count(m, q, tp));
-  const size_t n = local_count(m, r, tp);
-  Scratch buf(be, widest * tp);
-  std::vector<float> mine(widest, 0.0f);
-  be.download(mine.data(), local, n * sizeof(float));
-  be.upload(buf.p + (size_t)r * widest, mine.data(), widest * sizeof(float));
-  group.all_gather(buf.p, widest * tp);
-  if (r != 0) return {};
-  std::vector<float> all(widest * tp), full(model_num_params(m));
-  be.download(all.data(), buf.p, all.size() * sizeof(float));
-  for (int q = 0; q < tp; q++) tp_place(m, q, tp, all.data() + (size_t)q * widest, full.data());
+  // One shard-sized buffer: TP rank q's shard broadcast from q, placed by rank 0 as it arrives
+  // (a checkpoint's gather holds the full layout on rank 0 only, never a full-size buffer on
+  // the others).
+  Scratch buf(be, widest);
+  std::vector<float> full, chunk(widest);
+  if (r == 0) full.assign(model_num_params(m), 0.0f);
+  for (int q = 0; q < tp; q++) {
+    const size_t n = local_count(m, q, tp);
+    if (r == q) {  // backend to backend through the host (the Backend interface has no device copy)
+      be.download(chunk.data(), local, n * sizeof(float));
+      be.upload(buf.p, chunk.data(), n * sizeof(float));
+    }
+    group.broadcast(buf.p, n * sizeof(float), q);
+    if (r != 0) continue;
+    be.download(chunk.data(), buf.p, n * sizeof(float));
+    tp_place(m, q, tp, chunk.data(), full.data());
+  }
   return full;
 }
 

@@ -39,7 +39,8 @@ void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& 
 
 /// The TP group's shards of one vector (local: backend memory, this rank's parameter count) in
 /// the full layout (tp_place), returned on TP rank 0 (host, model_num_params(m) floats); an
-/// empty vector elsewhere. Collective over `group` (all-gather of the widest shard per rank).
+/// empty vector elsewhere. Collective over `group`: each rank's shard broadcast in turn through
+/// one shard-sized backend buffer, so only TP rank 0 ever holds the full layout.
 std::vector<float> tp_gather_full(dist::Communicator& group, Backend& be, const ModelConfig& m, const float* local);
 
 /// The element ranges [first, second) of this rank's layout whose gradients count toward the

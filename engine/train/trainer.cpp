@@ -486,8 +486,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     z2 = std::make_unique<Zero2>(model, dpc, tc);
   }
   // A sharded optimizer state's moment m (which = 0) or v (1) in full (num_params floats of this
-  // rank's layout, backend memory) from the DP ranks' shards, on every rank (collective over
-  // dpc), and back: this rank's shard of a full moment (not collective).
+  // rank's layout, backend memory) from the DP ranks' shards (collective over dpc; ZeRO-2/3:
+  // full == null takes part without a full-size buffer), and back: this rank's shard of a full
+  // moment (not collective).
   auto gather_moment = [&](int which, float* full) {
     if (z2) return z2->gather_moment(which, full);
     copy_in_backend(*backend, full + shard_lo, which ? adam.v() : adam.m(), shard_hi - shard_lo);
@@ -768,30 +769,33 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     std::unique_ptr<AdamW> gathered;
     if (sharded && tp == 1) {
       if (rank0) gathered = full_adam();
-      BackendBuffer buf(*backend, rank0 ? 0 : N);
-      for (int which = 0; which < 2; which++) gather_moment(which, rank0 ? (which ? gathered->v() : gathered->m()) : buf.data());
+      // ZeRO-2/3's other ranks take part through their bucket buffers (full == null).
+      BackendBuffer buf(*backend, rank0 || z2 ? 0 : N);
+      for (int which = 0; which < 2; which++) gather_moment(which, rank0 ? (which ? gathered->v() : gathered->m()) : z2 ? nullptr : buf.data());
     }
-    // Tensor parallelism: the TP group's shards gathered into the full layout on its rank 0
-    // (every group gathers; world rank 0 writes), so the checkpoint is the unsplit model's. With
-    // ZeRO, each rank first gathers its full-layout weights (ZeRO-3) and moments over its DP
-    // group, briefly (one full-layout buffer at a time).
+    // Tensor parallelism: world rank 0's TP group (DP rank 0) gathers its shards into the full
+    // layout on rank 0 (tp_gather_full), so the checkpoint is the unsplit model's. With ZeRO,
+    // that group's ranks first gather their full-layout weights (ZeRO-3) and moments over their
+    // DP groups, in which the other groups' ranks take part through their bucket buffers (ZeRO-1:
+    // its full-size gradient-sized buffer); only rank 0 ever holds the full model.
     HostCheckpoint tp_full;
     if (tp > 1) {
+      const bool gathering = dpc.rank() == 0;
       tp_full.model = mc;
       if (z3) {
-        model.acquire_params();
-        z3->gather_params(model.params());
+        if (gathering) model.acquire_params();
+        z3->gather_params(gathering ? model.params() : nullptr);
       }
-      tp_full.params = tp_gather_full(*groups.tp, *backend, mc, model.params());
-      if (z3) model.release_params();
-      BackendBuffer buf(*backend, sharded ? N : 0);
+      if (gathering) tp_full.params = tp_gather_full(*groups.tp, *backend, mc, model.params());
+      if (z3 && gathering) model.release_params();
+      BackendBuffer buf(*backend, sharded && (gathering || !z2) ? N : 0);
       for (int which = 0; which < 2; which++) {
         const float* local = which ? adam.v() : adam.m();
         if (sharded) {
-          gather_moment(which, buf.data());
+          gather_moment(which, gathering || !z2 ? buf.data() : nullptr);
           local = buf.data();
         }
-        (which ? tp_full.v : tp_full.m) = tp_gather_full(*groups.tp, *backend, mc, local);
+        if (gathering) (which ? tp_full.v : tp_full.m) = tp_gather_full(*groups.tp, *backend, mc, local);
       }
     }
     // ZeRO-3: the weights gathered bucket by bucket, into a full-size buffer on rank 0 only

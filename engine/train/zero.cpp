@@ -120,8 +120,10 @@ void Zero2::gather_moment(int which, float* full) {
   for (size_t b = 0; b < buckets_.size(); b++) {
     const auto [lo, hi] = buckets_[b];
     const float* mine = which ? adam_[b]->v() : adam_[b]->m();
-    copy_backend(be_, full + lo + own_[b].first, mine, own_[b].second - own_[b].first);
-    comm_.all_gather(full + lo, hi - lo);
+    // Without `full`: through the bucket's gradient buffer (unused between steps).
+    float* buf = full ? full + lo : pick((int)b, first_, last_, block_);
+    copy_backend(be_, buf + own_[b].first, mine, own_[b].second - own_[b].first);
+    comm_.all_gather(buf, hi - lo);
   }
 }
 

@@ -46,24 +46,28 @@ inline size_t zero2_share(const std::vector<std::pair<size_t, size_t>>& buckets,
   return n;
 }
 
-/// The largest rank's zero2_share for a model shape (either family: model_grad_buckets) over `world` ranks (the AdamW moments of a
-/// rank are 2 x this).
-inline size_t zero2_max_share(const ModelConfig& m, int world) {
-  const auto buckets = model_grad_buckets(m);
+/// The largest rank's zero2_share of buckets `buckets` over `world` ranks (the AdamW moments of
+/// a rank are 2 x this).
+inline size_t zero2_max_share(const std::vector<std::pair<size_t, size_t>>& buckets, int world) {
   size_t share = 0;
   for (int r = 0; r < std::max(1, world); r++) share = std::max(share, zero2_share(buckets, r, std::max(1, world)));
   return share;
 }
+/// The same for a model shape (either family: model_grad_buckets).
+inline size_t zero2_max_share(const ModelConfig& m, int world) { return zero2_max_share(model_grad_buckets(m), world); }
 
-/// Floats of gradient memory a ZeRO-2 rank allocates (the largest rank's): the accumulator
-/// (max over ranks of zero2_share) plus the buckets' buffers open at once during backward:
-/// bucket 0 (embeddings), the last bucket (ln_f, lm_head) and one block.
-inline size_t zero2_grad_floats(const ModelConfig& m, int world) {
-  const auto buckets = model_grad_buckets(m);
+/// Floats of gradient memory a ZeRO-2 rank allocates (the largest rank's) for buckets
+/// `buckets` (GPT::grad_buckets: model_grad_buckets, or a tensor-parallel rank's
+/// tp_grad_buckets): the accumulator (max over ranks of zero2_share) plus the buckets' buffers
+/// open at once during backward: bucket 0 (embeddings), the last bucket (ln_f, lm_head) and one
+/// block.
+inline size_t zero2_grad_floats(const std::vector<std::pair<size_t, size_t>>& buckets, int world) {
   const size_t block = buckets.size() > 2 ? buckets[1].second - buckets[1].first : 0;
-  return zero2_max_share(m, world) + (buckets.front().second - buckets.front().first) +
+  return zero2_max_share(buckets, world) + (buckets.front().second - buckets.front().first) +
          (buckets.back().second - buckets.back().first) + block;
 }
+/// The same for a model shape (model_grad_buckets).
+inline size_t zero2_grad_floats(const ModelConfig& m, int world) { return zero2_grad_floats(model_grad_buckets(m), world); }
 
 class Zero2 : public GradSink {
  public:
@@ -93,7 +97,8 @@ class Zero2 : public GradSink {
   virtual void step(double lr, int t);
 
   /// Collective: the full-size moment m (which = 0) or v (1) gathered into `full` (backend
-  /// memory, num_params floats) on every rank, for a checkpoint.
+  /// memory, num_params floats), for a checkpoint; a rank passing full == null takes part
+  /// through its bucket buffers only (between steps).
   void gather_moment(int which, float* full);
   /// This rank's slices of the full-size moment m (0) or v (1) in `full` (backend memory), for a
   /// resume. Not collective.
@@ -127,6 +132,7 @@ class Zero2 : public GradSink {
 /// whole forward when tied), the last bucket and one block: the same count as
 /// zero2_grad_floats.
 inline size_t zero3_param_floats(const ModelConfig& m, int world) { return zero2_grad_floats(m, world); }
+inline size_t zero3_param_floats(const std::vector<std::pair<size_t, size_t>>& buckets, int world) { return zero2_grad_floats(buckets, world); }
 
 // ZeRO-3: parameters partitioned too (Rajbhandari et al. 2020 section 5.3, P_os+g+p; PyTorch
 // FSDP's FULL_SHARD): rank r keeps elements shard_range(len_b, r, n) of every bucket's
