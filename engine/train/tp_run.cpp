@@ -25,14 +25,25 @@ struct Scratch {
 
 void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
                      const std::vector<float>& full, float* local) {
-  const size_t N = model_num_params(m), n = local_count(m, tp_rank, tp);
-  Scratch buf(be, N);
-  if (world.rank() == 0) be.upload(buf.p, full.data(), N * sizeof(float));
-  world.broadcast(buf.p, N * sizeof(float), 0);
-  std::vector<float> host(N), mine(n);
-  be.download(host.data(), buf.p, N * sizeof(float));
-  tp_slice(m, tp_rank, tp, host.data(), mine.data());
-  be.upload(local, mine.data(), n * sizeof(float));
+  size_t widest = 0;
+  for (int q = 0; q < tp; q++) widest = std::max(widest, local_count(m, q, tp));
+  // TP rank q's shard, sliced on rank 0, broadcast to all through one shard-sized buffer; the
+  // ranks of TP rank q keep it. No rank but 0 holds the full layout.
+  Scratch buf(be, widest);
+  std::vector<float> chunk(world.rank() == 0 ? widest : 0);
+  for (int q = 0; q < tp; q++) {
+    const size_t n = local_count(m, q, tp);
+    if (world.rank() == 0) {
+      tp_slice(m, q, tp, full.data(), chunk.data());
+      be.upload(buf.p, chunk.data(), n * sizeof(float));
+    }
+    world.broadcast(buf.p, n * sizeof(float), 0);
+    if (q == tp_rank) {
+      std::vector<float> mine(n);  // backend to backend through the host
+      be.download(mine.data(), buf.p, n * sizeof(float));
+      be.upload(local, mine.data(), n * sizeof(float));
+    }
+  }
 }
 
 std::vector<float> tp_gather_full(dist::Communicator& group, Backend& be, const ModelConfig& m, const float* local) {

@@ -31,9 +31,10 @@ class GroupTensorParallel final : public TensorParallel {
 };
 
 /// Rank 0 of `world` holds `full` (host, model_num_params(m) floats; the others pass an empty
-/// vector): it reaches every rank by broadcast (through a full-size backend buffer, briefly),
-/// which writes its own shard (tp_slice for tp rank tp_rank of tp) into `local` (backend
-/// memory, that rank's parameter count). For a resume's weights and AdamW moments.
+/// vector): each TP rank's shard (tp_slice) is sliced there and broadcast to every rank through
+/// one shard-sized backend buffer, and each rank writes its own (tp rank tp_rank of tp) into
+/// `local` (backend memory, that rank's parameter count). For a resume's weights and AdamW
+/// moments, and --init-from's weights.
 void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
                      const std::vector<float>& full, float* local);
 
