@@ -314,6 +314,9 @@ int main(int argc, char** argv) {
   auto* o_dl = plan->add_option("--deadline-hours", copt.deadline_hours, "Deadline for the devices-needed table")
                    ->check(CLI::NonNegativeNumber);
   auto* o_zero = plan->add_option("--zero", copt.zero, "ZeRO stage 0..3 (train.zero)")->check(CLI::Range(0, 3));
+  int plan_tp = 0;
+  auto* o_tp = plan->add_option("--tensor-parallel", plan_tp, "Devices per tensor-parallel group (default: the config's train.tensor_parallel)")
+                   ->check(CLI::Range(1, 64));
   auto* o_prec = plan->add_option("--precision", plan_precision, "fp32 or mixed (default: mixed where the device has bf16/fp16)")
                      ->check(CLI::IsMember({"fp32", "mixed"}));
   auto* o_price = plan->add_option("--price", plan_price, "Price per device-hour (overrides the catalogue)")->check(CLI::NonNegativeNumber);
@@ -466,11 +469,17 @@ int main(int argc, char** argv) {
     }
     if (*plan) {
       td::RunConfig cfg = load_config(config_path, sets);
+      if (plan_tp > 0) cfg.train.tensor_parallel = plan_tp;
+      const int tp = cfg.train.tensor_parallel;
+      if (tp > 1 && world % tp != 0)
+        throw td::ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " does not divide --world-size " + std::to_string(world) +
+                                                           ": plan a world of data-parallel replicas x " + std::to_string(tp) + " ranks");
       td::Plan p = td::make_plan(cfg, world);
-      bool cluster = *o_dev || *o_tok || *o_mfu || *o_dl || *o_zero || *o_prec || *o_price;
+      bool cluster = *o_dev || *o_tok || *o_mfu || *o_dl || *o_zero || *o_prec || *o_price || *o_tp;
       std::optional<td::ClusterPlan> cp;
       if (cluster) {
         copt.world_size = world;
+        copt.tensor_parallel = tp;
         if (!plan_precision.empty()) copt.precision = plan_precision == "fp32" ? td::Precision::fp32 : td::Precision::mixed;
         if (plan_price >= 0) copt.price_per_hour = plan_price;
         cp = td::make_cluster_plan(cfg, td::load_device_catalogue(plan_devices), copt);

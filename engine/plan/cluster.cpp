@@ -6,6 +6,7 @@
 
 #include "engine/common/error.h"
 #include "engine/model/shape.h"
+#include "engine/model/tensor_parallel.h"
 
 namespace td {
 
@@ -44,6 +45,16 @@ CollectiveBytes collective_bytes_by_kind(uint64_t n_params, Precision p, int sta
   return c;
 }
 
+CollectiveBytes tp_collective_bytes(const ModelConfig& m, int micro_batch, int grad_accum, int tp, Precision p) {
+  CollectiveBytes c;
+  if (tp <= 1) return c;
+  const double bt = double(micro_batch) * m.seq_len, f = double(tp - 1) / tp;
+  const double s = bt * m.d_model * (p == Precision::mixed ? 2 : 4);
+  c.all_reduce = grad_accum * 2.0 * (1 + 2 * m.n_layer) * 2 * f * s;
+  c.all_gather = grad_accum * 8.0 * (tp - 1) * bt;
+  return c;
+}
+
 double collective_bytes_per_step(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum) {
   return collective_bytes_by_kind(n_params, p, stage, world_size, grad_accum).total();
 }
@@ -70,6 +81,13 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
   if (!(o.tokens >= 0)) throw Error("--tokens must be a non-negative token count (e.g. 1e9)");
   if (!(o.deadline_hours >= 0)) throw Error("--deadline-hours must be non-negative (0: no deadline)");
   if (o.world_size < 1) throw Error("--world-size must be at least 1");
+  const int tp = o.tensor_parallel;
+  if (tp < 1 || o.world_size % tp != 0)
+    throw Error("--world-size " + std::to_string(o.world_size) + " is not a multiple of the tensor-parallel degree " + std::to_string(tp) +
+                ": give a world size of data-parallel replicas x " + std::to_string(tp) + " devices");
+  if (tp > 1)
+    if (const std::string why = tp_problem(c.model, tp); !why.empty()) throw Error("tensor parallel " + std::to_string(tp) + ": " + why);
+  const int dp = o.world_size / tp;
   ClusterPlan p;
   p.device = cat.find(o.device);
   p.options = o;
@@ -80,23 +98,38 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
     throw Error("device '" + p.device.name + "' has no " + precision_name(p.precision) +
                 " peak in the catalogue: use --precision " +
                 (p.precision == Precision::mixed ? "fp32" : "mixed") + " or add the peak to " + user_devices_path());
-  p.model = make_plan(c, o.world_size);
+  RunConfig ct = c;
+  ct.train.tensor_parallel = tp;
+  p.model = make_plan(ct, o.world_size);
   const ModelConfig& m = c.model;
-  const uint64_t psi = p.model.n_params;
-  // Activations in floats; a CPU also keeps its backend's attention scratch (fp32, plan.h).
+  // Model state per device: a TP rank's shard (the largest), ZeRO over the dp replicas.
+  const uint64_t psi = p.model.n_params_per_rank;
+  // Activations in floats (a TP rank's: its widths and TP's buffers, the largest rank's); a CPU
+  // also keeps its backend's attention scratch (fp32, plan.h).
+  uint64_t act_model = model_activation_floats(m, c.train.micro_batch, m.seq_len);
+  if (tp > 1) {
+    act_model = 0;
+    for (int r = 0; r < tp; r++)
+      act_model = std::max<uint64_t>(act_model, (model_activation_bytes(m, c.train.micro_batch, m.seq_len, DType::kF32, tp_widths(m, r, tp)) +
+                                                 tp_buffer_bytes(m, c.train.micro_batch, r, tp)) / 4);
+  }
   auto act_floats = [&](const Device& d) -> uint64_t {
-    uint64_t a = model_activation_floats(m, c.train.micro_batch, m.seq_len);
-    if (d.kind == "cpu") a += cpu_backend_scratch_bytes(m, c.train.micro_batch) / 4;
+    uint64_t a = act_model;
+    if (d.kind == "cpu") a += cpu_backend_scratch_bytes(m, c.train.micro_batch, tp) / 4;
     return a;
   };
   const uint64_t act = act_floats(p.device);
-  for (int s = 0; s < 4; ++s) p.memory[s] = zero_memory(psi, act, p.precision, s, o.world_size);
+  for (int s = 0; s < 4; ++s) p.memory[s] = zero_memory(psi, act, p.precision, s, dp);
   p.fits = p.memory[o.zero].total_bytes <= p.device.memory_bytes;
   p.tokens = o.tokens > 0 ? o.tokens : double(c.train.steps) * double(p.model.tokens_per_step);
   p.total_flops = p.tokens * p.model.flops_per_token;
   p.token_bytes = shard_token_bytes(m.vocab_size);
-  const double tokens_per_device_step = double(c.train.micro_batch) * c.train.grad_accum * m.seq_len;
-  p.collective_bytes_by_kind = collective_bytes_by_kind(psi, p.precision, o.zero, o.world_size, c.train.grad_accum);
+  // A replica's tokens of a step, computed by its tp devices together.
+  const double tokens_per_device_step = double(c.train.micro_batch) * c.train.grad_accum * m.seq_len / tp;
+  p.collective_bytes_by_kind = collective_bytes_by_kind(psi, p.precision, o.zero, dp, c.train.grad_accum);
+  p.tp_collective_bytes = tp_collective_bytes(m, c.train.micro_batch, c.train.grad_accum, tp, p.precision);
+  p.collective_bytes_by_kind.all_reduce += p.tp_collective_bytes.all_reduce;
+  p.collective_bytes_by_kind.all_gather += p.tp_collective_bytes.all_gather;
   p.collective_bytes_per_step = p.collective_bytes_by_kind.total();
   p.price_per_hour = o.price_per_hour ? o.price_per_hour : p.device.price_per_hour;
   if (p.peak_flops) {
@@ -113,9 +146,12 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
     need.device = d.name;
     need.precision = o.precision ? *o.precision : d.default_precision();
     need.peak_flops = d.peak(need.precision);
-    for (int s = 0; s < 4; ++s) need.n_fit[s] = devices_to_fit(psi, act_floats(d), need.precision, s, d.memory_bytes);
-    if (need.peak_flops && o.deadline_hours > 0)
-      need.n_deadline = std::max(1, (int)std::ceil(p.total_flops / (*need.peak_flops * o.mfu * o.deadline_hours * 3600)));
+    // Replicas of a TP group's shard that fit, times the group's devices.
+    for (int s = 0; s < 4; ++s) need.n_fit[s] = tp * devices_to_fit(psi, act_floats(d), need.precision, s, d.memory_bytes);
+    if (need.peak_flops && o.deadline_hours > 0) {
+      const int n = std::max(1, (int)std::ceil(p.total_flops / (*need.peak_flops * o.mfu * o.deadline_hours * 3600)));
+      need.n_deadline = (n + tp - 1) / tp * tp;  // whole TP groups
+    }
     int fit = need.n_fit[o.zero];
     need.n_needed = fit == 0 ? 0 : std::max(fit, need.n_deadline);
     if (need.peak_flops && need.n_needed > 0) {
@@ -162,6 +198,12 @@ std::string cluster_table(const ClusterPlan& p) {
                 p.device.description.c_str(), gib((double)p.device.memory_bytes).c_str(), precision_name(p.precision),
                 op.zero, op.zero == 3 && p.precision == Precision::mixed ? " (stage 3 trains in fp32 only: a planning estimate in bf16)" : "");
   o << buf;
+  if (op.tensor_parallel > 1) {
+    std::snprintf(buf, sizeof buf, "tensor parallel %d x data parallel %d: each device holds a %s-parameter shard%s\n", op.tensor_parallel,
+                  op.world_size / op.tensor_parallel, si((double)p.model.n_params_per_rank, "").c_str(),
+                  p.precision == Precision::mixed ? " (tensor parallelism trains in fp32 only: a planning estimate in mixed precision)" : "");
+    o << buf;
+  }
   if (p.device.planning_only) o << "  (planning only: the engine does not run on " << p.device.name << ")\n";
   o << "memory per device by ZeRO stage (Rajbhandari et al. 2020):\n";
   std::snprintf(buf, sizeof buf, "  %-6s %12s %12s %12s %12s %12s\n", "stage", "params", "grads", "optimizer", "activations", "total");
@@ -188,6 +230,10 @@ std::string cluster_table(const ClusterPlan& p) {
     o << buf;
     std::snprintf(buf, sizeof buf, "%-34s %s per device\n", "collective bytes per step", si(p.collective_bytes_per_step, "B").c_str());
     o << buf;
+    if (op.tensor_parallel > 1) {
+      std::snprintf(buf, sizeof buf, "%-34s %s per device\n", "  in the tensor-parallel group", si(p.tp_collective_bytes.total(), "B").c_str());
+      o << buf;
+    }
     std::snprintf(buf, sizeof buf, "%-34s %s per device\n", "bus bandwidth to hide them", si(p.network_bytes_per_s, "B/s").c_str());
     o << buf;
     std::snprintf(buf, sizeof buf, "%-34s %s (%d bytes per token)\n", "storage read bandwidth", si(p.storage_bytes_per_s, "B/s").c_str(),
@@ -231,6 +277,7 @@ nlohmann::json cluster_json(const ClusterPlan& p) {
   return {{"device", p.device.name},
           {"device_memory_bytes", p.device.memory_bytes},
           {"world_size", p.options.world_size},
+          {"tensor_parallel", p.options.tensor_parallel},
           {"zero", p.options.zero},
           {"precision", precision_name(p.precision)},
           {"mfu", p.options.mfu},
@@ -248,6 +295,7 @@ nlohmann::json cluster_json(const ClusterPlan& p) {
            {{"all_reduce", p.collective_bytes_by_kind.all_reduce},
             {"reduce_scatter", p.collective_bytes_by_kind.reduce_scatter},
             {"all_gather", p.collective_bytes_by_kind.all_gather}}},
+          {"tp_collective_bytes", {{"all_reduce", p.tp_collective_bytes.all_reduce}, {"all_gather", p.tp_collective_bytes.all_gather}}},
           {"network_bytes_per_s", p.network_bytes_per_s},
           {"token_bytes", p.token_bytes},
           {"storage_bytes_per_s", p.storage_bytes_per_s},

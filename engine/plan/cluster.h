@@ -66,6 +66,20 @@ struct CollectiveBytes {
 };
 CollectiveBytes collective_bytes_by_kind(uint64_t n_params, Precision p, int stage, int world_size, int grad_accum);
 
+/// Bytes one device sends per optimizer step in its tensor-parallel group's collectives
+/// (Megatron-LM, Shoeybi et al. 2019, arXiv:1909.08053, section 3; ring conventions as above),
+/// for tp devices a group, micro batch b, a = grad_accum micro batches:
+///   all_reduce: a x 2 (1 + 2 L) all-reduces of the b T C activations (forward: after the
+///               vocabulary-parallel embedding and each row-parallel layer; backward: the
+///               conjugate at each column-parallel input), each 2 (tp-1)/tp S, S = b T C x 4
+///               bytes (fp32; x 2 in mixed precision, a planning estimate: the engine trains
+///               tensor parallelism in fp32)
+///   all_gather: a x the parallel cross-entropy's [lse | target logit] of each rank, 2 b T fp32:
+///               (tp-1)/tp x tp 2 b T x 4 = 8 (tp-1) b T
+/// Both families (GPT-2, Llama: the same count). All zero for tp = 1. Checkpoints and samples
+/// add their own gathers, not per step.
+CollectiveBytes tp_collective_bytes(const ModelConfig& m, int micro_batch, int grad_accum, int tp, Precision p);
+
 /// Bytes of one token in a dataset's shards (docs/formats.md): 2 (uint16) when `vocab_size` <=
 /// 65536, else 4 (uint32). The storage read bandwidth is tokens/s x this.
 inline int shard_token_bytes(int vocab_size) { return vocab_size <= 65536 ? 2 : 4; }
@@ -73,7 +87,8 @@ inline int shard_token_bytes(int vocab_size) { return vocab_size <= 65536 ? 2 : 
 /// What the user asks the planner.
 struct ClusterOptions {
   std::string device = "cpu";        // a catalogue name
-  int world_size = 1;                 // data-parallel devices
+  int world_size = 1;                 // devices: data-parallel replicas x tensor_parallel
+  int tensor_parallel = 1;            // devices per tensor-parallel group (train.tensor_parallel); divides world_size
   int zero = 0;                       // ZeRO stage 0..3 (the engine trains 0 to 3; 3 in fp32 only)
   std::optional<Precision> precision; // default: the device's (mixed where it has bf16/fp16)
   double tokens = 0;                  // token budget; 0: train.steps x tokens per step
@@ -87,7 +102,7 @@ struct DeviceNeed {
   std::string device;
   Precision precision = Precision::fp32;  // the options' precision, else the device's default
   std::optional<double> peak_flops;       // at `precision`; empty: no time estimate
-  std::array<int, 4> n_fit{};             // fewest devices whose memory holds ZeRO stage s; 0: never
+  std::array<int, 4> n_fit{};             // fewest devices whose memory holds ZeRO stage s (a multiple of tensor_parallel); 0: never
   int n_deadline = 0;                     // fewest devices that finish by the deadline; 0: no deadline/peak
   int n_needed = 0;                       // max(n_fit[zero], n_deadline); 0: impossible
   double hours = 0;                       // wall-clock hours on n_needed devices (0: unknown)
@@ -100,7 +115,7 @@ struct ClusterPlan {
   Device device;              // the chosen device
   ClusterOptions options;     // as given, precision resolved
   Precision precision = Precision::fp32;
-  std::array<ZeroMemory, 4> memory{};  // per device at world_size, stages 0..3
+  std::array<ZeroMemory, 4> memory{};  // per device at world_size, stages 0..3 (tensor parallelism: of a TP rank's shard, ZeRO over the replicas)
   bool fits = false;          // memory[zero].total_bytes <= device.memory_bytes
   double tokens = 0;          // the budget used
   double total_flops = 0;     // tokens x FLOPs per token
@@ -109,7 +124,8 @@ struct ClusterPlan {
   double train_seconds = 0;   // total_flops / (n x peak x MFU)
   double step_seconds = 0;    // compute time of one optimizer step (tokens per device per step)
   double collective_bytes_per_step = 0;   // per device, at the chosen stage
-  CollectiveBytes collective_bytes_by_kind;  // the same, by kind (all-reduce, reduce-scatter, all-gather)
+  CollectiveBytes collective_bytes_by_kind;  // the same, by kind (all-reduce, reduce-scatter, all-gather): ZeRO's over the replicas + the TP group's
+  CollectiveBytes tp_collective_bytes;       // the TP group's part of it (tp_collective_bytes)
   double network_bytes_per_s = 0;         // bus bandwidth that hides it: bytes / step_seconds
   int token_bytes = 2;                    // on-disk token width: 2 when vocab <= 65536, else 4
   double storage_bytes_per_s = 0;         // tokens_per_s x token_bytes (all devices)
@@ -119,8 +135,11 @@ struct ClusterPlan {
 };
 
 /// Plans `c` on the catalogue's `o.device`. Throws td::Error for an unknown device (listing the
-/// known ones), a ZeRO stage outside 0..3, an MFU outside (0, 1], a negative budget/deadline, or
-/// an explicit precision the device has no peak for.
+/// known ones), a ZeRO stage outside 0..3, an MFU outside (0, 1], a negative budget/deadline, an
+/// explicit precision the device has no peak for, or a tensor-parallel degree that does not
+/// divide the world size or the model (tp_problem). Tensor parallelism: the plan is of a TP
+/// rank (make_plan with train.tensor_parallel = o.tensor_parallel), ZeRO over world_size / tp
+/// replicas, and each step's compute shared by the tp devices of a group.
 ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, const ClusterOptions& o);
 std::string cluster_table(const ClusterPlan& p);
 nlohmann::json cluster_json(const ClusterPlan& p);

@@ -34,6 +34,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "engine/config.h"
+#include "engine/model/tensor_parallel.h"
 #include "engine/plan/cluster.h"
 #include "store/ingest.h"
 #include "store/store.h"
@@ -381,6 +383,29 @@ class TestDist : public QObject {
         const double a = mine[i]["grad_norm"].get<double>(), b = ref[i]["grad_norm"].get<double>();
         QVERIFY2(a > 0.5 && std::abs(a - b) <= 1e-5 * b, qPrintable(QString("step %1: norm %2, single run %3").arg(i + 1).arg(a).arg(b)));
       }
+    }
+    if (n == 4) {
+      // TP 2 x DP 2: each rank's bytes by kind in every step are the planner's: its TP group's
+      // (tp_collective_bytes: 2 micro batches x 10 activation all-reduces and the cross-entropy's
+      // all-gather) plus ZeRO's over its DP pair of its shard (collective_bytes_by_kind with
+      // tp_num_params), plus the trainer's small exchanges: the stop flags' all-reduce of 8 bytes
+      // over the world (2 (3/4) 8 = 12), the loss's double all-gathered over the world
+      // ((3/4) 32 = 24), and the norm's over the TP pair (ZeRO-0: (1/2) 16 = 8) or the world (24).
+      std::ifstream in(cfg_.toStdString());
+      json cj = json::parse(in);
+      if (family == "llama") cj["model"].update({{"family", "llama"}, {"n_head", 4}, {"n_kv_head", 2}});
+      const td::RunConfig rc = td::parse_config(cj);
+      const int B = global / dp;
+      const td::CollectiveBytes t = td::tp_collective_bytes(rc.model, B, rc.train.grad_accum, 2, td::Precision::fp32);
+      for (const auto& step : events_of_type(ev, "step"))
+        for (const auto& rk : step["ranks"]) {
+          const int tp_rank = rk["rank"].get<int>() % 2;
+          const td::CollectiveBytes z = td::collective_bytes_by_kind(td::tp_num_params(rc.model, tp_rank, 2), td::Precision::fp32, zero, 2,
+                                                                     rc.train.grad_accum);
+          QCOMPARE(rk["all_reduce_bytes"].get<double>(), t.all_reduce + z.all_reduce + 12);
+          QCOMPARE(rk["reduce_scatter_bytes"].get<double>(), z.reduce_scatter);
+          QCOMPARE(rk["all_gather_bytes"].get<double>(), t.all_gather + z.all_gather + 24 + (zero == 0 ? 8 : 24));
+        }
     }
     if (n == 2) {
       // One TP group, no data parallelism: rank 0's all-reduce bytes in the last step are the

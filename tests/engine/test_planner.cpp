@@ -14,6 +14,7 @@
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/sysinfo.h"
 #include "engine/model/gpt.h"
+#include "engine/model/tensor_parallel.h"
 #include "engine/plan/cluster.h"
 #include "test_util.h"
 
@@ -158,6 +159,76 @@ class TestPlanner : public QObject {
     // fp32 all-reduce, n = 2: 2 (1/2) 4Ψ = 4Ψ; one device sends nothing.
     QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::fp32, 0, 2, 1), 4.0 * kPsi);
     QCOMPARE(td::collective_bytes_per_step(kPsi, td::Precision::fp32, 0, 1, 1), 0.0);
+  }
+
+  // Tensor parallelism (Megatron-LM): GPT-2 small over TP 2 x DP 4 on 8 H100, micro batch 16.
+  // A TP 2 rank's shard: each block's split matrices halve (c_attn's q|k|v by heads, c_fc by
+  // rows, both c_proj by columns) and its replicated c_proj biases and LayerNorms (4608) stay:
+  // (7087872 - 4608) / 2 + 4608 = 3546240 a block; wte's 50257 rows split 25128 | 25129 (rank 1
+  // the larger: 25129 x 768 = 19299072); wpe (786432) and ln_f (1536) replicated:
+  // 19299072 + 786432 + 12 x 3546240 + 1536 = 62641920.
+  void tensor_parallel_by_hand() {
+    td::RunConfig c = td::parse_config(gpt2_124m(16, 1));
+    c.train.tensor_parallel = 2;
+    const td::Plan p = td::make_plan(c, 8);
+    QCOMPARE(p.tensor_parallel, 2);
+    QCOMPARE(p.n_params, kPsi);
+    QCOMPARE(p.n_params_per_rank, uint64_t(62641920));
+    QCOMPARE((uint64_t)td::tp_num_params(c.model, 0, 2), uint64_t(62641920 - 768));
+    QCOMPARE(p.tokens_per_step, uint64_t(16 * 4 * 1024));  // 4 replicas
+    QCOMPARE(p.checkpoint_host_bytes, 12 * kPsi);
+    // A world the degree does not divide plans without TP.
+    QCOMPARE(td::make_plan(c, 3).tensor_parallel, 1);
+    // The TP group's bytes per step: 2 (1 + 2 x 12) = 50 all-reduces of b T C = 16 x 1024 x 768
+    // bf16 (S = 25165824 bytes), each 2 (1/2) S = S: 1258291200; the cross-entropy's all-gather
+    // 8 (2-1) b T = 131072.
+    const td::CollectiveBytes t = td::tp_collective_bytes(c.model, 16, 1, 2, td::Precision::mixed);
+    QCOMPARE(t.all_reduce, 1258291200.0);
+    QCOMPARE(t.all_gather, 131072.0);
+    QCOMPARE(t.reduce_scatter, 0.0);
+    QCOMPARE(td::tp_collective_bytes(c.model, 16, 1, 1, td::Precision::mixed).total(), 0.0);
+    // The cluster: ZeRO-1 over the 4 replicas of the shard Ψ' = 62641920, mixed precision.
+    td::ClusterOptions o;
+    o.device = "H100";
+    o.world_size = 8;
+    o.tensor_parallel = 2;
+    o.zero = 1;
+    const td::ClusterPlan cp = td::make_cluster_plan(c, td::load_device_catalogue(""), o);
+    const uint64_t sh = 62641920;
+    QCOMPARE(cp.memory[1].params_bytes, 2 * sh);
+    QCOMPARE(cp.memory[1].grads_bytes, 2 * sh);
+    QCOMPARE(cp.memory[1].optimizer_bytes, 12 * sh / 4);
+    QCOMPARE(cp.memory[3].params_bytes, 2 * sh / 4);
+    // ZeRO-1 over dp = 4: reduce-scatter and all-gather (3/4) 2Ψ' = 93962880 each; plus TP's.
+    QCOMPARE(cp.collective_bytes_by_kind.reduce_scatter, 93962880.0);
+    QCOMPARE(cp.collective_bytes_by_kind.all_gather, 93962880.0 + 131072.0);
+    QCOMPARE(cp.collective_bytes_by_kind.all_reduce, 1258291200.0);
+    QCOMPARE(cp.collective_bytes_per_step, 93962880.0 * 2 + 131072.0 + 1258291200.0);
+    // A replica's 16 x 1024 tokens a step are computed by its 2 devices together.
+    QVERIFY(near(cp.step_seconds, 8192.0 * kFlopsPerToken / (989e12 * 0.4)));
+    // Devices needed come in whole TP groups.
+    for (const auto& n : cp.needs)
+      for (int f : n.n_fit) QVERIFY2(f % 2 == 0, n.device.c_str());
+    const json j = td::cluster_json(cp);
+    QCOMPARE(j["tensor_parallel"].get<int>(), 2);
+    QCOMPARE(j["tp_collective_bytes"]["all_reduce"].get<double>(), 1258291200.0);
+    QVERIFY(td::cluster_table(cp).find("tensor parallel 2 x data parallel 4") != std::string::npos);
+    // Errors say what to do.
+    o.world_size = 3;
+    try {
+      td::make_cluster_plan(c, td::load_device_catalogue(""), o);
+      QFAIL("a world size the degree does not divide was accepted");
+    } catch (const td::Error& e) {
+      QVERIFY2(QString(e.what()).contains("--world-size 3 is not a multiple of the tensor-parallel degree 2"), e.what());
+    }
+    o.world_size = 10;
+    o.tensor_parallel = 5;
+    try {
+      td::make_cluster_plan(c, td::load_device_catalogue(""), o);
+      QFAIL("a degree the heads do not divide by was accepted");
+    } catch (const td::Error& e) {
+      QVERIFY2(QString(e.what()).contains("model.n_head (12) is not a multiple of train.tensor_parallel (5)"), e.what());
+    }
   }
 
   void time_bandwidth_devices_and_cost_on_8_h100() {
