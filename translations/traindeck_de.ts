@@ -146,7 +146,7 @@
     <message>
         <location line="+40"/>
         <location line="+7"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+89"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+98"/>
         <source>stopping</source>
         <translation>wird angehalten</translation>
     </message>
@@ -162,7 +162,7 @@
     </message>
     <message>
         <location line="+14"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+38"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+43"/>
         <source>reconnecting (attempt %1): %2</source>
         <translation>erneuter Verbindungsaufbau (Versuch %1): %2</translation>
     </message>
@@ -217,12 +217,18 @@
         <translation>%1 tokens/s</translation>
     </message>
     <message>
-        <location filename="../gui/runs/slurm_target.cpp" line="-167"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="-181"/>
         <source>uploading to %1</source>
         <translation>lade nach %1 hoch</translation>
     </message>
     <message>
-        <location line="+140"/>
+        <location line="+112"/>
+        <source>job %1 running</source>
+        <translation>Job %1 läuft</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <location line="+5"/>
         <source>job %1 on %2</source>
         <translation>Job %1 auf %2</translation>
     </message>
@@ -1104,7 +1110,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Lesedurchsatz</translation>
     </message>
     <message>
-        <location line="+64"/>
+        <location line="+82"/>
         <source>write throughput</source>
         <translation>Schreibdurchsatz</translation>
     </message>
@@ -1230,18 +1236,18 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>CPU (% eines Kerns)</translation>
     </message>
     <message>
-        <location filename="../engine/metrics/step_fields.h" line="-129"/>
+        <location filename="../engine/metrics/step_fields.h" line="-147"/>
         <source>train loss</source>
         <translation>Trainingsverlust</translation>
     </message>
     <message>
         <location line="+20"/>
-        <location line="+78"/>
+        <location line="+96"/>
         <source>process CPU</source>
         <translation>Prozess-CPU</translation>
     </message>
     <message>
-        <location line="-72"/>
+        <location line="-90"/>
         <location line="+44"/>
         <source>GPU utilization</source>
         <translation>GPU-Auslastung</translation>
@@ -1253,7 +1259,22 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>GPU-Leistung</translation>
     </message>
     <message>
-        <location line="+38"/>
+        <location line="+18"/>
+        <source>all-reduce bytes</source>
+        <translation>All-Reduce-Bytes</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>reduce-scatter bytes</source>
+        <translation>Reduce-Scatter-Bytes</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>all-gather bytes</source>
+        <translation>All-Gather-Bytes</translation>
+    </message>
+    <message>
+        <location line="+26"/>
         <source>val loss</source>
         <translation>Validierungsverlust</translation>
     </message>
@@ -1269,7 +1290,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
     </message>
     <message>
         <location line="+0"/>
-        <location filename="../engine/metrics/step_fields.h" line="-103"/>
+        <location filename="../engine/metrics/step_fields.h" line="-121"/>
         <location line="+71"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
@@ -1325,7 +1346,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>gesendete Kollektiv-Bytes</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+27"/>
         <source>bus bandwidth</source>
         <translation>Busbandbreite</translation>
     </message>
@@ -1350,7 +1371,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
         <translation>Gradientennorm</translation>
     </message>
     <message>
-        <location filename="../engine/metrics/step_fields.h" line="-91"/>
+        <location filename="../engine/metrics/step_fields.h" line="-109"/>
         <source>lr</source>
         <translation>lr</translation>
     </message>
@@ -1770,7 +1791,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Misst die sgemm-Spitzenleistung dieser CPU (einige Sekunden), damit tokens/s geschätzt werden können; die Engine speichert sie für alle späteren Läufe.</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+24"/>
         <source>%1 (%2)</source>
         <translation>%1 (%2)</translation>
     </message>
@@ -2156,17 +2177,16 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+2"/>
-        <location line="+86"/>
+        <location line="+93"/>
         <source>Device</source>
         <translation>Gerät</translation>
     </message>
     <message>
-        <location line="-81"/>
         <source>Data-parallel devices (one engine rank each)</source>
-        <translation>Datenparallele Geräte (je ein Engine-Rank)</translation>
+        <translation type="vanished">Datenparallele Geräte (je ein Engine-Rank)</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-87"/>
         <source>Devices</source>
         <translation>Geräte</translation>
     </message>
@@ -2182,12 +2202,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+60"/>
+        <location line="+67"/>
         <source>Token budget</source>
         <translation>Token-Budget</translation>
     </message>
     <message>
-        <location line="-53"/>
+        <location line="-60"/>
         <source>Model FLOPs utilisation assumed: achieved model FLOP/s ÷ the device&apos;s dense peak (40 % is typical of a well-tuned GPU run; for this machine&apos;s CPU, the MFU of the This machine estimate, until you set one)</source>
         <translation>Angenommene Modell-FLOPs-Auslastung: erreichte Modell-FLOP/s ÷ dichte Spitzenleistung des Geräts (40 % ist typisch für einen gut abgestimmten GPU-Lauf; für die CPU dieses Rechners die MFU der Schätzung „Dieser Rechner“, bis Sie einen Wert setzen)</translation>
     </message>
@@ -2213,12 +2233,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+57"/>
+        <location line="+64"/>
         <source>Deadline</source>
         <translation>Frist</translation>
     </message>
     <message>
-        <location line="-52"/>
+        <location line="-59"/>
         <source>catalogue</source>
         <translation>Katalog</translation>
     </message>
@@ -2253,7 +2273,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>2: + Gradienten partitioniert</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-37"/>
+        <source>Devices, one engine rank each: data-parallel replicas × the tensor-parallel degree</source>
+        <translation>Geräte, je ein Engine-Rang: datenparallele Replikate × Tensor-Parallelitätsgrad</translation>
+    </message>
+    <message>
+        <location line="+39"/>
         <source>ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 to 3, stage 3 in fp32 only</source>
         <translation>ZeRO-Stufe (Rajbhandari et al. 2020); die Engine trainiert die Stufen 0 bis 3, Stufe 3 nur in fp32</translation>
     </message>
@@ -2263,18 +2288,28 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>ZeRO-Stufe</translation>
     </message>
     <message>
+        <location line="+5"/>
+        <source>Devices per tensor-parallel group (Megatron-LM; train.tensor_parallel): each holds 1/N of every layer, so Devices must be a multiple of it; the engine trains it in fp32</source>
+        <translation>Geräte je tensorparalleler Gruppe (Megatron-LM; train.tensor_parallel): jedes hält 1/N jeder Schicht, daher muss die Geräteanzahl ein Vielfaches davon sein; die Engine trainiert sie in fp32</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Tensor parallel</source>
+        <translation>Tensor-parallel</translation>
+    </message>
+    <message>
         <location line="+11"/>
         <source>Memory per device by ZeRO stage</source>
         <translation>Speicher pro Gerät nach ZeRO-Stufe</translation>
     </message>
     <message>
         <location line="+8"/>
-        <location line="+185"/>
+        <location line="+191"/>
         <source>ZeRO-%1</source>
         <translation>ZeRO-%1</translation>
     </message>
     <message>
-        <location line="-181"/>
+        <location line="-187"/>
         <source>Compute, time and bandwidth</source>
         <translation>Rechenaufwand, Zeit und Bandbreite</translation>
     </message>
@@ -2365,7 +2400,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der größere der beiden Werte (– unmöglich)</translation>
     </message>
     <message>
-        <location line="+53"/>
+        <location line="+54"/>
         <source> (planning only)</source>
         <translation> (nur Planung)</translation>
     </message>
@@ -2375,7 +2410,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation> (dieser Rechner)</translation>
     </message>
     <message>
-        <location line="+70"/>
+        <location line="+72"/>
         <source>Fix the marked fields to update the plan (the figures shown are of the last valid config).</source>
         <translation>Korrigieren Sie die markierten Felder, um den Plan zu aktualisieren (die angezeigten Werte gehören zur letzten gültigen Konfiguration).</translation>
     </message>
@@ -2393,6 +2428,11 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <location line="+2"/>
         <source>The engine trains ZeRO stage 3 in fp32 only: in mixed precision stage 3 is a planning estimate.</source>
         <translation>Die Engine trainiert ZeRO-Stufe 3 nur in fp32: In gemischter Präzision ist Stufe 3 eine Planungsschätzung.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>The engine trains tensor parallelism in fp32 only: in mixed precision it is a planning estimate.</source>
+        <translation>Die Engine trainiert Tensor-Parallelität nur in fp32: In gemischter Präzision ist sie eine Planungsschätzung.</translation>
     </message>
     <message>
         <location line="+2"/>

@@ -78,7 +78,7 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   world_->setObjectName(QStringLiteral("infra_world_size"));
   world_->setRange(1, 1000000);
   world_->setValue(8);
-  world_->setToolTip(tr("Data-parallel devices (one engine rank each)"));
+  world_->setToolTip(tr("Devices, one engine rank each: data-parallel replicas × the tensor-parallel degree"));
   in_form->addRow(tr("Devices"), world_);
   tokens_ = new QLineEdit(in_box);
   tokens_->setObjectName(QStringLiteral("infra_tokens"));
@@ -119,6 +119,13 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   zero_->addItem(tr("3: + parameters sharded (fp32 only)"), 3);
   zero_->setToolTip(tr("ZeRO stage (Rajbhandari et al. 2020); the engine trains stages 0 to 3, stage 3 in fp32 only"));
   in_form->addRow(tr("ZeRO stage"), zero_);
+  tp_ = new QSpinBox(in_box);
+  tp_->setObjectName(QStringLiteral("infra_tensor_parallel"));
+  tp_->setRange(1, 64);
+  tp_->setValue(1);
+  tp_->setToolTip(tr("Devices per tensor-parallel group (Megatron-LM; train.tensor_parallel): each holds 1/N of every layer, "
+                     "so Devices must be a multiple of it; the engine trains it in fp32"));
+  in_form->addRow(tr("Tensor parallel"), tp_);
   outer->addWidget(in_box);
 
   figures_ = new QWidget(this);
@@ -189,6 +196,7 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   connect(device_, &QComboBox::currentIndexChanged, this, changed);
   connect(zero_, &QComboBox::currentIndexChanged, this, changed);
   connect(world_, &QSpinBox::valueChanged, this, changed);
+  connect(tp_, &QSpinBox::valueChanged, this, changed);
   connect(tokens_, &QLineEdit::textChanged, this, changed);
   connect(mfu_, &QDoubleSpinBox::valueChanged, this, [this] {
     if (filling_) return;
@@ -231,6 +239,7 @@ td::ClusterOptions InfraPanel::options(bool* ok) const {
   o.device = device_->currentData().toString().toStdString();
   o.world_size = world_->value();
   o.zero = zero_->currentData().toInt();
+  o.tensor_parallel = tp_->value();
   const std::optional<double> tokens = parseTokenCount(tokens_->text());
   if (ok) *ok = tokens.has_value();
   o.tokens = tokens.value_or(0);
@@ -246,6 +255,7 @@ void InfraPanel::setOptions(const td::ClusterOptions& o) {
   if (at >= 0) device_->setCurrentIndex(at);
   world_->setValue(o.world_size);
   zero_->setCurrentIndex(std::clamp(o.zero, 0, 3));
+  tp_->setValue(std::clamp(o.tensor_parallel, 1, 64));
   tokens_->setText(o.tokens > 0 ? QString::number(o.tokens, 'g', 12) : QString());
   mfu_->setValue(o.mfu * 100.0);
   mfu_edited_ = true;
@@ -296,6 +306,8 @@ void InfraPanel::recompute() {
     if (p.device.planning_only) notes << tr("%1 is for planning only: the engine does not run on it.").arg(QString::fromStdString(p.device.name));
     if (p.options.zero >= 3 && p.precision != td::Precision::fp32)
       notes << tr("The engine trains ZeRO stage 3 in fp32 only: in mixed precision stage 3 is a planning estimate.");
+    if (p.options.tensor_parallel > 1 && p.precision != td::Precision::fp32)
+      notes << tr("The engine trains tensor parallelism in fp32 only: in mixed precision it is a planning estimate.");
     if (!p.peak_flops)
       notes << (p.device.this_machine ? tr("This CPU's peak is not measured yet: calibrate it (This machine tab) to estimate time.")
                                       : tr("%1 has no peak in the catalogue at this precision: time and cost are unknown.")

@@ -27,7 +27,8 @@ class MemoryBars;
 /// infra_world_size (QSpinBox), infra_tokens (QLineEdit: a token count such as 1e9 or 2.5G;
 /// empty = train.steps x tokens per step), infra_mfu (QDoubleSpinBox, percent), infra_deadline
 /// (QDoubleSpinBox, hours; 0 = none), infra_price (QDoubleSpinBox, per device-hour; 0 = the
-/// catalogue's), infra_zero (QComboBox, stage 0..3).
+/// catalogue's), infra_zero (QComboBox, stage 0..3), infra_tensor_parallel (QSpinBox, 1..64:
+/// devices per tensor-parallel group; infra_world_size counts all devices).
 /// Outputs: infra_memory_bars (MemoryBars), labels infra_device_info, infra_memory_0 ..
 /// infra_memory_3, infra_budget, infra_flops, infra_tokens_per_s, infra_time, infra_step_time,
 /// infra_collective, infra_network, infra_storage, infra_cost, infra_note; the table infra_needs
@@ -75,6 +76,7 @@ class InfraPanel : public QWidget {
   bool mfu_edited_ = false;  // the user chose the MFU: it no longer follows the device
   void followMfu();
   QComboBox *device_, *zero_;
+  QSpinBox* tp_ = nullptr;
   QSpinBox* world_;
   QLineEdit* tokens_;
   QDoubleSpinBox *mfu_, *deadline_, *price_;

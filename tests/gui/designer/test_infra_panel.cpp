@@ -172,6 +172,43 @@ class TestInfraPanel : public QObject {
     QCOMPARE(text(p, "infra_budget"), QStringLiteral("13.1 M tokens"));
   }
 
+  // Tensor parallel 2 on the worked example's 8 H100 (TP 2 x DP 4): the bars are a TP rank's
+  // shard, Ψ' = 62641920 (tests/engine/test_planner.cpp derives it), ZeRO over 4 replicas; the
+  // collectives add the TP group's (1258291200 + 131072 bytes, by hand there).
+  void tensorParallelSplitsTheBars() {
+    td::gui::Planner planner;
+    InfraPanel p(&planner);
+    p.show();
+    p.showCheck(planner.check(gpt2Doc()));
+    enterWorkedExample(p);
+    auto* tp = p.findChild<QSpinBox*>("infra_tensor_parallel");
+    QVERIFY(tp);
+    QCOMPARE(tp->value(), 1);
+    p.findChild<QComboBox*>("infra_zero")->setCurrentIndex(1);
+    tp->setValue(2);
+    QCOMPARE(p.options().tensor_parallel, 2);
+    QVERIFY(p.plan().has_value());
+    const auto& bars = p.memoryBars()->bars();
+    QCOMPARE(bars[1].params, 2ull * 62641920);
+    QCOMPARE(bars[1].grads, 2ull * 62641920);
+    QCOMPARE(bars[1].optimizer, 12ull * 62641920 / 4);
+    QCOMPARE(bars[3].params, 2ull * 62641920 / 4);
+    // ZeRO-1 over dp = 4: (3/4) 2Ψ' twice (93962880 each) + the TP group's.
+    QCOMPARE(p.plan()->collective_bytes_per_step, 2 * 93962880.0 + 1258291200.0 + 131072.0);
+    QVERIFY(p.findChild<QLabel*>("infra_note")->text().contains("tensor parallelism in fp32 only"));
+    // 7 devices cannot hold groups of 2: the note says what to do.
+    p.findChild<QSpinBox*>("infra_world_size")->setValue(7);
+    QVERIFY2(p.findChild<QLabel*>("infra_note")->text().contains("--world-size 7 is not a multiple of the tensor-parallel degree 2"),
+             qPrintable(p.findChild<QLabel*>("infra_note")->text()));
+    // Options round-trip.
+    td::ClusterOptions o = p.options();
+    o.world_size = 16;
+    o.tensor_parallel = 4;
+    p.setOptions(o);
+    QCOMPARE(tp->value(), 4);
+    QCOMPARE(p.plan()->options.tensor_parallel, 4);
+  }
+
   void deviceThatIsTooSmallIsMarked() {
     // A 1.5 GiB user device: stage 0 (16Ψ + activations) does not fit; planning it says so.
     QDir().mkpath(dir_.filePath("config/traindeck"));
