@@ -20,6 +20,8 @@ std::vector<PlanVsMeasuredRow> plan_vs_measured(const RunConfig& c, const RunMea
   if (!(mfu > 0)) mfu = gpu ? kPlanGpuMfu : kPlanCpuMfu;
   const int world = std::max(1, m.world_size);
   const Plan plan = make_plan(c, world);
+  // Tensor parallelism: tp ranks a group, dp replicas (each reads its own slice of the batch).
+  const int tp = plan.tensor_parallel, dp = world / tp;
   std::vector<PlanVsMeasuredRow> rows;
   char buf[256];
 
@@ -62,15 +64,19 @@ std::vector<PlanVsMeasuredRow> plan_vs_measured(const RunConfig& c, const RunMea
     // bytes of 0, 2 reduce-scatters every micro batch, 3 also all-gathers the weights twice per
     // micro batch).
     const int stage = std::clamp(c.train.zero, 0, 3);
-    const double bytes = collective_bytes_per_step(plan.n_params, prec, stage, world, c.train.grad_accum);
+    // Tensor parallelism (plan.tensor_parallel > 1): ZeRO's over the dp replicas of the rank's
+    // shard, plus its TP group's activation all-reduces and cross-entropy all-gather.
+    const double bytes = collective_bytes_per_step(plan.n_params_per_rank, prec, stage, dp, c.train.grad_accum) +
+                         tp_collective_bytes(c.model, c.train.micro_batch, c.train.grad_accum, tp, prec).total();
     PlanVsMeasuredRow cb;
     cb.key = "comm_bytes";
     cb.quantity = "collective bytes per step and rank";
     cb.unit = "bytes";
     cb.planned = bytes;
     cb.measured = m.comm_bytes_per_step;
-    std::snprintf(buf, sizeof buf, "ring %s of the %s gradients over %d ranks (ZeRO-%d)", stage == 0 ? "all-reduce" : stage == 1 ? "reduce-scatter + all-gather" : stage == 2 ? "reduce-scatter per micro batch + all-gather" : "reduce-scatter + 2 all-gathers per micro batch",
-                  prec == Precision::mixed ? "bf16" : "fp32", world, stage);
+    std::snprintf(buf, sizeof buf, "ring %s of the %s gradients over %d ranks (ZeRO-%d)%s", stage == 0 ? "all-reduce" : stage == 1 ? "reduce-scatter + all-gather" : stage == 2 ? "reduce-scatter per micro batch + all-gather" : "reduce-scatter + 2 all-gathers per micro batch",
+                  prec == Precision::mixed ? "bf16" : "fp32", dp, stage,
+                  tp > 1 ? ", + the tensor-parallel group's activation all-reduces and cross-entropy all-gather" : "");
     cb.basis = buf;
     cb.error_pct = error_percent(cb.planned, cb.measured);
     rows.push_back(cb);
@@ -101,9 +107,9 @@ std::vector<PlanVsMeasuredRow> plan_vs_measured(const RunConfig& c, const RunMea
   io.unit = "bytes/s";
   const int token_bytes = shard_token_bytes(c.model.vocab_size);
   if (tps.planned) {
-    io.planned = *tps.planned / world * token_bytes;
-    std::snprintf(buf, sizeof buf, "planned tokens/s / %d rank%s x %d bytes per token on disk; reached: median data_read_mb_s of rank 0",
-                  world, world == 1 ? "" : "s", token_bytes);
+    io.planned = *tps.planned / dp * token_bytes;
+    std::snprintf(buf, sizeof buf, "planned tokens/s / %d %s x %d bytes per token on disk; reached: median data_read_mb_s of rank 0",
+                  dp, tp > 1 ? (dp == 1 ? "data-parallel replica" : "data-parallel replicas") : (dp == 1 ? "rank" : "ranks"), token_bytes);
     io.basis = buf;
   } else {
     io.basis = "no planned tokens/s (no peak FLOP/s)";

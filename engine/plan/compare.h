@@ -60,7 +60,8 @@ struct PlanVsMeasuredRow {
 /// (CPU: make_plan total + kCpuRuntimeBytes against peak RSS; CUDA: + kCudaRuntimeBytes against
 /// the GPU memory high-water mark), tokens/s (world_size x peak_flops x mfu / FLOPs per token),
 /// and for world_size > 1 the collective bytes per rank and step (collective_bytes_per_step at
-/// train.zero) and the bus bandwidth that hides them behind the planned compute time of a step;
+/// train.zero; with train.tensor_parallel, of the rank's shard over the replicas plus
+/// tp_collective_bytes; the storage row then divides by the replicas, not the ranks) and the bus bandwidth that hides them behind the planned compute time of a step;
 /// last the storage read bandwidth per rank the planned tokens/s need (planned tokens/s /
 /// world_size x shard_token_bytes(vocab_size), the planner's storage read bandwidth over the
 /// ranks; docs/planner.md) against the speed rank 0's reads reached (storage_read_bytes_per_s).

@@ -156,6 +156,17 @@ class TestPlannerAccuracy : public QObject {
     QVERIFY(near(*rows[4].planned, 1e11 / 226752.0));
     QCOMPARE(*rows[4].measured, 50e6);
     QVERIFY(near(*rows[4].error_pct, 100.0 * (1e11 / 226752.0 - 50e6) / 50e6));
+    // Tensor parallel 2 on the 2 ranks (one replica): the TP group's bytes alone, 2 (1 + 2 L) =
+    // 10 all-reduces of B T C = 4 x 32 x 32 fp32, 2 (1/2) 16384 = 16384 bytes each, and the
+    // cross-entropy's all-gather 8 (2-1) B T = 1024: 164864 bytes; the one replica reads the
+    // whole batch (441010.45 tokens/s x 2 bytes); a rank holds a shard, less than the model.
+    td::RunConfig ct = c;
+    ct.train.tensor_parallel = 2;
+    const auto rt = td::plan_vs_measured(ct, m);
+    QCOMPARE(rt[2].key, std::string("comm_bytes"));
+    QCOMPARE(*rt[2].planned, 164864.0);
+    QVERIFY(near(*rt[4].planned, 2 * 1e11 / 226752.0));
+    QVERIFY(*rt[0].planned < *rows[0].planned);
     // The MFU given replaces the default; unknown figures leave the row without an error.
     td::RunMeasured bare;
     bare.peak_flops = 2e11;
