@@ -76,6 +76,15 @@ std::string tp_problem(const ModelConfig& m, int tp) {
   return "";
 }
 
+std::string tp_config_problem(const ModelConfig& m, int tp, const std::string& precision) {
+  if (tp <= 1) return "";
+  if (const std::string why = tp_problem(m, tp); !why.empty())
+    return "value " + std::to_string(tp) + ": " + why + "; choose a degree that divides them";
+  if (precision == "bf16")
+    return "value " + std::to_string(tp) + " trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1";
+  return "";
+}
+
 std::vector<ParamTensor> tp_param_tensors(const ModelConfig& m, int r, int tp) {
   std::vector<ParamTensor> t = model_param_tensors(m);
   if (tp == 1) return t;

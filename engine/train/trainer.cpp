@@ -304,13 +304,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   // Tensor parallelism (engine/model/tensor_parallel.h, docs/distributed.md): world = dp x tp;
   // the data loader reads by data-parallel rank (the ranks of one TP group see the same tokens).
   const int tp = tc.tensor_parallel;
-  if (tp > 1)
-    if (const std::string why = tp_problem(mc, tp); !why.empty())
-      throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + ": " + why + "; choose a degree that divides them");
+  if (const std::string why = tp_config_problem(mc, tp, tc.precision); !why.empty()) throw ConfigError("train.tensor_parallel", why);
   // Not built yet (docs/distributed.md): said before anything is written. (The config parser
   // accepts these combinations; the workbench's designer edits them freely.)
-  if (tp > 1 && tc.precision == "bf16")
-    throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1");
   if (tp > 1 && denv.world_size % tp != 0)
     throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " does not divide the world size " + std::to_string(denv.world_size) +
                                                ": start a multiple of " + std::to_string(tp) + " ranks");

@@ -12,6 +12,7 @@
 #include "engine/common/error.h"
 #include "engine/metrics/calibrate.h"
 #include "engine/metrics/sysinfo.h"
+#include "engine/model/tensor_parallel.h"
 #include "engine/plan/compare.h"
 #include "gui/core/paths.h"
 
@@ -178,6 +179,12 @@ Checked checkDocument(const json& doc) {
     } catch (const std::exception&) {
       break;
     }
+  }
+  // Tensor parallelism's rules on the model (n_head, n_kv_head, d_ff multiples of the degree)
+  // and precision, as the trainer checks them (the config parser does not: tp_config_problem).
+  if (out.config && !out.errors.contains("train.tensor_parallel")) {
+    const std::string why = td::tp_config_problem(out.config->model, out.config->train.tensor_parallel, out.config->train.precision);
+    if (!why.empty()) out.errors.insert("train.tensor_parallel", QString::fromStdString(why));
   }
   return out;
 }

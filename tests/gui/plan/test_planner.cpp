@@ -117,6 +117,28 @@ class TestPlanner : public QObject {
     QVERIFY(!c.has_plan);
   }
 
+  // train.tensor_parallel's rules (tp_config_problem) are the trainer's words, keyed by the
+  // field: the heads and d_ff must be multiples of the degree, and bf16 is refused for now.
+  void tensorParallelIsCheckedAsTheTrainerChecksIt() {
+    json doc = smallDoc();
+    doc["train"]["tensor_parallel"] = 3;
+    auto errors = Planner::fieldErrors(doc);
+    QCOMPARE(errors.size(), 1);
+    QCOMPARE(errors.value("train.tensor_parallel"),
+             QStringLiteral("value 3: model.n_head (4) is not a multiple of train.tensor_parallel (3): each rank computes n_head / "
+                            "tensor_parallel attention heads; choose a degree that divides them"));
+    PlanCheck c = Planner().check(doc);
+    QVERIFY(!c.valid && !c.has_plan);
+    doc["train"]["tensor_parallel"] = 2;
+    QVERIFY(Planner::fieldErrors(doc).isEmpty());
+    doc["train"]["device"] = "cuda";  // bf16 trains on a GPU
+    doc["train"]["precision"] = "bf16";
+    QCOMPARE(Planner::fieldErrors(doc).value("train.tensor_parallel"),
+             QStringLiteral("value 2 trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1"));
+    doc["train"]["precision"] = "auto";
+    QVERIFY(Planner::fieldErrors(doc).isEmpty());
+  }
+
   void crossFieldRulesDoNotBlameValidPairs() {
     // Alone with its default partner each would fail (n_head 6 does not divide 100; default lr
     // 6e-4 < min_lr 5): together they are valid.
