@@ -2182,10 +2182,6 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Gerät</translation>
     </message>
     <message>
-        <source>Data-parallel devices (one engine rank each)</source>
-        <translation type="vanished">Datenparallele Geräte (je ein Engine-Rank)</translation>
-    </message>
-    <message>
         <location line="-87"/>
         <source>Devices</source>
         <translation>Geräte</translation>
@@ -2289,8 +2285,8 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+5"/>
-        <source>Devices per tensor-parallel group (Megatron-LM; train.tensor_parallel): each holds 1/N of every layer, so Devices must be a multiple of it; the engine trains it in fp32</source>
-        <translation>Geräte je tensorparalleler Gruppe (Megatron-LM; train.tensor_parallel): jedes hält 1/N jeder Schicht, daher muss die Geräteanzahl ein Vielfaches davon sein; die Engine trainiert sie in fp32</translation>
+        <source>Devices per tensor-parallel group (Megatron-LM; train.tensor_parallel): each holds 1/N of every layer, so Devices must be a multiple of it</source>
+        <translation>Geräte je tensorparalleler Gruppe (Megatron-LM; train.tensor_parallel): jedes hält 1/N jeder Schicht, daher muss die Geräteanzahl ein Vielfaches davon sein</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -2304,12 +2300,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+8"/>
-        <location line="+191"/>
+        <location line="+189"/>
         <source>ZeRO-%1</source>
         <translation>ZeRO-%1</translation>
     </message>
     <message>
-        <location line="-187"/>
+        <location line="-185"/>
         <source>Compute, time and bandwidth</source>
         <translation>Rechenaufwand, Zeit und Bandbreite</translation>
     </message>
@@ -2428,11 +2424,6 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <location line="+2"/>
         <source>The engine trains ZeRO stage 3 in fp32 only: in mixed precision stage 3 is a planning estimate.</source>
         <translation>Die Engine trainiert ZeRO-Stufe 3 nur in fp32: In gemischter Präzision ist Stufe 3 eine Planungsschätzung.</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>The engine trains tensor parallelism in fp32 only: in mixed precision it is a planning estimate.</source>
-        <translation>Die Engine trainiert Tensor-Parallelität nur in fp32: In gemischter Präzision ist sie eine Planungsschätzung.</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -3523,7 +3514,7 @@ Standard: %3</translation>
 <context>
     <name>td::gui::Planner</name>
     <message>
-        <location filename="../gui/plan/planner.cpp" line="+202"/>
+        <location filename="../gui/plan/planner.cpp" line="+209"/>
         <source>the engine&apos;s device list is not the JSON `traindeck-engine devices` prints: %1</source>
         <translation>die Geräteliste der Engine ist nicht das JSON, das `traindeck-engine devices` ausgibt: %1</translation>
     </message>

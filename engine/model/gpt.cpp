@@ -193,8 +193,6 @@ GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorPar
     tp_size_ = tp_->size();
     TD_ASSERT(tp_size_ >= 1 && tp_rank_ >= 0 && tp_rank_ < tp_size_);
     if (const std::string why = tp_problem(m, tp_size_); !why.empty()) fail(why);
-    if (act != DType::kF32)
-      fail("train.tensor_parallel trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1");
     for (Op op : {Op::kCrossEntropyShardStats, Op::kCrossEntropyShardBackward})
       if (!be_.supports(op, act)) fail("the " + be_.name() + " backend cannot compute " + op_name(op) + ", which tensor parallelism needs");
   }
@@ -364,7 +362,7 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
   // output (embedding, attn.c_proj, mlp.c_proj) is a partial sum, all-reduced before the residual
   // add, with its replicated bias added on rank 0 alone.
   auto tp_sum = [&](Act* x, size_t n) {
-    if constexpr (std::is_same_v<Act, float>) tp_reduce(x, n);
+    tp_reduce(x, n);
   };
   auto row_bias = [&](const Act* b) { return tp_rank_ == 0 ? b : nullptr; };
   // The weights the ops read: the fp32 master weights themselves, or their bf16 copy, refreshed
@@ -406,11 +404,9 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
   wv.done(cfg_.n_layer + 1);
   wv.done(0);
   if (!d_tg) return nullptr;
-  if constexpr (std::is_same_v<Act, float>) {
-    if (tp_) {
-      tp_cross_entropy(A.losses, A.logits, d_tg, (int)BT);
-      return A.losses;
-    }
+  if (tp_) {
+    tp_cross_entropy<Act>(A.losses, A.logits, d_tg, (int)BT);
+    return A.losses;
   }
   ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, (int)BT, V, 0.0f);
   return A.losses;
@@ -422,10 +418,11 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
 // exp(lse_r) (max-subtracted), z_target = the sum of the target logits (0 on ranks without it).
 // Gathers 2 BT floats per rank instead of the logits. losses (BT) and lse_ (BT, the full lse for
 // backward) receive the results.
-void GPT::tp_cross_entropy(float* losses, const float* logits, const int32_t* d_tg, int BT) {
+template <class Act>
+void GPT::tp_cross_entropy(float* losses, const Act* logits, const int32_t* d_tg, int BT) {
   const size_t n = 2 * (size_t)BT;
   float* mine = lse_ + (size_t)tp_rank_ * n;
-  be_.ops<float>().cross_entropy_shard_stats(mine, mine + BT, logits, d_tg, BT, V_, v0_);
+  be_.ops<Act>().cross_entropy_shard_stats(mine, mine + BT, logits, d_tg, BT, V_, v0_);
   tp_->all_gather(lse_, n);
   std::vector<float> all((size_t)tp_size_ * n), loss(BT), lse(BT);
   be_.download(all.data(), lse_, all.size() * sizeof(float));
@@ -443,6 +440,19 @@ void GPT::tp_cross_entropy(float* losses, const float* logits, const int32_t* d_
   be_.upload(losses, loss.data(), BT * sizeof(float));
   be_.upload(lse_, lse.data(), BT * sizeof(float));  // backward reads the full lse from here
 }
+template void GPT::tp_cross_entropy<float>(float*, const float*, const int32_t*, int);
+template void GPT::tp_cross_entropy<bf16>(float*, const bf16*, const int32_t*, int);
+
+void GPT::tp_reduce(bf16* x, size_t n) {
+  if (!tp_) return;
+  std::vector<bf16> h(n);
+  std::vector<float> f(n);
+  be_.download(h.data(), x, n * sizeof(bf16));
+  for (size_t i = 0; i < n; i++) f[i] = to_float(h[i]);
+  tp_->all_reduce_sum(f.data(), n);
+  for (size_t i = 0; i < n; i++) h[i] = to_bf16(f[i]);
+  be_.upload(x, h.data(), n * sizeof(bf16));
+}
 
 const float* GPT::logits() const {
   TD_ASSERT(act_ == DType::kF32);
@@ -457,7 +467,15 @@ void GPT::download_logits(float* dst, size_t first_row, size_t rows) const {
     // all-gathered through a backend buffer (every rank of the group calls this alike).
     const size_t widest = (size_t)(cfg_.vocab_size + tp_size_ - 1) / tp_size_, n = rows * widest;
     std::vector<float> mine(n, 0.0f), all(n * tp_size_);
-    for (size_t r = 0; r < rows; r++) be_.download(&mine[r * widest], logits() + (first_row + r) * V_, V_ * sizeof(float));
+    if (act_ == DType::kF32) {
+      for (size_t r = 0; r < rows; r++) be_.download(&mine[r * widest], logits() + (first_row + r) * V_, V_ * sizeof(float));
+    } else {
+      std::vector<bf16> row(V_);
+      for (size_t r = 0; r < rows; r++) {
+        be_.download(row.data(), static_cast<const bf16*>(logits_) + (first_row + r) * V_, V_ * sizeof(bf16));
+        for (int v = 0; v < V_; v++) mine[r * widest + v] = to_float(row[v]);
+      }
+    }
     float* buf = static_cast<float*>(be_.alloc(all.size() * sizeof(float)));
     be_.upload(buf + (size_t)tp_rank_ * n, mine.data(), n * sizeof(float));
     tp_->all_gather(buf, n);
@@ -538,7 +556,7 @@ void GPT::backward_impl(float loss_scale) {
   // vocabulary-parallel head) is a partial sum over the group: all-reduced (the conjugate of the
   // forward's identity, Megatron-LM's operator f) before it joins the replicated residual stream.
   auto tp_sum = [&](Act* x, size_t n) {
-    if constexpr (std::is_same_v<Act, float>) tp_reduce(x, n);
+    tp_reduce(x, n);
   };
   // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
   const int last = cfg_.n_layer + 1;  // the bucket of ln_f (and an untied lm_head)
@@ -563,14 +581,10 @@ void GPT::backward_impl(float loss_scale) {
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
 
   // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
-  bool sharded_ce = false;
-  if constexpr (std::is_same_v<Act, float>) {
-    if (tp_) {  // softmax over the full vocabulary: exp(z - lse) with the forward's combined lse
-      ops.cross_entropy_shard_backward(A.logits, A.logits, lse_, d_tg, (int)BT, V, v0_, loss_scale);
-      sharded_ce = true;
-    }
-  }
-  if (!sharded_ce) ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, (int)BT, V, loss_scale);
+  if (tp_)  // softmax over the full vocabulary: exp(z - lse) with the forward's combined lse
+    ops.cross_entropy_shard_backward(A.logits, A.logits, lse_, d_tg, (int)BT, V, v0_, loss_scale);
+  else
+    ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, (int)BT, V, loss_scale);
   const size_t nt = tensors_.size();
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
   const size_t head_t = cfg_.tie_embeddings ? 0 : nt - 1;

@@ -184,10 +184,16 @@ class GPT {
   template <class Act> void llama_backward_impl(float loss_scale);
   // Tensor parallelism (tp_ null: none): the vocabulary-parallel cross-entropy's per-row
   // combination over the group, in forward (host side; the full lse kept in lse_ for backward).
-  void tp_cross_entropy(float* losses, const float* logits, const int32_t* d_tg, int BT);
+  // Act: float or bf16 logits (explicitly instantiated in gpt.cpp for both).
+  template <class Act> void tp_cross_entropy(float* losses, const Act* logits, const int32_t* d_tg, int BT);
   void tp_reduce(float* x, size_t n) {
     if (tp_) tp_->all_reduce_sum(x, n);
   }
+  // bf16 activations (mixed precision): summed in fp32 through the host (the communicators
+  // reduce fp32), then rounded to bf16 once: the same rounding as the unsplit model's bf16
+  // output of the whole matmul. A device-side path (NCCL's bf16 all-reduce, no host copy) is
+  // the GPU's to add (docs/cuda.md).
+  void tp_reduce(bf16* x, size_t n);
   ModelConfig cfg_;
   Backend& be_;
   TensorParallel* tp_ = nullptr;

@@ -155,7 +155,7 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
   model_detail::WeightView<Act, ParamSource> wv(P, param_src_, grad_buckets());  // ZeRO-3: bucket by bucket
   auto W = [&](int l, int k) { return wv.at(tensors_[1 + (size_t)l * kPerLayer + k].offset); };
   auto tp_sum = [&](Act* x, size_t n) {
-    if constexpr (std::is_same_v<Act, float>) tp_reduce(x, n);
+    tp_reduce(x, n);
   };
 
   wv.need(0);
@@ -189,11 +189,9 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
   wv.done(cfg_.n_layer + 1);
   wv.done(0);
   if (!d_tg) return nullptr;
-  if constexpr (std::is_same_v<Act, float>) {
-    if (tp_) {
-      tp_cross_entropy(A.losses, A.logits, d_tg, BT);
-      return A.losses;
-    }
+  if (tp_) {
+    tp_cross_entropy<Act>(A.losses, A.logits, d_tg, BT);
+    return A.losses;
   }
   ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, BT, V, 0.0f);
   return A.losses;
@@ -219,7 +217,7 @@ void GPT::llama_backward_impl(float loss_scale) {
   model_detail::WeightView<Act, ParamSource> wv(P, param_src_, buckets);  // ZeRO-3: lent with each open bucket
   TD_ASSERT(grads_ || sink_);
   auto tp_sum = [&](Act* x, size_t n) {
-    if constexpr (std::is_same_v<Act, float>) tp_reduce(x, n);
+    tp_reduce(x, n);
   };
   // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
   const int last = cfg_.n_layer + 1;  // the bucket of norm (and an untied lm_head)
@@ -246,14 +244,10 @@ void GPT::llama_backward_impl(float loss_scale) {
   const size_t BTC = (size_t)BT * C * sizeof(Act);
 
   // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
-  bool sharded_ce = false;
-  if constexpr (std::is_same_v<Act, float>) {
-    if (tp_) {
-      ops.cross_entropy_shard_backward(A.logits, A.logits, lse_, d_tg, BT, V, v0_, loss_scale);
-      sharded_ce = true;
-    }
-  }
-  if (!sharded_ce) ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, BT, V, loss_scale);
+  if (tp_)
+    ops.cross_entropy_shard_backward(A.logits, A.logits, lse_, d_tg, BT, V, v0_, loss_scale);
+  else
+    ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, BT, V, loss_scale);
   const size_t head_t = cfg_.tie_embeddings ? 0 : norm + 1;
   open_bucket(last);
   if (cfg_.tie_embeddings) open_bucket(0);

@@ -53,9 +53,9 @@ std::string tp_problem(const ModelConfig& m, int tp_size);
 
 /// Why train.tensor_parallel = tp cannot train model m at train.precision `precision` ("" when
 /// it can; tp <= 1 always can), as the trainer and the workbench's designer both say it, after
-/// the field's name: "value 4: model.n_head (2) is not a multiple of train.tensor_parallel (4);
-/// choose a degree that divides them", or, for precision "bf16", "value 2 trains in fp32 only
-/// for now; ...". ("auto" is fp32 under tensor parallelism.)
+/// the field's name: "value 4: model.n_head (2) is not a multiple of train.tensor_parallel (4):
+/// ...; choose a degree that divides them". Every precision trains (the parameter is kept for
+/// the rules a precision may bring).
 std::string tp_config_problem(const ModelConfig& m, int tp, const std::string& precision);
 
 /// Rank tp_rank's parameter table: the names of model_param_tensors(m) in order, local shapes,

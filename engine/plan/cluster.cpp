@@ -49,7 +49,8 @@ CollectiveBytes tp_collective_bytes(const ModelConfig& m, int micro_batch, int g
   CollectiveBytes c;
   if (tp <= 1) return c;
   const double bt = double(micro_batch) * m.seq_len, f = double(tp - 1) / tp;
-  const double s = bt * m.d_model * (p == Precision::mixed ? 2 : 4);
+  const double s = bt * m.d_model * 4;  // fp32 in both precisions (GPT::tp_reduce)
+  (void)p;
   c.all_reduce = grad_accum * 2.0 * (1 + 2 * m.n_layer) * 2 * f * s;
   c.all_gather = grad_accum * 8.0 * (tp - 1) * bt;
   return c;
@@ -199,9 +200,8 @@ std::string cluster_table(const ClusterPlan& p) {
                 op.zero, op.zero == 3 && p.precision == Precision::mixed ? " (stage 3 trains in fp32 only: a planning estimate in bf16)" : "");
   o << buf;
   if (op.tensor_parallel > 1) {
-    std::snprintf(buf, sizeof buf, "tensor parallel %d x data parallel %d: each device holds a %s-parameter shard%s\n", op.tensor_parallel,
-                  op.world_size / op.tensor_parallel, si((double)p.model.n_params_per_rank, "").c_str(),
-                  p.precision == Precision::mixed ? " (tensor parallelism trains in fp32 only: a planning estimate in mixed precision)" : "");
+    std::snprintf(buf, sizeof buf, "tensor parallel %d x data parallel %d: each device holds a %s-parameter shard\n", op.tensor_parallel,
+                  op.world_size / op.tensor_parallel, si((double)p.model.n_params_per_rank, "").c_str());
     o << buf;
   }
   if (p.device.planning_only) o << "  (planning only: the engine does not run on " << p.device.name << ")\n";

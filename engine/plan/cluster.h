@@ -72,8 +72,8 @@ CollectiveBytes collective_bytes_by_kind(uint64_t n_params, Precision p, int sta
 ///   all_reduce: a x 2 (1 + 2 L) all-reduces of the b T C activations (forward: after the
 ///               vocabulary-parallel embedding and each row-parallel layer; backward: the
 ///               conjugate at each column-parallel input), each 2 (tp-1)/tp S, S = b T C x 4
-///               bytes (fp32; x 2 in mixed precision, a planning estimate: the engine trains
-///               tensor parallelism in fp32)
+///               bytes in either precision: the engine sums bf16 activations in fp32 too
+///               (Megatron-LM sends bf16, half of it; `p` is kept for that)
 ///   all_gather: a x the parallel cross-entropy's [lse | target logit] of each rank, 2 b T fp32:
 ///               (tp-1)/tp x tp 2 b T x 4 = 8 (tp-1) b T
 /// Both families (GPT-2, Llama: the same count). All zero for tp = 1. Checkpoints and samples

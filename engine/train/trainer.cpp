@@ -310,8 +310,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (tp > 1 && denv.world_size % tp != 0)
     throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " does not divide the world size " + std::to_string(denv.world_size) +
                                                ": start a multiple of " + std::to_string(tp) + " ranks");
-  // "auto" precision is fp32 under tensor parallelism (bf16 is refused by the config).
-  const DType act_dtype = tp == 1 && resolved_precision(tc) == "bf16" ? DType::kBF16 : DType::kF32;
+  const DType act_dtype = resolved_precision(tc) == "bf16" ? DType::kBF16 : DType::kF32;
   if (tc.zero == 1 && !denv.distributed() && !opt.quiet)
     std::fprintf(stderr, "note: train.zero = 1 with one rank shards nothing (the run equals train.zero = 0)\n");
   // Ranks sharing this machine share its cores: train.threads = 0 means cores / local ranks.

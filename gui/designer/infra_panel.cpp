@@ -124,7 +124,7 @@ InfraPanel::InfraPanel(Planner* planner, QWidget* parent) : QWidget(parent), pla
   tp_->setRange(1, 64);
   tp_->setValue(1);
   tp_->setToolTip(tr("Devices per tensor-parallel group (Megatron-LM; train.tensor_parallel): each holds 1/N of every layer, "
-                     "so Devices must be a multiple of it; the engine trains it in fp32"));
+                     "so Devices must be a multiple of it"));
   in_form->addRow(tr("Tensor parallel"), tp_);
   outer->addWidget(in_box);
 
@@ -306,8 +306,6 @@ void InfraPanel::recompute() {
     if (p.device.planning_only) notes << tr("%1 is for planning only: the engine does not run on it.").arg(QString::fromStdString(p.device.name));
     if (p.options.zero >= 3 && p.precision != td::Precision::fp32)
       notes << tr("The engine trains ZeRO stage 3 in fp32 only: in mixed precision stage 3 is a planning estimate.");
-    if (p.options.tensor_parallel > 1 && p.precision != td::Precision::fp32)
-      notes << tr("The engine trains tensor parallelism in fp32 only: in mixed precision it is a planning estimate.");
     if (!p.peak_flops)
       notes << (p.device.this_machine ? tr("This CPU's peak is not measured yet: calibrate it (This machine tab) to estimate time.")
                                       : tr("%1 has no peak in the catalogue at this precision: time and cost are unknown.")

@@ -180,10 +180,11 @@ class TestPlanner : public QObject {
     // A world the degree does not divide plans without TP.
     QCOMPARE(td::make_plan(c, 3).tensor_parallel, 1);
     // The TP group's bytes per step: 2 (1 + 2 x 12) = 50 all-reduces of b T C = 16 x 1024 x 768
-    // bf16 (S = 25165824 bytes), each 2 (1/2) S = S: 1258291200; the cross-entropy's all-gather
-    // 8 (2-1) b T = 131072.
+    // activations, summed in fp32 in both precisions (S = 50331648 bytes), each 2 (1/2) S = S:
+    // 2516582400; the cross-entropy's all-gather 8 (2-1) b T = 131072.
     const td::CollectiveBytes t = td::tp_collective_bytes(c.model, 16, 1, 2, td::Precision::mixed);
-    QCOMPARE(t.all_reduce, 1258291200.0);
+    QCOMPARE(t.all_reduce, 2516582400.0);
+    QCOMPARE(td::tp_collective_bytes(c.model, 16, 1, 2, td::Precision::fp32).all_reduce, 2516582400.0);
     QCOMPARE(t.all_gather, 131072.0);
     QCOMPARE(t.reduce_scatter, 0.0);
     QCOMPARE(td::tp_collective_bytes(c.model, 16, 1, 1, td::Precision::mixed).total(), 0.0);
@@ -202,8 +203,8 @@ class TestPlanner : public QObject {
     // ZeRO-1 over dp = 4: reduce-scatter and all-gather (3/4) 2Ψ' = 93962880 each; plus TP's.
     QCOMPARE(cp.collective_bytes_by_kind.reduce_scatter, 93962880.0);
     QCOMPARE(cp.collective_bytes_by_kind.all_gather, 93962880.0 + 131072.0);
-    QCOMPARE(cp.collective_bytes_by_kind.all_reduce, 1258291200.0);
-    QCOMPARE(cp.collective_bytes_per_step, 93962880.0 * 2 + 131072.0 + 1258291200.0);
+    QCOMPARE(cp.collective_bytes_by_kind.all_reduce, 2516582400.0);
+    QCOMPARE(cp.collective_bytes_per_step, 93962880.0 * 2 + 131072.0 + 2516582400.0);
     // A replica's 16 x 1024 tokens a step are computed by its 2 devices together.
     QVERIFY(near(cp.step_seconds, 8192.0 * kFlopsPerToken / (989e12 * 0.4)));
     // Devices needed come in whole TP groups.
@@ -211,7 +212,7 @@ class TestPlanner : public QObject {
       for (int f : n.n_fit) QVERIFY2(f % 2 == 0, n.device.c_str());
     const json j = td::cluster_json(cp);
     QCOMPARE(j["tensor_parallel"].get<int>(), 2);
-    QCOMPARE(j["tp_collective_bytes"]["all_reduce"].get<double>(), 1258291200.0);
+    QCOMPARE(j["tp_collective_bytes"]["all_reduce"].get<double>(), 2516582400.0);
     QVERIFY(td::cluster_table(cp).find("tensor parallel 2 x data parallel 4") != std::string::npos);
     // Errors say what to do.
     o.world_size = 3;

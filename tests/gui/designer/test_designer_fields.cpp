@@ -42,7 +42,7 @@ json everyField() {
             {"tie_embeddings", false}}},
           {"train",
            {{"device", "cuda:1"},
-            {"precision", "fp32"},  // not bf16: train.tensor_parallel 2 below trains in fp32 only
+            {"precision", "bf16"},
             {"threads", 3},
             {"seed", 42},
             {"steps", 1234},
@@ -177,7 +177,7 @@ class TestDesignerFields : public QObject {
     QCOMPARE(back, doc);
     // The editors show the values: the lists by their data, strings as text (not as JSON).
     QCOMPARE(qobject_cast<QComboBox*>(d.fieldEditor("train.device"))->currentData().toString(), QStringLiteral("cuda:1"));
-    QCOMPARE(qobject_cast<QComboBox*>(d.fieldEditor("train.precision"))->currentData().toString(), QStringLiteral("fp32"));
+    QCOMPARE(qobject_cast<QComboBox*>(d.fieldEditor("train.precision"))->currentData().toString(), QStringLiteral("bf16"));
     QCOMPARE(lineText(d, "train.sample_prompt"), QStringLiteral("Once upon a time"));
     QCOMPARE(lineText(d, "train.eps"), QStringLiteral("1e-06"));
     QCOMPARE(lineText(d, "train.keep_checkpoints"), QStringLiteral("5"));

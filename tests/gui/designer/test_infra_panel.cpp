@@ -174,7 +174,7 @@ class TestInfraPanel : public QObject {
 
   // Tensor parallel 2 on the worked example's 8 H100 (TP 2 x DP 4): the bars are a TP rank's
   // shard, Ψ' = 62641920 (tests/engine/test_planner.cpp derives it), ZeRO over 4 replicas; the
-  // collectives add the TP group's (1258291200 + 131072 bytes, by hand there).
+  // collectives add the TP group's (2516582400 + 131072 bytes, by hand there).
   void tensorParallelSplitsTheBars() {
     td::gui::Planner planner;
     InfraPanel p(&planner);
@@ -194,8 +194,7 @@ class TestInfraPanel : public QObject {
     QCOMPARE(bars[1].optimizer, 12ull * 62641920 / 4);
     QCOMPARE(bars[3].params, 2ull * 62641920 / 4);
     // ZeRO-1 over dp = 4: (3/4) 2Ψ' twice (93962880 each) + the TP group's.
-    QCOMPARE(p.plan()->collective_bytes_per_step, 2 * 93962880.0 + 1258291200.0 + 131072.0);
-    QVERIFY(p.findChild<QLabel*>("infra_note")->text().contains("tensor parallelism in fp32 only"));
+    QCOMPARE(p.plan()->collective_bytes_per_step, 2 * 93962880.0 + 2516582400.0 + 131072.0);
     // 7 devices cannot hold groups of 2: the note says what to do.
     p.findChild<QSpinBox*>("infra_world_size")->setValue(7);
     QVERIFY2(p.findChild<QLabel*>("infra_note")->text().contains("--world-size 7 is not a multiple of the tensor-parallel degree 2"),

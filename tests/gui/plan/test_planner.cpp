@@ -118,7 +118,7 @@ class TestPlanner : public QObject {
   }
 
   // train.tensor_parallel's rules (tp_config_problem) are the trainer's words, keyed by the
-  // field: the heads and d_ff must be multiples of the degree, and bf16 is refused for now.
+  // field: the heads and d_ff must be multiples of the degree.
   void tensorParallelIsCheckedAsTheTrainerChecksIt() {
     json doc = smallDoc();
     doc["train"]["tensor_parallel"] = 3;
@@ -131,11 +131,8 @@ class TestPlanner : public QObject {
     QVERIFY(!c.valid && !c.has_plan);
     doc["train"]["tensor_parallel"] = 2;
     QVERIFY(Planner::fieldErrors(doc).isEmpty());
-    doc["train"]["device"] = "cuda";  // bf16 trains on a GPU
+    doc["train"]["device"] = "cuda";  // bf16 trains on a GPU: with tensor parallelism too
     doc["train"]["precision"] = "bf16";
-    QCOMPARE(Planner::fieldErrors(doc).value("train.tensor_parallel"),
-             QStringLiteral("value 2 trains in fp32 only for now; set train.precision to \"fp32\" or train.tensor_parallel to 1"));
-    doc["train"]["precision"] = "auto";
     QVERIFY(Planner::fieldErrors(doc).isEmpty());
   }
 
