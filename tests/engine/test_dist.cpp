@@ -69,22 +69,11 @@ class TestDist : public QObject {
     p->waitForStarted(10000);
     return p;
   }
-  // A TCP port free now (bound to port 0, read, released).
-  static int free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    socklen_t len = sizeof sa;
-    ::bind(fd, (sockaddr*)&sa, sizeof sa);
-    getsockname(fd, (sockaddr*)&sa, &len);
-    ::close(fd);
-    return ntohs(sa.sin_port);
-  }
 
   // Rank 0 and rank 1 by hand with a 3 s collective timeout; signal `sig` goes to `victim` after
   // the first step event; the other rank must end with an error containing expect_in_error.
   void failure_case(int victim, int sig, const QString& expect_in_error) {
-    const int port = free_port();
+    const int port = free_tcp_port();
     QString out = dir_.filePath(QString("fail_%1_%2").arg(victim).arg(sig));
     QStringList args = {"train", "--config", cfg_, "--set", "train.micro_batch=2", "--set", "train.steps=1000000",
                         "--set", "train.eval_interval=0", "--set", "train.dist_timeout_s=3", "--out", out, "--peak-flops", "1e10"};
@@ -483,7 +472,7 @@ class TestDist : public QObject {
   }
 
   void rendezvous_names_the_missing_ranks() {
-    QProcess* r0 = start_rank(0, 3, free_port(), common(dir_.filePath("lonely")) + QStringList{"--set", "train.dist_timeout_s=2"});
+    QProcess* r0 = start_rank(0, 3, free_tcp_port(), common(dir_.filePath("lonely")) + QStringList{"--set", "train.dist_timeout_s=2"});
     QVERIFY(r0->waitForFinished(30000));
     QCOMPARE(r0->exitCode(), 1);
     QString err = QString::fromUtf8(r0->readAllStandardError());

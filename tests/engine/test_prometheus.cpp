@@ -22,21 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-// A port free on 127.0.0.1 now (the kernel's pick for port 0).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t n = sizeof a;
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) ::close(fd);
-  return port;
-}
-
 // Runs an HTTP GET on 127.0.0.1:port; "" when it fails.
 std::string http_get(int port, const std::string& path) {
   httplib::Client c("127.0.0.1", port);
@@ -142,7 +127,7 @@ class TestPrometheus : public QObject {
     QVERIFY2(url.rfind("http://127.0.0.1:", 0) == 0 && url.size() > 25, url.c_str());
     const std::string target = url.substr(7, url.find("/metrics") - 7);
 
-    const int web = free_port();
+    const int web = tdtest::free_tcp_port();
     QVERIFY(web > 0);
     const QString cfg = dir_.filePath("prometheus.yml");
     tdtest::write_file(cfg, QByteArray::fromStdString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"

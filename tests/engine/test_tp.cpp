@@ -131,6 +131,47 @@ Result unsplit(const ModelConfig& m, int B, int T, DType act = DType::kF32) {
   return r;
 }
 
+// The model split over tp ranks, one thread and CPU backend each, on unsplit()'s batch: each
+// rank's loss and gathered logits, its gradients in its own layout, and its all-reduce count.
+struct Split {
+  std::vector<Result> got;
+  std::vector<std::vector<float>> local;
+  std::vector<int> reduces;
+  std::vector<std::string> errors;
+};
+
+Split split(const ModelConfig& m, int tp, int B, int T, DType act) {
+  std::vector<int32_t> in, tg;
+  batch(B, T, m.vocab_size, in, tg);
+  ThreadGroup group(tp);
+  Split s;
+  s.got.resize((size_t)tp);
+  s.local.resize((size_t)tp);
+  s.reduces.resize((size_t)tp);
+  s.errors.resize((size_t)tp);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < tp; r++)
+    threads.emplace_back([&, r] {
+      try {
+        auto be = make_cpu_backend();
+        ThreadTp tpg(group, r, *be);
+        GPT model(m, *be, B, act, &tpg);
+        model.init_weights(5);
+        model.zero_grad();
+        s.got[(size_t)r].loss = model.forward(in.data(), tg.data(), B, T);
+        s.got[(size_t)r].logits.resize((size_t)B * T * m.vocab_size);
+        model.download_logits(s.got[(size_t)r].logits.data(), 0, (size_t)B * T);
+        model.backward(1.0f / (B * T));
+        s.local[(size_t)r].assign(model.grads(), model.grads() + model.num_params());
+        s.reduces[(size_t)r] = tpg.calls;
+      } catch (const std::exception& e) {
+        s.errors[(size_t)r] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  return s;
+}
+
 }  // namespace
 
 class TestTp : public QObject {
@@ -169,32 +210,10 @@ class TestTp : public QObject {
     const ModelConfig m = tiny(kv == 0, kv);
     const int B = 2, T = 8;
     const Result ref = unsplit(m, B, T), ref16 = unsplit(m, B, T, DType::kBF16);
-    std::vector<int32_t> in, tg;
-    batch(B, T, m.vocab_size, in, tg);
-    ThreadGroup group(tp);
-    std::vector<Result> got((size_t)tp);
-    std::vector<std::vector<float>> local((size_t)tp);
-    std::vector<std::string> errors((size_t)tp);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < tp; r++)
-      threads.emplace_back([&, r] {
-        try {
-          auto be = make_cpu_backend();
-          ThreadTp tpg(group, r, *be);
-          GPT model(m, *be, B, DType::kBF16, &tpg);
-          model.init_weights(5);
-          model.zero_grad();
-          got[(size_t)r].loss = model.forward(in.data(), tg.data(), B, T);
-          got[(size_t)r].logits.resize((size_t)B * T * m.vocab_size);
-          model.download_logits(got[(size_t)r].logits.data(), 0, (size_t)B * T);
-          model.backward(1.0f / (B * T));
-          local[(size_t)r].assign(model.grads(), model.grads() + model.num_params());
-        } catch (const std::exception& e) {
-          errors[(size_t)r] = e.what();
-        }
-      });
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < tp; r++) QVERIFY2(errors[(size_t)r].empty(), errors[(size_t)r].c_str());
+    const Split sp = split(m, tp, B, T, DType::kBF16);
+    const auto& got = sp.got;
+    const auto& local = sp.local;
+    for (int r = 0; r < tp; r++) QVERIFY2(sp.errors[(size_t)r].empty(), sp.errors[(size_t)r].c_str());
     std::vector<float> placed(ref.grads.size(), std::nanf(""));
     for (int r = 0; r < tp; r++) tp_place(m, r, tp, local[(size_t)r].data(), placed.data());
     for (float g : placed) QVERIFY(std::isfinite(g));
@@ -225,35 +244,11 @@ class TestTp : public QObject {
     const ModelConfig m = tiny(tie, kv);
     const int B = 2, T = 8;
     const Result ref = unsplit(m, B, T);
-    std::vector<int32_t> in, tg;
-    batch(B, T, m.vocab_size, in, tg);
-
-    ThreadGroup group(tp);
-    std::vector<Result> got((size_t)tp);
-    std::vector<std::vector<float>> local((size_t)tp);
-    std::vector<int> reduces((size_t)tp);
-    std::vector<std::string> errors((size_t)tp);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < tp; r++)
-      threads.emplace_back([&, r] {
-        try {
-          auto be = make_cpu_backend();
-          ThreadTp tpg(group, r, *be);
-          GPT model(m, *be, B, DType::kF32, &tpg);
-          model.init_weights(5);
-          model.zero_grad();
-          got[(size_t)r].loss = model.forward(in.data(), tg.data(), B, T);
-          got[(size_t)r].logits.resize((size_t)B * T * m.vocab_size);
-          model.download_logits(got[(size_t)r].logits.data(), 0, (size_t)B * T);
-          model.backward(1.0f / (B * T));
-          local[(size_t)r].assign(model.grads(), model.grads() + model.num_params());
-          reduces[(size_t)r] = tpg.calls;
-        } catch (const std::exception& e) {
-          errors[(size_t)r] = e.what();
-        }
-      });
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < tp; r++) QVERIFY2(errors[(size_t)r].empty(), errors[(size_t)r].c_str());
+    const Split sp = split(m, tp, B, T, DType::kF32);
+    const auto& got = sp.got;
+    const auto& local = sp.local;
+    const auto& reduces = sp.reduces;
+    for (int r = 0; r < tp; r++) QVERIFY2(sp.errors[(size_t)r].empty(), sp.errors[(size_t)r].c_str());
 
     float max_grad = 0;
     for (float g : ref.grads) max_grad = std::max(max_grad, std::fabs(g));

@@ -7,6 +7,11 @@
 #include <cstring>
 #include <map>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -194,6 +199,22 @@ inline TinyRun write_tiny_run(const QString& dir, const QByteArray& text) {
   t.cfg = dir + "/cfg.json";
   write_file(t.cfg, QByteArray::fromStdString(c.dump()));
   return t;
+}
+
+// A TCP port free on 127.0.0.1 now (the kernel's choice for port 0, released at once); 0 when
+// the socket calls fail.
+inline int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) ::close(fd);
+  return port;
 }
 
 }  // namespace tdtest

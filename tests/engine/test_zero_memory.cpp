@@ -41,9 +41,6 @@
 #include <cmath>
 #include <optional>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "engine/config.h"
@@ -380,16 +377,7 @@ class TestZeroMemory : public QObject {
     QVERIFY2(p1->exitStatus() == QProcess::CrashExit, qPrintable("the single rank was not killed: " + QString::fromUtf8(p1->readAllStandardError())));
     QVERIFY(step_losses(lone).empty());
     // 2. The same model split over 4 ranks (TP 2 x DP 2, ZeRO-3), each rank under the budget.
-    const int port = [] {
-      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in sa{};
-      sa.sin_family = AF_INET;
-      socklen_t len = sizeof sa;
-      ::bind(fd, (sockaddr*)&sa, sizeof sa);
-      ::getsockname(fd, (sockaddr*)&sa, &len);
-      ::close(fd);
-      return (int)ntohs(sa.sin_port);
-    }();
+    const int port = free_tcp_port();
     const QString out = dir_.filePath("budget_split");
     std::vector<QProcess*> ranks;
     for (int r = 0; r < kRanks; r++) {
