@@ -705,8 +705,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   }
   if (!unverified.empty()) warn("unverified_checkpoint", (resumed_from ? "resuming from " : "initialised from ") + unverified, nullptr);
   if (!quiet)
-    std::fprintf(stderr, "run %s (attempt %d): %zu parameters, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
-                 model.num_params(), threads,
+    std::fprintf(stderr, "run %s (attempt %d): %zu parameters%s, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
+                 model_num_params(mc), tp > 1 ? (" (" + std::to_string(model.num_params()) + " on this rank)").c_str() : "", threads,
                  world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1" : zero3 ? ", ZeRO-3" : zero2 ? ", ZeRO-2" : "") +
                               (tp > 1 ? ", tensor parallel " + std::to_string(tp) + " x data parallel " + std::to_string(dp) : std::string()) + ")").c_str()
                            : "",
