@@ -304,9 +304,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   // Tensor parallelism (engine/model/tensor_parallel.h, docs/distributed.md): world = dp x tp;
   // the data loader reads by data-parallel rank (the ranks of one TP group see the same tokens).
   const int tp = tc.tensor_parallel;
+  // The model's divisibility, checked here (and by the designer) rather than by the config
+  // parser, whose fuzz targets build config.cpp alone: said before anything is written.
   if (const std::string why = tp_config_problem(mc, tp, tc.precision); !why.empty()) throw ConfigError("train.tensor_parallel", why);
-  // Not built yet (docs/distributed.md): said before anything is written. (The config parser
-  // accepts these combinations; the workbench's designer edits them freely.)
   if (tp > 1 && denv.world_size % tp != 0)
     throw ConfigError("train.tensor_parallel", "value " + std::to_string(tp) + " does not divide the world size " + std::to_string(denv.world_size) +
                                                ": start a multiple of " + std::to_string(tp) + " ranks");
@@ -759,8 +759,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   auto checkpoint = [&]() {
     const auto pause_t0 = std::chrono::steady_clock::now();  // training stands still from here
     // Collective part: a sharded optimizer state is gathered to full size first.
-    // Rank 0 gathers straight into its full-size state; the others into one full-size backend
-    // buffer (GPU memory with NCCL), used for m then v.
+    // Rank 0 gathers straight into its full-size state; ZeRO-1's others into one full-size
+    // backend buffer (GPU memory with NCCL), used for m then v; ZeRO-2/3's through their buckets.
     std::unique_ptr<AdamW> gathered;
     if (sharded && tp == 1) {
       if (rank0) gathered = full_adam();
