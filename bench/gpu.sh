@@ -398,6 +398,25 @@ print("loss %.3f -> %.3f %s" % (l[0], l[-1], "falls" if l[-1] < l[0] - 1.0 else 
     fi
   fi
 
+  # -- b2) the same run with fused attention (train.attention=fused, docs/cuda.md): its parity
+  # rows ran in a); here its speed and loss beside the simple kernel's at the chosen micro batch.
+  ts=$(now)
+  if [ -n "$chosen" ]; then
+    local flim ferc vs
+    flim=$(limit 100 200)
+    say "-- engine: GPT-2 124M, train.attention=fused, micro_batch $chosen (limit ${flim} s)"
+    timeout -k 10 "$flim" "$engine" train --config "$gpu/gpt2-124m.json" --set "data.path=$syn" --set "train.micro_batch=$chosen" \
+      "${sets[@]+"${sets[@]}"}" --set train.attention=fused --out "$work/gpt2_fused" --quiet --no-events-stdout \
+      ${peak16:+--peak-flops "$peak16"} >"$work/gpt2_fused.log" 2>&1
+    ferc=$?
+    show "engine fused attention" "$work/gpt2_fused.log" 6
+    vs=$(python3 "$gpu/summarize.py" versus "$work/gpt2_b$chosen/events.jsonl" "$work/gpt2_fused/events.jsonl" 2>&1 | head -c 400)
+    meta engine_gpt2_fused "$vs"
+    if [ "$ferc" = 0 ]; then record engine_gpt2_fused ok "$ts" "$vs"; else record engine_gpt2_fused failed "$ts" "exit $ferc: $vs"; fi
+  else
+    record engine_gpt2_fused skipped "$ts" "no simple-attention run to compare with"
+  fi
+
   # -- e) tinyshakespeare on the GPU (before PyTorch, so that a slow torch.compile cannot starve it) -
   ts=$(now)
   local tsd=$c/data/tinyshakespeare tsets=()

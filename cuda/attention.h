@@ -44,4 +44,23 @@ void attention_backward(cublasHandle_t blas, Act* dqkv, const Act* dout, const A
                         const Act* att, int B, int T, int C, int NH, int NKV, void* scratch,
                         size_t scratch_bytes, cudaStream_t stream);
 
+/// Fused attention (FlashAttention-2; cuda/flash_attention.cu, the ActivationOps
+/// flash_attention_forward of engine/ops/ops.h): out (B,T,C) as attention_forward's, lse
+/// (B,NH,T) fp32 the rows' log-sum-exp of the scaled scores. Needs no scratch. Throws td::Error
+/// when the head size's tiles do not fit the GPU's shared memory (flash_attention_plan).
+template <class Act>
+void flash_attention_forward(Act* out, float* lse, const Act* qkv, int B, int T, int C, int NH, int NKV,
+                             cudaStream_t stream);
+
+/// Scratch bytes flash_attention_backward needs: D (B,NH,T) fp32.
+size_t flash_attention_scratch_bytes(int B, int T, int NH);
+
+/// dqkv (B,T,C+2 NKV hs) += gradient of flash_attention_forward given dout (B,T,C), qkv, its out
+/// and lse; scratch holds flash_attention_scratch_bytes(B, T, NH) bytes. Deterministic (no
+/// atomics): dq in one kernel, dk and dv (summed over the query heads of a group in order) in
+/// another.
+template <class Act>
+void flash_attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* out, const float* lse, int B,
+                              int T, int C, int NH, int NKV, void* scratch, size_t scratch_bytes, cudaStream_t stream);
+
 }  // namespace td::cuda

@@ -382,6 +382,18 @@ class CudaBackend final : public Backend {
       void* s = be_.scratch(bytes);
       td::cuda::attention_backward(be_.blas_, dev(dqkv), dev(dout), dev(qkv), dev(att), B, T, C, NH, NKV, s, bytes, be_.stream_);
     }
+    void flash_attention_forward(Act* out, float* lse, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
+      be_.bind();
+      td::cuda::flash_attention_forward(dev(out), lse, dev(qkv), B, T, C, NH, NKV, be_.stream_);
+    }
+    void flash_attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* out, const float* lse, int B,
+                                  int T, int C, int NH, int NKV) override {
+      be_.bind();
+      const size_t bytes = flash_attention_scratch_bytes(B, T, NH);
+      void* s = be_.scratch(bytes);
+      td::cuda::flash_attention_backward(dev(dqkv), dev(dout), dev(qkv), dev(out), lse, B, T, C, NH, NKV, s, bytes,
+                                         be_.stream_);
+    }
     void gelu_forward(Act* out, const Act* inp, size_t N) override {
       if (N == 0) return;
       be_.bind();

@@ -55,4 +55,77 @@ inline bool lt_bias_epilogue_ok(const void* bias, size_t elem_bytes) {
   return reinterpret_cast<uintptr_t>(bias) % 16 == 0;
 }
 
+/// Shared-memory layout of one block of the fused attention kernels (cuda/flash_attention.cu),
+/// computed on the host and passed to the kernel by value. A block holds tiles of br query rows
+/// and bc key rows of hs channels: Act tiles (q, k, v, dout) with row stride ld_act, fp32
+/// score-sized tiles (s, dp) with stride ld_s, their Act copies fed to the tensor cores (p, ds)
+/// with stride ld_p, fp32 (rows, hs) accumulators (acc0, acc1) with stride ld_acc, and per-row
+/// fp32 vectors (row0, row1: m and l forward, lse and D backward). Strides are padded by 16
+/// bytes (fewer shared-memory bank conflicts; WMMA needs a multiple of 16 bytes), every buffer
+/// starts at a multiple of 128 bytes (WMMA needs 32), and a buffer a kernel does not use has
+/// size 0. Offsets are bytes from the start of dynamic shared memory.
+enum class FlashKernel { kForward, kBackwardDq, kBackwardDkv };
+struct FlashLayout {
+  int br = 0, bc = 0, hs = 0;
+  int ld_act = 0, ld_s = 0, ld_p = 0, ld_acc = 0;
+  size_t q = 0, k = 0, v = 0, dout = 0, s = 0, dp = 0, p = 0, ds = 0, acc0 = 0, acc1 = 0, row0 = 0, row1 = 0;
+  size_t bytes = 0;  // the block's dynamic shared memory
+};
+
+/// The layout of `kernel` for square tiles of `tile` rows (br = bc = tile), head size hs and an
+/// activation type of act_bytes (4 = float, 2 = bf16).
+inline FlashLayout flash_layout(FlashKernel kernel, int tile, int hs, size_t act_bytes) {
+  FlashLayout L;
+  L.br = L.bc = tile;
+  L.hs = hs;
+  const int pad_act = (int)(16 / act_bytes);
+  L.ld_act = hs + pad_act;
+  L.ld_acc = hs + 4;
+  L.ld_s = tile + 4;
+  L.ld_p = tile + pad_act;
+  size_t off = 0;
+  auto take = [&off](size_t bytes) {
+    const size_t o = off;
+    off += (bytes + 127) / 128 * 128;
+    return o;
+  };
+  const size_t act_tile = (size_t)tile * L.ld_act * act_bytes, f_tile = (size_t)tile * L.ld_s * 4,
+               p_tile = (size_t)tile * L.ld_p * act_bytes, acc = (size_t)tile * L.ld_acc * 4, row = (size_t)tile * 4;
+  L.q = take(act_tile);
+  L.k = take(act_tile);
+  L.v = take(act_tile);
+  if (kernel != FlashKernel::kForward) L.dout = take(act_tile);
+  L.s = take(f_tile);
+  if (kernel != FlashKernel::kForward) L.dp = take(f_tile);
+  if (kernel != FlashKernel::kBackwardDq) L.p = take(p_tile);
+  if (kernel != FlashKernel::kForward) L.ds = take(p_tile);
+  L.acc0 = take(acc);
+  if (kernel == FlashKernel::kBackwardDkv) L.acc1 = take(acc);
+  L.row0 = take(row);
+  L.row1 = take(row);
+  L.bytes = off;
+  return L;
+}
+
+/// Whether the fused attention kernels multiply their tiles on tensor cores (WMMA 16x16x16,
+/// bf16 in, fp32 accumulate): bf16 activations and hs a multiple of 16. Otherwise (fp32, whose
+/// only tensor-core type is TF32, too coarse for the fp32 parity tolerance; or an odd head size)
+/// the same kernels multiply with fp32 FMAs.
+inline bool flash_uses_tensor_cores(int hs, size_t act_bytes) { return act_bytes == 2 && hs > 0 && hs % 16 == 0; }
+
+/// The layout a fused attention kernel launches with: the largest tile of 64, 32 and 16 rows
+/// whose layout fits max_smem bytes (cudaDevAttrMaxSharedMemoryPerBlockOptin). Throws td::Error
+/// when not even 16 fits (a head size too large for this GPU's shared memory), saying to use
+/// train.attention = "simple".
+inline FlashLayout flash_attention_plan(FlashKernel kernel, int hs, size_t act_bytes, size_t max_smem) {
+  if (hs <= 0) fail("fused attention: head size " + std::to_string(hs) + " (a bug in the caller)");
+  for (int tile : {64, 32, 16}) {
+    FlashLayout L = flash_layout(kernel, tile, hs, act_bytes);
+    if (L.bytes <= max_smem) return L;
+  }
+  fail("fused attention: a head size of " + std::to_string(hs) + " needs " +
+       std::to_string(flash_layout(kernel, 16, hs, act_bytes).bytes) + " bytes of shared memory per block, and this GPU allows " +
+       std::to_string(max_smem) + "; set train.attention = \"simple\"");
+}
+
 }  // namespace td::cuda

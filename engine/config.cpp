@@ -168,6 +168,10 @@ const std::vector<Field>& fields() {
     v.push_back(make_string<T>("train", "precision", t, &T::precision, {"auto", "fp32", "bf16"},
                                "Arithmetic precision. \"bf16\": mixed precision (bf16 activations and matmuls with fp32 accumulation, fp32 master weights, "
                                "gradients and AdamW state; CUDA only); \"fp32\": fp32 everywhere; \"auto\": bf16 on CUDA, fp32 on the CPU."));
+    v.push_back(make_string<T>("train", "attention", t, &T::attention, {"simple", "fused"},
+                               "Attention kernel. \"simple\": the scores as matrices, saving the (B, n_head, T, T) probabilities for backward; "
+                               "\"fused\": FlashAttention-2 tiles with an online softmax, saving one log-sum-exp per row instead, so activation memory "
+                               "no longer grows with T^2 (the same function to rounding; on CUDA not yet checked on a GPU, docs/cuda.md)."));
     v.push_back(make_int<T>("train", "threads", t, &T::threads, 0, 4096, "CPU threads for OpenMP and OpenBLAS; 0 means all cores."));
     v.push_back(make_u64<T>("train", "seed", t, &T::seed, "Seed of the weight initialisation, the data order and sampling."));
     v.push_back(make_int<T>("train", "steps", t, &T::steps, 1, big, "Optimizer steps to train."));

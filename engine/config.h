@@ -51,6 +51,7 @@ int llama_default_d_ff(int d_model, int multiple_of);
 struct TrainConfig {
   std::string device = "cpu";
   std::string precision = "auto";  // "auto", "fp32" or "bf16": see resolved_precision()
+  std::string attention = "simple";  // "simple" or "fused": which attention ops (engine/ops/ops.h AttentionKernel)
   int threads = 0;  // 0: all cores
   uint64_t seed = 1337;
   int steps = 1000;

@@ -1,6 +1,9 @@
 """Reads what bench/gpu.sh collected and writes RESULTS_DIR/summary.md and summary.json.
 
 usage: summarize.py parity PARITY_JSON          prints "rows N failed F skipped S" (exit 0), or exit 1
+       summarize.py versus BASE_EVENTS EVENTS   one line: EVENTS' tokens/s, step ms and losses
+                                                beside BASE_EVENTS' (the same run with another
+                                                train.attention), exit 0
        summarize.py summary RESULTS_DIR WORK_DIR writes the summary and prints summary.md
 
 WORK_DIR holds gpu.sh's stages.tsv (name, status, seconds, note) and meta.tsv (key, value);
@@ -265,7 +268,8 @@ def summary(results, work):
         L.append("no events: the run did not start (see the stages)")
     L.append("")
     for key, what in (("tinyshakespeare_vs_cpu", "fp32 / bf16 against the CPU, ZeRO-3 x1 against fp32"),
-                      ("determinism", "determinism"), ("engine_gpt2_loss", "GPT-2 124M on learnable tokens")):
+                      ("determinism", "determinism"), ("engine_gpt2_loss", "GPT-2 124M on learnable tokens"),
+                      ("engine_gpt2_fused", "GPT-2 124M, train.attention fused vs simple (same micro batch and tokens)")):
         if meta.get(key):
             L.append("- %s: %s" % (what, meta[key]))
     L.append("")
@@ -277,7 +281,27 @@ def summary(results, work):
     sys.stdout.write(md)
 
 
+def versus(base_path, path):
+    """One line comparing two runs of one config that differ in a kernel choice: tokens/s and
+    step ms (medians after WARM steps) as the ratio new / base, and the largest relative loss
+    difference over the steps both did (the same tokens: a correct kernel stays within bf16's
+    rounding, about 1e-2)."""
+    a, b = load_events(base_path), load_events(path)
+    fa, fb = engine_figures(a), engine_figures(b)
+    la = {e["step"]: e["loss"] for e in a if e.get("type") == "step" and "loss" in e}
+    lb = {e["step"]: e["loss"] for e in b if e.get("type") == "step" and "loss" in e}
+    common = sorted(set(la) & set(lb))
+    worst = max((abs(lb[s] - la[s]) / max(abs(la[s]), 1e-12) for s in common), default=None)
+    ratio = lambda x, y: "%.2fx" % (x / y) if x and y else "n/a"  # noqa: E731
+    print("tokens/s %s vs %s (%s), step ms %s vs %s, %d steps compared, max relative loss difference %s, status %s" % (
+        fmt(fb["tokens_per_s"], "{:,.0f}"), fmt(fa["tokens_per_s"], "{:,.0f}"), ratio(fb["tokens_per_s"], fa["tokens_per_s"]),
+        fmt(fb["step_ms"], "{:.1f}"), fmt(fa["step_ms"], "{:.1f}"), len(common), fmt(worst, "{:.2e}"), fb["status"]))
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "versus":
+        versus(sys.argv[2], sys.argv[3])
+        return 0
     if len(sys.argv) == 3 and sys.argv[1] == "parity":
         j = load_json(sys.argv[2])
         if j is None:

@@ -23,7 +23,8 @@ struct LayerActs {
   float *ln1_mean, *ln1_rstd;        // (B,T), (B,T)
   Act* qkv;                          // (B,T,3C)
   Act* atty;                         // (B,T,C) attention output before c_proj
-  Act* att;                          // (B,NH,T,T) softmax probabilities
+  Act* att;                          // (B,NH,T,T) softmax probabilities (attention "simple"; else null)
+  float* lse;                        // (B,NH,T) rows' log-sum-exp (attention "fused"; else null)
   Act* attproj;                      // (B,T,C)
   Act* res2;                         // (B,T,C) residual after attention
   Act* ln2;
@@ -57,8 +58,9 @@ using model_detail::Carver;
 // Walks the activation layout (bytes); with base == nullptr it only counts.
 // w: the widths computed with (tp_widths; the full model's at tp = 1). Under tensor parallelism
 // qkv, atty, att, fch and the logits are the rank's local widths; the residual stream is full.
+// attn: what attention saves for backward (att or lse, model_detail::attention_saved).
 template <class Act>
-size_t layout_acts(const ModelConfig& m, const TpWidths& w, int B, int T, void* base, Acts<Act>* a) {
+size_t layout_acts(const ModelConfig& m, const TpWidths& w, int B, int T, void* base, Acts<Act>* a, AttentionKernel attn) {
   const size_t BT = (size_t)B * T, C = m.d_model, F = w.F, V = w.V, CL = (size_t)w.NH * w.hs;
   Carver k(base);
   Acts<Act> tmp;
@@ -71,7 +73,7 @@ size_t layout_acts(const ModelConfig& m, const TpWidths& w, int B, int T, void* 
     L.ln1_rstd = k.take<float>(BT);
     L.qkv = k.take<Act>(BT * 3 * CL);
     L.atty = k.take<Act>(BT * CL);
-    L.att = k.take<Act>((size_t)B * w.NH * T * T);
+    model_detail::attention_saved(k, attn, B, w.NH, T, &L.att, &L.lse);
     L.attproj = k.take<Act>(BT * C);
     L.res2 = k.take<Act>(BT * C);
     L.ln2 = k.take<Act>(BT * C);
@@ -105,12 +107,12 @@ size_t layout_dacts(const ModelConfig& m, const TpWidths& w, int B, int T, void*
 }
 
 template <class Act>
-size_t activation_bytes(const ModelConfig& m, int B, int T, const TpWidths& w) {
-  return layout_acts<Act>(m, w, B, T, nullptr, nullptr) + layout_dacts<Act>(m, w, B, T, nullptr, nullptr);
+size_t activation_bytes(const ModelConfig& m, int B, int T, const TpWidths& w, AttentionKernel attn) {
+  return layout_acts<Act>(m, w, B, T, nullptr, nullptr, attn) + layout_dacts<Act>(m, w, B, T, nullptr, nullptr);
 }
 template <class Act>
-size_t activation_bytes(const ModelConfig& m, int B, int T) {
-  return activation_bytes<Act>(m, B, T, tp_widths(m, 0, 1));
+size_t activation_bytes(const ModelConfig& m, int B, int T, AttentionKernel attn = AttentionKernel::kSimple) {
+  return activation_bytes<Act>(m, B, T, tp_widths(m, 0, 1), attn);
 }
 
 // Index of each tensor of block l in tensors(): 2 embeddings, then 12 per block.
@@ -167,23 +169,25 @@ std::vector<std::pair<size_t, size_t>> gpt_grad_buckets(const ModelConfig& m) {
 
 size_t gpt_activation_floats(const ModelConfig& m, int B, int T) { return activation_bytes<float>(m, B, T) / sizeof(float); }
 
-size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
-  return act == DType::kF32 ? activation_bytes<float>(m, B, T) : activation_bytes<bf16>(m, B, T);
+size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn) {
+  return act == DType::kF32 ? activation_bytes<float>(m, B, T, attn) : activation_bytes<bf16>(m, B, T, attn);
 }
 
-size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w) {
-  return act == DType::kF32 ? activation_bytes<float>(m, B, T, w) : activation_bytes<bf16>(m, B, T, w);
+size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w, AttentionKernel attn) {
+  return act == DType::kF32 ? activation_bytes<float>(m, B, T, w, attn) : activation_bytes<bf16>(m, B, T, w, attn);
 }
 
-GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorParallel* tp)
-    : cfg_(m), be_(backend), tp_(tp), max_B_(max_B), act_(act), llama_(m.family == "llama") {
+GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorParallel* tp, AttentionKernel attention)
+    : cfg_(m), be_(backend), tp_(tp), max_B_(max_B), act_(act), attn_(attention), llama_(m.family == "llama") {
   TD_ASSERT(max_B > 0 && m.d_model % m.n_head == 0 && m.d_ff > 0);
   TD_ASSERT(llama_ || m.family == "gpt2");
   TD_ASSERT(!llama_ || (m.n_kv_head > 0 && m.n_head % m.n_kv_head == 0 && (m.d_model / m.n_head) % 2 == 0));
-  const std::vector<Op> needed = llama_ ? std::vector<Op>{Op::kEncoderForward, Op::kRmsNormForward, Op::kMatmulForward, Op::kRopeForward,
+  std::vector<Op> needed = llama_ ? std::vector<Op>{Op::kEncoderForward, Op::kRmsNormForward, Op::kMatmulForward, Op::kRopeForward,
                                                           Op::kAttentionForward, Op::kSwigluForward, Op::kSoftmaxCrossEntropy}
                                         : std::vector<Op>{Op::kEncoderForward, Op::kLayerNormForward, Op::kMatmulForward,
                                                           Op::kAttentionForward, Op::kSoftmaxCrossEntropy};
+  for (Op& op : needed)
+    if (op == Op::kAttentionForward && attn_ == AttentionKernel::kFused) op = Op::kFlashAttentionForward;
   for (Op op : needed)
     if (!be_.supports(op, act))
       fail("the " + be_.name() + " backend cannot compute " + op_name(op) + " in " + dtype_name(act) +
@@ -213,21 +217,21 @@ GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorPar
   params_act_ = act == DType::kF32 ? params_ : g.take(num_params_ * dtype_size(act));
   const bool f32 = act == DType::kF32;
   if (llama_) {
-    acts_ = g.take(model_detail::llama_acts_bytes(m, max_B, m.seq_len, act, &w));
+    acts_ = g.take(model_detail::llama_acts_bytes(m, max_B, m.seq_len, act, &w, attn_));
     dacts_ = g.take(model_detail::llama_dacts_bytes(m, max_B, m.seq_len, act, &w));
-    logits_ = model_detail::llama_logits(m, max_B, m.seq_len, acts_, act, &w);
+    logits_ = model_detail::llama_logits(m, max_B, m.seq_len, acts_, act, &w, attn_);
     zero_wpe_ = g.take((size_t)m.seq_len * m.d_model * dtype_size(act));  // alloc() zeroes
     dwpe_ = static_cast<float*>(g.take((size_t)m.seq_len * m.d_model * sizeof(float)));
   } else {
-    acts_ = g.take(f32 ? layout_acts<float>(m, w, max_B, m.seq_len, nullptr, nullptr) : layout_acts<bf16>(m, w, max_B, m.seq_len, nullptr, nullptr));
+    acts_ = g.take(f32 ? layout_acts<float>(m, w, max_B, m.seq_len, nullptr, nullptr, attn_) : layout_acts<bf16>(m, w, max_B, m.seq_len, nullptr, nullptr, attn_));
     dacts_ = g.take(f32 ? layout_dacts<float>(m, w, max_B, m.seq_len, nullptr, nullptr) : layout_dacts<bf16>(m, w, max_B, m.seq_len, nullptr, nullptr));
     if (f32) {
       Acts<float> A;
-      layout_acts<float>(m, w, max_B, m.seq_len, acts_, &A);
+      layout_acts<float>(m, w, max_B, m.seq_len, acts_, &A, attn_);
       logits_ = A.logits;
     } else {
       Acts<bf16> A;
-      layout_acts<bf16>(m, w, max_B, m.seq_len, acts_, &A);
+      layout_acts<bf16>(m, w, max_B, m.seq_len, acts_, &A, attn_);
       logits_ = A.logits;
     }
     // Tensor parallelism: the position embedding is added on rank 0 only (the embedding's
@@ -357,7 +361,7 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
   const size_t BT = (size_t)B * T;
   ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
-  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A);
+  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A, attn_);
   // Tensor parallelism (Megatron-LM sec. 3): the residual stream is replicated; each row-parallel
   // output (embedding, attn.c_proj, mlp.c_proj) is a partial sum, all-reduced before the residual
   // add, with its replicated bias added on rank 0 alone.
@@ -382,7 +386,7 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
     wv.need(1 + l);
     ops.layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, W(l, kLn1W), W(l, kLn1B), (int)BT, C);
     ops.matmul_forward(L.qkv, L.ln1, W(l, kAttnW), W(l, kAttnB), (int)BT, C, 3 * CL);
-    ops.attention_forward(L.atty, L.att, L.qkv, B, T, CL, NH, NH);
+    model_detail::attention_forward(ops, L.atty, L.att, L.lse, L.qkv, B, T, CL, NH, NH);
     ops.matmul_forward(L.attproj, L.atty, W(l, kProjW), row_bias(W(l, kProjB)), (int)BT, CL, C);
     tp_sum(L.attproj, BT * C);
     ops.residual_forward(L.res2, x, L.attproj, BT * C);
@@ -544,7 +548,7 @@ void GPT::backward_impl(float loss_scale) {
   const size_t BT = (size_t)B * T;
   ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
-  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A);
+  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A, attn_);
   DActs<Act> D;
   layout_dacts<Act>(cfg_, w, max_B_, cfg_.seq_len, dacts_, &D);
   const Act* P = static_cast<const Act*>(params_act_);
@@ -617,7 +621,7 @@ void GPT::backward_impl(float loss_scale) {
     be_.zero(D.dc, BT * CL * sizeof(Act));
     ops.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, CL, C);
     be_.zero(D.dqkv, BT * 3 * CL * sizeof(Act));
-    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, CL, NH, NH);
+    model_detail::attention_backward(ops, D.dqkv, D.dc, L.qkv, L.atty, L.att, L.lse, B, T, CL, NH, NH);
     be_.zero(D.dc, BT * C * sizeof(Act));
     ops.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * CL);
     tp_sum(D.dc, BT * C);

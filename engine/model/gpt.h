@@ -47,11 +47,14 @@ size_t gpt_num_params(const ModelConfig& m);
 size_t gpt_activation_floats(const ModelConfig& m, int B, int T);
 /// Bytes of the same with activations of type act (bf16 halves the activations; LayerNorm
 /// statistics and losses stay fp32). Buffers are 64-byte aligned, as GPT allocates them.
-size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act);
+/// attn: the attention ops (train.attention): "simple" keeps (B,NH,T,T) probabilities per layer,
+/// "fused" (B,NH,T) fp32 log-sum-exps.
+size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn = AttentionKernel::kSimple);
 struct TpWidths;  // engine/model/tensor_parallel.h
 /// The same for a tensor-parallel rank computing with widths w (tp_widths: local heads, d_ff and
 /// vocabulary rows; the residual stream stays (B,T,C)).
-size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w);
+size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w,
+                            AttentionKernel attn = AttentionKernel::kSimple);
 
 /// The gradient buckets of a GPT-2 shape: element ranges [first, second) of the parameter layout,
 /// in layout order: bucket 0 = wte and wpe, bucket 1 + l = block l (l = 0..L-1), bucket L + 1 =
@@ -114,14 +117,18 @@ class GPT {
   /// tp: tensor parallelism (null: none). The instance then holds tp rank tp->rank()'s shard
   /// (engine/model/tensor_parallel.h: tensors() is tp_param_tensors, num_params() the local
   /// count); forward, backward and download_logits call tp's collectives, and every rank of the
-  /// group must call them alike with the same tokens. fp32 only (td::Error otherwise). Not owned.
-  GPT(const ModelConfig& m, Backend& backend, int max_B, DType act = DType::kF32, TensorParallel* tp = nullptr);
+  /// group must call them alike with the same tokens. Not owned.
+  /// attention: the attention ops (train.attention; engine/ops/ops.h AttentionKernel): what the
+  /// activations keep for backward and which ops compute it (td::Error when the backend lacks them).
+  GPT(const ModelConfig& m, Backend& backend, int max_B, DType act = DType::kF32, TensorParallel* tp = nullptr,
+      AttentionKernel attention = AttentionKernel::kSimple);
   ~GPT();
   GPT(const GPT&) = delete;
   GPT& operator=(const GPT&) = delete;
 
   const ModelConfig& config() const { return cfg_; }
   DType activation_dtype() const { return act_; }
+  AttentionKernel attention_kernel() const { return attn_; }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
   size_t num_params() const { return num_params_; }
   float* params() { return params_; }  // backend memory, num_params() floats
@@ -203,6 +210,7 @@ class GPT {
   int32_t* local_ids_ = nullptr;  // TP: (max_B, T) input ids relative to v0_ (-1: another rank's row)
   int max_B_;
   DType act_;
+  AttentionKernel attn_ = AttentionKernel::kSimple;
   std::vector<ParamTensor> tensors_;
   size_t num_params_ = 0;
   float* params_ = nullptr;

@@ -32,7 +32,8 @@ struct LayerActs {
   float* rstd1;   // (B,T)
   Act* qkv;       // (B,T,QKV) q|k|v, RoPE applied in place to q and k
   Act* atty;      // (B,T,C) attention output before o_proj
-  Act* att;       // (B,NH,T,T) softmax probabilities
+  Act* att;       // (B,NH,T,T) softmax probabilities (attention "simple"; else null)
+  float* lse;     // (B,NH,T) rows' log-sum-exp (attention "fused"; else null)
   Act* attproj;   // (B,T,C) o_proj output
   Act* res2;      // (B,T,C) residual after attention
   Act* ln2;       // (B,T,C) post_attention_layernorm output
@@ -66,7 +67,7 @@ size_t qkv_width(const TpWidths& w) { return ((size_t)w.NH + 2 * (size_t)w.KV) *
 // Under tensor parallelism qkv, atty, att, gate|up, swiglu and the logits have the rank's local
 // widths (w); the residual stream is full.
 template <class Act>
-size_t layout_acts(const ModelConfig& m, const TpWidths& w, int B, int T, void* base, Acts<Act>* a) {
+size_t layout_acts(const ModelConfig& m, const TpWidths& w, int B, int T, void* base, Acts<Act>* a, AttentionKernel attn) {
   const size_t BT = (size_t)B * T, C = m.d_model, F = w.F, V = w.V, QKV = qkv_width(w), CL = (size_t)w.NH * w.hs;
   Carver k(base);
   Acts<Act> tmp;
@@ -78,7 +79,7 @@ size_t layout_acts(const ModelConfig& m, const TpWidths& w, int B, int T, void* 
     L.rstd1 = k.take<float>(BT);
     L.qkv = k.take<Act>(BT * QKV);
     L.atty = k.take<Act>(BT * CL);
-    L.att = k.take<Act>((size_t)B * w.NH * T * T);
+    model_detail::attention_saved(k, attn, B, w.NH, T, &L.att, &L.lse);
     L.attproj = k.take<Act>(BT * C);
     L.res2 = k.take<Act>(BT * C);
     L.ln2 = k.take<Act>(BT * C);
@@ -116,23 +117,23 @@ enum LayerTensor { kIn, kQ, kK, kV, kO, kPost, kGate, kUp, kDown, kPerLayer };
 
 namespace model_detail {
 
-size_t llama_acts_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths* w) {
+size_t llama_acts_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths* w, AttentionKernel attn) {
   const TpWidths ww = w ? *w : tp_widths(m, 0, 1);
-  return act == DType::kF32 ? layout_acts<float>(m, ww, B, T, nullptr, nullptr) : layout_acts<bf16>(m, ww, B, T, nullptr, nullptr);
+  return act == DType::kF32 ? layout_acts<float>(m, ww, B, T, nullptr, nullptr, attn) : layout_acts<bf16>(m, ww, B, T, nullptr, nullptr, attn);
 }
 size_t llama_dacts_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths* w) {
   const TpWidths ww = w ? *w : tp_widths(m, 0, 1);
   return act == DType::kF32 ? layout_dacts<float>(m, ww, B, T, nullptr, nullptr) : layout_dacts<bf16>(m, ww, B, T, nullptr, nullptr);
 }
-void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act, const TpWidths* w) {
+void* llama_logits(const ModelConfig& m, int B, int T, void* base, DType act, const TpWidths* w, AttentionKernel attn) {
   const TpWidths ww = w ? *w : tp_widths(m, 0, 1);
   if (act == DType::kF32) {
     Acts<float> A;
-    layout_acts<float>(m, ww, B, T, base, &A);
+    layout_acts<float>(m, ww, B, T, base, &A, attn);
     return A.logits;
   }
   Acts<bf16> A;
-  layout_acts<bf16>(m, ww, B, T, base, &A);
+  layout_acts<bf16>(m, ww, B, T, base, &A, attn);
   return A.logits;
 }
 
@@ -149,7 +150,7 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
   const int BT = B * T;
   ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
-  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A);
+  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A, attn_);
   if constexpr (!std::is_same_v<Act, float>) be_.convert(static_cast<Act*>(params_act_), params_, num_params_);
   const Act* P = static_cast<const Act*>(params_act_);
   model_detail::WeightView<Act, ParamSource> wv(P, param_src_, grad_buckets());  // ZeRO-3: bucket by bucket
@@ -168,7 +169,7 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
     ops.rmsnorm_forward(L.ln1, L.rstd1, x, W(l, kIn), BT, C, eps);
     ops.matmul_forward(L.qkv, L.ln1, W(l, kQ), static_cast<const Act*>(nullptr), BT, C, QKV);  // q|k|v fused
     ops.rope_forward(L.qkv, B, T, NH, KV, hs, theta);
-    ops.attention_forward(L.atty, L.att, L.qkv, B, T, CL, NH, KV);
+    model_detail::attention_forward(ops, L.atty, L.att, L.lse, L.qkv, B, T, CL, NH, KV);
     ops.matmul_forward(L.attproj, L.atty, W(l, kO), static_cast<const Act*>(nullptr), BT, CL, C);
     tp_sum(L.attproj, (size_t)BT * C);
     ops.residual_forward(L.res2, x, L.attproj, (size_t)BT * C);
@@ -209,7 +210,7 @@ void GPT::llama_backward_impl(float loss_scale) {
   const int BT = B * T;
   ActivationOps<Act>& ops = be_.ops<Act>();
   Acts<Act> A;
-  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A);
+  layout_acts<Act>(cfg_, w, max_B_, cfg_.seq_len, acts_, &A, attn_);
   DActs<Act> D;
   layout_dacts<Act>(cfg_, w, max_B_, cfg_.seq_len, dacts_, &D);
   const Act* P = static_cast<const Act*>(params_act_);
@@ -275,7 +276,7 @@ void GPT::llama_backward_impl(float loss_scale) {
     be_.zero(D.dc, (size_t)BT * CL * sizeof(Act));
     ops.matmul_backward(D.dc, dW(l, kO), nullptr, D.dres, L.atty, W(l, kO), BT, CL, C);
     be_.zero(D.dqkv, (size_t)BT * QKV * sizeof(Act));
-    ops.attention_backward(D.dqkv, D.dc, L.qkv, L.att, B, T, CL, NH, KV);
+    model_detail::attention_backward(ops, D.dqkv, D.dc, L.qkv, L.atty, L.att, L.lse, B, T, CL, NH, KV);
     ops.rope_backward(D.dqkv, B, T, NH, KV, hs, theta);  // d rotated q, k -> d q, k
     be_.zero(D.dc, BTC);
     ops.matmul_backward(D.dc, dW(l, kQ), nullptr, D.dqkv, L.ln1, W(l, kQ), BT, C, QKV);  // d q_proj | k_proj | v_proj

@@ -66,7 +66,7 @@ size_t llama_num_params(const ModelConfig& m) {
   return V * C * (m.tie_embeddings ? 1 : 2) + L * (2 * C + 2 * C * C + 2 * C * kv + 3 * C * F) + C;
 }
 
-size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
+size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn) {
   TD_ASSERT(is_llama(m) && m.n_kv_head > 0);
   const size_t a = dtype_size(act), f = sizeof(float);
   const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, V = m.vocab_size;
@@ -78,7 +78,10 @@ size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
     k.take(BT, f);      // its rstd
     k.take(BT * QKV, a);  // q | k | v, RoPE applied in place
     k.take(BT * C, a);    // attention output before o_proj
-    k.take((size_t)B * m.n_head * T * T, a);  // softmax probabilities
+    if (attn == AttentionKernel::kSimple)
+      k.take((size_t)B * m.n_head * T * T, a);  // softmax probabilities
+    else
+      k.take((size_t)B * m.n_head * T, f);  // the rows' log-sum-exp
     k.take(BT * C, a);  // o_proj output
     k.take(BT * C, a);  // residual after attention
     k.take(BT * C, a);  // post-attention RMSNorm output
@@ -109,13 +112,13 @@ std::vector<std::pair<size_t, size_t>> model_grad_buckets(const ModelConfig& m) 
   return is_llama(m) ? llama_grad_buckets(m) : gpt_grad_buckets(m);
 }
 
-size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act) {
-  return is_llama(m) ? llama_activation_bytes(m, B, T, act) : gpt_activation_bytes(m, B, T, act);
+size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn) {
+  return is_llama(m) ? llama_activation_bytes(m, B, T, act, attn) : gpt_activation_bytes(m, B, T, act, attn);
 }
 
-size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w) {
-  if (!is_llama(m)) return gpt_activation_bytes(m, B, T, act, w);
-  return model_detail::llama_acts_bytes(m, B, T, act, &w) + model_detail::llama_dacts_bytes(m, B, T, act, &w);
+size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w, AttentionKernel attn) {
+  if (!is_llama(m)) return gpt_activation_bytes(m, B, T, act, w, attn);
+  return model_detail::llama_acts_bytes(m, B, T, act, &w, attn) + model_detail::llama_dacts_bytes(m, B, T, act, &w);
 }
 
 size_t model_activation_floats(const ModelConfig& m, int B, int T) { return model_activation_bytes(m, B, T, DType::kF32) / sizeof(float); }

@@ -50,7 +50,7 @@ size_t llama_num_params(const ModelConfig& m);
 /// norm's output (B,T,C) and rstd, the logits (B,T,V) and losses (B,T); backward scratch: the
 /// residual gradient and one more (B,T,C) each, dq|dk|dv (B,T,C + 2 KV hs), and three (B,T,F)
 /// (d of gate, up and the SwiGLU output). No activation checkpointing.
-size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act);
+size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn = AttentionKernel::kSimple);
 
 /// The model's family's parameter table, count, and the activation memory of one training step
 /// (gpt_* for "gpt2", llama_* for "llama"). m must be validated (parse_config).
@@ -58,11 +58,14 @@ std::vector<ParamTensor> model_param_tensors(const ModelConfig& m);
 size_t model_num_params(const ModelConfig& m);
 /// The family's gradient buckets (gpt_grad_buckets or llama_grad_buckets).
 std::vector<std::pair<size_t, size_t>> model_grad_buckets(const ModelConfig& m);
-size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act);
+/// attn (train.attention): "simple" keeps (B, n_head, T, T) probabilities per layer, "fused"
+/// (B, n_head, T) fp32 log-sum-exps (engine/ops/ops.h AttentionKernel).
+size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn = AttentionKernel::kSimple);
 /// The same for a tensor-parallel rank computing with widths w (tp_widths, engine/model/
 /// tensor_parallel.h: local heads, d_ff and vocabulary rows; the residual stream stays (B,T,C)),
 /// as its GPT allocates them (GPT-2: gpt_activation_bytes; llama: the model's own layout).
-size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w);
+size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w,
+                              AttentionKernel attn = AttentionKernel::kSimple);
 /// The same in fp32 floats (model_activation_bytes(m, B, T, kF32) / 4).
 size_t model_activation_floats(const ModelConfig& m, int B, int T);
 /// Embedding parameters: the token embedding V C, the untied LM head V C, and GPT-2's position

@@ -11,6 +11,7 @@
 
 #include "engine/common/error.h"
 #include "engine/ops/reference/attention.h"
+#include "engine/ops/reference/flash_attention.h"
 #include "engine/ops/reference/encoder.h"
 #include "engine/ops/reference/gelu.h"
 #include "engine/ops/reference/layernorm.h"
@@ -162,6 +163,20 @@ template <class Act> class CpuOps final : public ActivationOps<Act> {
     Io<Act> io;
     cpu::attention_backward(io.acc(dqkv, nqkv), scratch_.data(), io.in(dout, (size_t)B * T * C), io.in(qkv, nqkv),
                             io.in(att, natt), B, T, C, NH, NKV);
+  }
+  void flash_attention_forward(Act* out, float* lse, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
+    check_heads(C, NH, NKV);
+    Io<Act> io;
+    cpu::flash_attention_forward(io.out(out, (size_t)B * T * C), lse, io.in(qkv, qkv_elements(B, T, C, NH, NKV)), B,
+                                 T, C, NH, NKV);
+  }
+  void flash_attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* out, const float* lse, int B,
+                                int T, int C, int NH, int NKV) override {
+    check_heads(C, NH, NKV);
+    const size_t nqkv = qkv_elements(B, T, C, NH, NKV), nout = (size_t)B * T * C;
+    Io<Act> io;
+    cpu::flash_attention_backward(io.acc(dqkv, nqkv), io.in(dout, nout), io.in(qkv, nqkv), io.in(out, nout), lse, B,
+                                  T, C, NH, NKV);
   }
   void gelu_forward(Act* out, const Act* inp, size_t N) override {
     Io<Act> io;

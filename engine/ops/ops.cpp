@@ -1,6 +1,8 @@
 // Names of the backend interface's ops (engine/ops/ops.h), for messages and the parity table.
 #include "engine/ops/ops.h"
 
+#include "engine/common/error.h"
+
 namespace td {
 
 const char* op_name(Op op) {
@@ -13,6 +15,14 @@ const char* op_name(Op op) {
     case Op::kCount: break;
   }
   return "?";
+}
+
+const char* attention_kernel_name(AttentionKernel a) { return a == AttentionKernel::kFused ? "fused" : "simple"; }
+
+AttentionKernel parse_attention_kernel(const std::string& name) {
+  if (name == "simple") return AttentionKernel::kSimple;
+  if (name == "fused") return AttentionKernel::kFused;
+  throw Error("unknown attention kernel \"" + name + "\": use \"simple\" or \"fused\" (train.attention)");
 }
 
 }  // namespace td

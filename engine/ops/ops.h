@@ -42,6 +42,8 @@ namespace td {
   X(kMatmulBackward, "matmul_backward")            \
   X(kAttentionForward, "attention_forward")        \
   X(kAttentionBackward, "attention_backward")      \
+  X(kFlashAttentionForward, "flash_attention_forward") \
+  X(kFlashAttentionBackward, "flash_attention_backward") \
   X(kGeluForward, "gelu_forward")                  \
   X(kGeluBackward, "gelu_backward")                \
   X(kSwigluForward, "swiglu_forward")              \
@@ -64,6 +66,15 @@ enum class Op {
   kCount
 };
 const char* op_name(Op op);
+
+/// Which attention ops a model uses (train.attention). kSimple: attention_forward/backward,
+/// saving the (B,NH,T,T) probabilities; kFused: flash_attention_forward/backward, saving the
+/// (B,NH,T) log-sum-exp. Both compute the same function (engine/ops/reference/flash_attention.h).
+enum class AttentionKernel { kSimple, kFused };
+/// "simple" / "fused" (the values of train.attention).
+const char* attention_kernel_name(AttentionKernel a);
+/// The inverse of attention_kernel_name; td::Error on any other string.
+AttentionKernel parse_attention_kernel(const std::string& name);
 
 /// The activation ops for one element type Act (float or bf16), reached as backend.ops<Act>().
 /// See the file comment for which arguments are Act and which stay fp32.
@@ -120,6 +131,18 @@ class ActivationOps {
   // att; dk and dv of a k/v head are the sums over the query heads of its group.
   virtual void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att,
                                   int B, int T, int C, int NH, int NKV) = 0;
+  // The same attention, fused (train.attention = "fused"): out (B,T,C) as attention_forward's,
+  // computed tile by tile with an online softmax so that no (T,T) scores are stored, and
+  // lse (B,NH,T) fp32 = the log-sum-exp of each row of scaled scores, log sum_{j<=t}
+  // exp(q_t k_j / sqrt(hs)), saved for backward instead of att. Source: Dao 2023,
+  // "FlashAttention-2", arXiv:2307.08691, Algorithm 1 (no dropout).
+  virtual void flash_attention_forward(Act* out, float* lse, const Act* qkv, int B, int T, int C,
+                                       int NH, int NKV) = 0;
+  // dqkv (B,T,C+2 NKV hs) += gradient of flash_attention_forward given dout (B,T,C), qkv, its
+  // out and lse: the probabilities are recomputed tile by tile from lse, with
+  // D_t = dout_t . out_t in the softmax backward. Source: FlashAttention-2, Algorithm 2.
+  virtual void flash_attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* out,
+                                        const float* lse, int B, int T, int C, int NH, int NKV) = 0;
   // out (N) = GELU(inp), tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
   // Source: Hendrycks & Gimpel 2016; torch.nn.functional.gelu(approximate="tanh").
   virtual void gelu_forward(Act* out, const Act* inp, size_t N) = 0;

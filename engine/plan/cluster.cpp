@@ -107,16 +107,17 @@ ClusterPlan make_cluster_plan(const RunConfig& c, const DeviceCatalogue& cat, co
   const uint64_t psi = p.model.n_params_per_rank;
   // Activations in floats (a TP rank's: its widths and TP's buffers, the largest rank's); a CPU
   // also keeps its backend's attention scratch (fp32, plan.h).
-  uint64_t act_model = model_activation_floats(m, c.train.micro_batch, m.seq_len);
+  const AttentionKernel attn = parse_attention_kernel(c.train.attention);
+  uint64_t act_model = model_activation_bytes(m, c.train.micro_batch, m.seq_len, DType::kF32, attn) / 4;
   if (tp > 1) {
     act_model = 0;
     for (int r = 0; r < tp; r++)
-      act_model = std::max<uint64_t>(act_model, (model_activation_bytes(m, c.train.micro_batch, m.seq_len, DType::kF32, tp_widths(m, r, tp)) +
+      act_model = std::max<uint64_t>(act_model, (model_activation_bytes(m, c.train.micro_batch, m.seq_len, DType::kF32, tp_widths(m, r, tp), attn) +
                                                  tp_buffer_bytes(m, c.train.micro_batch, r, tp)) / 4);
   }
   auto act_floats = [&](const Device& d) -> uint64_t {
     uint64_t a = act_model;
-    if (d.kind == "cpu") a += cpu_backend_scratch_bytes(m, c.train.micro_batch, tp) / 4;
+    if (d.kind == "cpu") a += cpu_backend_scratch_bytes(m, c.train.micro_batch, tp, attn) / 4;
     return a;
   };
   const uint64_t act = act_floats(p.device);

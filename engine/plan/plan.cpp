@@ -20,7 +20,8 @@ double flops_per_token(const ModelConfig& m) {
   return 6.0 * n + 12.0 * m.n_layer * (double)m.d_model * m.seq_len;
 }
 
-uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch, int tp) {
+uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch, int tp, AttentionKernel attn) {
+  if (attn == AttentionKernel::kFused) return 0;
   return 4 * (uint64_t)micro_batch * (m.n_head / std::max(1, tp)) * (uint64_t)m.seq_len * m.seq_len;
 }
 
@@ -57,10 +58,11 @@ void rank_memory(Plan& p, const RunConfig& c, int tp_rank, int tp, int dp) {
     p.grads_bytes += 4 * chunk;
   }
   const DType act = bf16 ? DType::kBF16 : DType::kF32;
-  p.activations_bytes = tp > 1 ? model_activation_bytes(m, c.train.micro_batch, m.seq_len, act, tp_widths(m, tp_rank, tp)) +
+  const AttentionKernel attn = parse_attention_kernel(c.train.attention);
+  p.activations_bytes = tp > 1 ? model_activation_bytes(m, c.train.micro_batch, m.seq_len, act, tp_widths(m, tp_rank, tp), attn) +
                                      tp_buffer_bytes(m, c.train.micro_batch, tp_rank, tp)
-                               : model_activation_bytes(m, c.train.micro_batch, m.seq_len, act);
-  if (c.train.device == "cpu") p.activations_bytes += cpu_backend_scratch_bytes(m, c.train.micro_batch, tp);
+                               : model_activation_bytes(m, c.train.micro_batch, m.seq_len, act, attn);
+  if (c.train.device == "cpu") p.activations_bytes += cpu_backend_scratch_bytes(m, c.train.micro_batch, tp, attn);
   p.total_bytes = p.weights_bytes + p.grads_bytes + p.optimizer_bytes + p.activations_bytes;
   p.n_params_per_rank = n;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config.h"
+#include "engine/ops/ops.h"  // AttentionKernel
 
 namespace td {
 
@@ -51,8 +52,10 @@ struct Plan {
 /// Bytes the CPU backend keeps from step to step beside the model's own buffers: the gradient of
 /// the attention scores of one micro-batch, (B, NH, T, T) fp32 (CpuBackend::attention_backward's
 /// scratch_, engine/ops/cpu_ops.cpp). Counted with the activations of CPU plans.
-/// Under tensor parallelism a rank holds n_head / tp heads of it (tp: the degree).
-uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch, int tp = 1);
+/// Under tensor parallelism a rank holds n_head / tp heads of it (tp: the degree). With fused
+/// attention (attn kFused; train.attention) there is none: 0.
+uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch, int tp = 1,
+                                   AttentionKernel attn = AttentionKernel::kSimple);
 
 /// Estimates for a validated config and world size (any model.family: engine/model/shape.h).
 /// Memory is per rank as the engine allocates it (engine/model/gpt.h, engine/train/trainer.cpp;

@@ -453,7 +453,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::unique_ptr<RunDirLock> lock;
   std::unique_ptr<GPT> model_ptr;
   try {
-    model_ptr = std::make_unique<GPT>(mc, *backend, tc.micro_batch, act_dtype, tp_model.get());
+    model_ptr = std::make_unique<GPT>(mc, *backend, tc.micro_batch, act_dtype, tp_model.get(), parse_attention_kernel(tc.attention));
   } catch (const Error& e) {
     if (!on_gpu) throw;
     // Out of GPU memory (or another allocation failure): say what the config needs.
@@ -673,7 +673,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const double fpt = flops_per_token(mc);
   json start = {{"config", st.config}, {"n_params", tp > 1 ? model_num_params(mc) : model.num_params()}, {"flops_per_token", fpt},
                 {"host", host_name()}, {"device", device}, {"device_name", on_gpu ? dev.name : cpu_model()},
-                {"precision", resolved_precision(tc)}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
+                {"precision", resolved_precision(tc)}, {"attention", tc.attention}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
                 {"world_size", world}, {"engine_version", TD_VERSION}, {"engine_build", engine_build()}, {"peak_flops", nullable(peak)},
                 {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
                 {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}};

@@ -117,7 +117,7 @@ ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Pl
   const QStringList model_paths = {"model.family",    "model.vocab_size", "model.seq_len",         "model.n_layer",
                                    "model.n_head",    "model.n_kv_head",  "model.d_model",         "model.d_ff",
                                    "model.ffn_multiple_of", "model.rope_theta", "model.rms_norm_eps", "model.tie_embeddings"};
-  const QStringList train_paths = {"train.device",       "train.precision",   "train.micro_batch",  "train.grad_accum",
+  const QStringList train_paths = {"train.device",       "train.precision",   "train.attention",   "train.micro_batch",  "train.grad_accum",
                                    "train.steps",        "train.lr",          "train.warmup",       "train.min_lr",
                                    "train.weight_decay", "train.grad_clip",   "train.eval_interval", "train.sample_interval",
                                    "train.checkpoint_interval", "train.seed", "train.threads"};

@@ -115,6 +115,75 @@ class TestCudaLaunch : public QObject {
           QVERIFY2(cuda::lt_bias_epilogue_ok(base + (t.offset * elem) % 256, elem), t.name.c_str());
     }
   }
+
+  // The fused attention kernels' shared memory (cuda/flash_attention.cu), by hand for GPT-2's
+  // head size 64 in bf16 with 64-row tiles: Act tiles 64 x (64 + 8) x 2 = 9216 bytes, fp32
+  // score tiles 64 x 68 x 4 = 17408, their bf16 copies 64 x 72 x 2 = 9216, accumulators
+  // 64 x 68 x 4 = 17408, row vectors 256. Forward: q k v, s, p, acc0, m l = 3 x 9216 + 17408 +
+  // 9216 + 17408 + 2 x 256 = 72192. dkv: q k v dout, s dp, p ds, dk dv, lse D = 4 x 9216 +
+  // 2 x 17408 + 2 x 9216 + 2 x 17408 + 2 x 256 = 125440. Every buffer starts at a multiple of 128
+  // bytes (WMMA loads need 32) and no two overlap.
+  void flash_attention_layout_by_hand() {
+    using cuda::FlashKernel;
+    const cuda::FlashLayout f = cuda::flash_layout(FlashKernel::kForward, 64, 64, 2);
+    QCOMPARE(f.ld_act, 72);
+    QCOMPARE(f.ld_s, 68);
+    QCOMPARE(f.ld_p, 72);
+    QCOMPARE(f.ld_acc, 68);
+    QCOMPARE(f.bytes, size_t(72192));
+    QCOMPARE(f.dout, size_t(0));
+    QCOMPARE(f.acc1, size_t(0));
+    const cuda::FlashLayout kv = cuda::flash_layout(FlashKernel::kBackwardDkv, 64, 64, 2);
+    QCOMPARE(kv.bytes, size_t(125440));
+    for (FlashKernel k : {FlashKernel::kForward, FlashKernel::kBackwardDq, FlashKernel::kBackwardDkv})
+      for (int hs : {4, 24, 64, 128})
+        for (size_t act : {size_t(2), size_t(4)}) {
+          const cuda::FlashLayout L = cuda::flash_layout(k, 32, hs, act);
+          // (offset, bytes) of every buffer the kernel uses, in carving order.
+          const size_t at = 32 * (size_t)L.ld_act * act, st = 32 * (size_t)L.ld_s * 4, pt = 32 * (size_t)L.ld_p * act,
+                       ac = 32 * (size_t)L.ld_acc * 4;
+          std::vector<std::pair<size_t, size_t>> used = {{L.q, at}, {L.k, at}, {L.v, at}};
+          if (k != FlashKernel::kForward) used.push_back({L.dout, at});
+          used.push_back({L.s, st});
+          if (k != FlashKernel::kForward) used.push_back({L.dp, st});
+          if (k != FlashKernel::kBackwardDq) used.push_back({L.p, pt});
+          if (k != FlashKernel::kForward) used.push_back({L.ds, pt});
+          used.push_back({L.acc0, ac});
+          if (k == FlashKernel::kBackwardDkv) used.push_back({L.acc1, ac});
+          used.push_back({L.row0, 128});
+          used.push_back({L.row1, 128});
+          for (size_t i = 0; i < used.size(); i++) {
+            QCOMPARE(used[i].first % 128, size_t(0));
+            if (i > 0) QVERIFY(used[i].first >= used[i - 1].first + used[i - 1].second);
+          }
+          QVERIFY(L.bytes >= used.back().first + used.back().second);
+          if (cuda::flash_uses_tensor_cores(hs, act)) {  // WMMA: ldm a multiple of 16 bytes
+            QCOMPARE((L.ld_act * act) % 16, size_t(0));
+            QCOMPARE((L.ld_p * act) % 16, size_t(0));
+            QCOMPARE((L.ld_acc * 4) % 16, size_t(0));
+          }
+        }
+  }
+  // The plan takes the largest tile that fits the GPU's opt-in shared memory (A100: 163 KiB =
+  // 166912 bytes, H100/H200: 227 KiB = 232448) and says what to do when none fits.
+  void flash_attention_plan_fits_the_shared_memory() {
+    using cuda::FlashKernel;
+    QCOMPARE(cuda::flash_attention_plan(FlashKernel::kBackwardDkv, 64, 2, 166912).br, 64);
+    // hs 128 bf16 dkv at 64 rows: 4 x 64 x 136 x 2 + 2 x 17408 + 2 x 9216 + 2 x 64 x 132 x 4 + 512
+    // = 69632 + 34816 + 18432 + 67584 + 512 = 190976 > 166912 (A100: 32-row tiles), < 232448.
+    QCOMPARE(cuda::flash_layout(FlashKernel::kBackwardDkv, 64, 128, 2).bytes, size_t(190976));
+    QCOMPARE(cuda::flash_attention_plan(FlashKernel::kBackwardDkv, 128, 2, 166912).br, 32);
+    QCOMPARE(cuda::flash_attention_plan(FlashKernel::kBackwardDkv, 128, 2, 232448).br, 64);
+    try {
+      cuda::flash_attention_plan(FlashKernel::kForward, 4096, 4, 232448);
+      QFAIL("a head size of 4096 fits no tile");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("train.attention = \"simple\""), e.what());
+    }
+    QVERIFY(cuda::flash_uses_tensor_cores(64, 2));
+    QVERIFY(!cuda::flash_uses_tensor_cores(24, 2));  // not a multiple of 16
+    QVERIFY(!cuda::flash_uses_tensor_cores(64, 4));  // fp32: FMAs (TF32 is too coarse)
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCudaLaunch)

@@ -90,23 +90,27 @@ class TestLlamaModel : public QObject {
   void pytorch_reference_data() {
     QTest::addColumn<int>("kv");
     QTest::addColumn<bool>("tie");
-    QTest::newRow("GQA 4 heads 2 kv, untied") << 2 << false;
-    QTest::newRow("GQA 4 heads 2 kv, tied") << 2 << true;
-    QTest::newRow("MHA 4 kv, untied") << 4 << false;
-    QTest::newRow("MQA 1 kv, tied") << 1 << true;
-    QTest::newRow("MQA 1 kv, untied") << 1 << false;
+    QTest::addColumn<bool>("fused");  // train.attention = "fused" (the FlashAttention-2 ops)
+    QTest::newRow("GQA 4 heads 2 kv, untied") << 2 << false << false;
+    QTest::newRow("GQA 4 heads 2 kv, tied") << 2 << true << false;
+    QTest::newRow("MHA 4 kv, untied") << 4 << false << false;
+    QTest::newRow("MQA 1 kv, tied") << 1 << true << false;
+    QTest::newRow("MQA 1 kv, untied") << 1 << false << false;
+    QTest::newRow("GQA 4 heads 2 kv, untied, fused attention") << 2 << false << true;
+    QTest::newRow("MQA 1 kv, tied, fused attention") << 1 << true << true;
   }
   void pytorch_reference() {
     // The engine in fp32 against tests/reference/llama_reference.py in float64 on the same
     // weights (the engine's checkpoint file) and batch.
     QFETCH(int, kv);
     QFETCH(bool, tie);
+    QFETCH(bool, fused);
     QTemporaryDir dir;
     const std::string d = dir.path().toStdString();
     const ModelConfig m = tiny_llama(kv, tie);
     const int B = 2, T = 8, V = m.vocab_size;
     auto be = make_cpu_backend();
-    GPT model(m, *be, B);
+    GPT model(m, *be, B, DType::kF32, nullptr, fused ? AttentionKernel::kFused : AttentionKernel::kSimple);
     model.init_weights(42);
     perturb(model, 9 + kv);
     QCOMPARE(model.num_params(), llama_num_params(m));
@@ -191,11 +195,21 @@ class TestLlamaModel : public QObject {
     for (size_t i = 1; i < b.size(); i++) QCOMPARE(b[i].first, b[i - 1].second);
     QCOMPARE(b.back().second, model.num_params());
     QCOMPARE(b.back().second - b.back().first, (size_t)m.d_model + (size_t)m.vocab_size * m.d_model);  // norm + lm_head
-    for (DType act : {DType::kF32, DType::kBF16}) {
-      const size_t allocated = model_detail::llama_acts_bytes(m, 2, m.seq_len, act) + model_detail::llama_dacts_bytes(m, 2, m.seq_len, act);
-      qInfo("%s: activations %zu bytes, planned %zu", dtype_name(act), allocated, llama_activation_bytes(m, 2, m.seq_len, act));
-      QCOMPARE(allocated, llama_activation_bytes(m, 2, m.seq_len, act));
-    }
+    for (DType act : {DType::kF32, DType::kBF16})
+      for (AttentionKernel attn : {AttentionKernel::kSimple, AttentionKernel::kFused}) {
+        const size_t allocated = model_detail::llama_acts_bytes(m, 2, m.seq_len, act, nullptr, attn) +
+                                 model_detail::llama_dacts_bytes(m, 2, m.seq_len, act);
+        const size_t planned = llama_activation_bytes(m, 2, m.seq_len, act, attn);
+        qInfo("%s, attention %s: activations %zu bytes, planned %zu", dtype_name(act), attention_kernel_name(attn),
+              allocated, planned);
+        QCOMPARE(allocated, planned);
+      }
+    // Fused attention keeps (B,NH,T) fp32 log-sum-exps per layer instead of (B,NH,T,T) Act
+    // probabilities (each buffer rounded up to 64 bytes).
+    auto up64 = [](size_t x) { return (x + 63) / 64 * 64; };
+    const size_t bnt = (size_t)2 * m.n_head * m.seq_len;
+    QCOMPARE(llama_activation_bytes(m, 2, m.seq_len, DType::kF32) - llama_activation_bytes(m, 2, m.seq_len, DType::kF32, AttentionKernel::kFused),
+             (size_t)m.n_layer * (up64(bnt * m.seq_len * 4) - up64(bnt * 4)));
   }
 
   void grad_sink_receives_the_same_gradients() {

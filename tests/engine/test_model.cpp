@@ -130,17 +130,20 @@ class TestModel : public QObject {
 
   void pytorch_oracle_data() {
     QTest::addColumn<bool>("tie");
-    QTest::newRow("tied embeddings") << true;
-    QTest::newRow("separate lm_head") << false;
+    QTest::addColumn<bool>("fused");  // train.attention = "fused" (the FlashAttention-2 ops)
+    QTest::newRow("tied embeddings") << true << false;
+    QTest::newRow("separate lm_head") << false << false;
+    QTest::newRow("tied embeddings, fused attention") << true << true;
   }
   void pytorch_oracle() {
     QFETCH(bool, tie);
+    QFETCH(bool, fused);
     QTemporaryDir dir;
     const std::string d = dir.path().toStdString();
     ModelConfig m = tiny(23, tie);
     const int B = 3, T = 8;
     auto be = make_cpu_backend();
-    GPT model(m, *be, B);
+    GPT model(m, *be, B, DType::kF32, nullptr, fused ? AttentionKernel::kFused : AttentionKernel::kSimple);
     model.init_weights(42);
     // Make the weights less trivial than the init (non-unit LayerNorms, non-zero biases).
     std::mt19937_64 gen(9);

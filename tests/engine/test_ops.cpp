@@ -17,6 +17,7 @@
 
 #include "engine/ops/cpu_ops.h"
 #include "engine/ops/reference/attention.h"
+#include "engine/ops/reference/flash_attention.h"
 #include "engine/ops/reference/encoder.h"
 #include "engine/ops/reference/gelu.h"
 #include "engine/ops/reference/layernorm.h"
@@ -164,6 +165,23 @@ class TestOps : public QObject {
                       Vec dqkv(in[0].size(), 0.0);
                       cpu::attention_backward(dqkv.data(), scratch.data(), d.data(), in[0].data(), att.data(), B, T, C,
                                               NH, nkv);
+                      return std::vector<Vec>{dqkv};
+                    }});
+    }
+    // The fused (FlashAttention-2) reference, multi-head and multi-query.
+    for (int nkv : {NH, 1}) {
+      cs.push_back({nkv == NH ? "flash_attention" : "flash_attention_mqa", {randn((size_t)N * (C + 2 * nkv * (C / NH)), 19)},
+                    [=](const std::vector<Vec>& in) {
+                      Vec out((size_t)N * C), lse((size_t)B * NH * T);
+                      cpu::flash_attention_forward(out.data(), lse.data(), in[0].data(), B, T, C, NH, nkv);
+                      return out;
+                    },
+                    [=](const std::vector<Vec>& in, const Vec& d) {
+                      Vec out((size_t)N * C), lse((size_t)B * NH * T);
+                      cpu::flash_attention_forward(out.data(), lse.data(), in[0].data(), B, T, C, NH, nkv);
+                      Vec dqkv(in[0].size(), 0.0);
+                      cpu::flash_attention_backward(dqkv.data(), d.data(), in[0].data(), out.data(), lse.data(), B, T,
+                                                    C, NH, nkv);
                       return std::vector<Vec>{dqkv};
                     }});
     }
@@ -384,6 +402,48 @@ class TestOps : public QObject {
     QVERIFY(std::abs(out[1] - 5.0) < 1e-12);
     QVERIFY(std::abs(att[2] - 0.25) < 1e-12 && std::abs(att[3] - 0.75) < 1e-12);
     QCOMPARE(att[1], 0.0);  // masked
+  }
+  // The fused reference computes the simple one's function: across tile boundaries (T = 1,
+  // 63, 64, 65 and 150 against tiles of kFlashTile = 64 rows), for multi-head, grouped and
+  // multi-query attention; lse is the log-sum-exp of the scaled causal scores computed here
+  // directly; backward accumulates (+=) onto what dqkv held.
+  void flash_attention_is_attention_across_tiles() {
+    QCOMPARE(cpu::kFlashTile, 64);  // the T values below straddle its boundaries
+    const int b = 2, nh = 4, hs = 5, c = nh * hs;
+    for (int t : {1, 63, 64, 65, 150})
+      for (int nkv : {4, 2, 1}) {
+        const QString at = QString("T %1, NKV %2").arg(t).arg(nkv);
+        const size_t n_qkv = (size_t)b * t * (c + 2 * nkv * hs), n_out = (size_t)b * t * c;
+        const Vec qkv = randn(n_qkv, 60 + t + nkv, 2.0), dout = randn(n_out, 61 + t);
+        Vec out1(n_out), att((size_t)b * nh * t * t), scratch(att.size()), out2(n_out), lse((size_t)b * nh * t);
+        cpu::attention_forward(out1.data(), att.data(), qkv.data(), b, t, c, nh, nkv);
+        cpu::flash_attention_forward(out2.data(), lse.data(), qkv.data(), b, t, c, nh, nkv);
+        for (size_t i = 0; i < n_out; i++) QVERIFY2(std::abs(out1[i] - out2[i]) < 1e-12, qPrintable(at));
+        const int W = c + 2 * nkv * hs;
+        for (int bb = 0; bb < b; bb++)
+          for (int h = 0; h < nh; h++)
+            for (int i = 0; i < t; i++) {
+              const double* q = qkv.data() + ((size_t)bb * t + i) * W + h * hs;
+              double mx = -1e300, sum = 0.0;
+              std::vector<double> sc(i + 1);
+              for (int j = 0; j <= i; j++) {
+                const double* k = qkv.data() + ((size_t)bb * t + j) * W + c + (h / (nh / nkv)) * hs;
+                double dot = 0.0;
+                for (int d = 0; d < hs; d++) dot += q[d] * k[d];
+                sc[j] = dot / std::sqrt((double)hs);
+                mx = std::max(mx, sc[j]);
+              }
+              for (double x : sc) sum += std::exp(x - mx);
+              QVERIFY2(std::abs(lse[((size_t)bb * nh + h) * t + i] - (mx + std::log(sum))) < 1e-12, qPrintable(at));
+            }
+        const Vec base = randn(n_qkv, 62);  // what dqkv held before
+        Vec d1 = base, d2 = base;
+        cpu::attention_backward(d1.data(), scratch.data(), dout.data(), qkv.data(), att.data(), b, t, c, nh, nkv);
+        cpu::flash_attention_backward(d2.data(), dout.data(), qkv.data(), out2.data(), lse.data(), b, t, c, nh, nkv);
+        double worst = 0.0;
+        for (size_t i = 0; i < n_qkv; i++) worst = std::max(worst, std::abs(d1[i] - d2[i]));
+        QVERIFY2(worst < 1e-11, qPrintable(at + QString(": dqkv differs by %1").arg(worst)));
+      }
   }
   void grouped_query_attention_is_attention_over_repeated_kv() {
     // GQA (Ainslie et al. 2023) defined as transformers' repeat_kv does it: NH = 4 query heads, NKV

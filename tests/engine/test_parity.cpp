@@ -35,6 +35,7 @@
 #include "engine/ops/backend.h"
 #include "engine/ops/cpu_ops.h"
 #include "engine/ops/reference/attention.h"
+#include "engine/ops/reference/flash_attention.h"
 #include "engine/ops/reference/encoder.h"
 #include "engine/ops/reference/gelu.h"
 #include "engine/ops/reference/layernorm.h"
@@ -243,6 +244,46 @@ template <class Act> double check_attention_backward(Backend& be, const Shape& s
     cpu::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, s.C, s.NH, nkv);
     be.ops<Act>().attention_backward(g_dqkv, m.put<Act>(dout), m.put<Act>(qkv), m.put<Act>(att), s.B, s.T, s.C, s.NH,
                                      nkv);
+    err = std::max(err, rel_error(m.get(g_dqkv, dqkv.size()), dqkv));
+  }
+  return err;
+}
+
+// Fused attention: out and lse against the fused reference in double (which equals the simple
+// one, test_ops flash_attention_is_attention_across_tiles).
+template <class Act> double check_flash_attention_forward(Backend& be, const Shape& s) {
+  Rand r(27);
+  Mem m(be);
+  double err = 0;
+  for (int nkv : kv_heads(s)) {
+    Vec qkv = r.normal<Act>(qkv_size(s, nkv));
+    Vec want((size_t)s.B * s.T * s.C), lse((size_t)s.B * s.NH * s.T);
+    cpu::flash_attention_forward(want.data(), lse.data(), qkv.data(), s.B, s.T, s.C, s.NH, nkv);
+    Act* out = m.put<Act>(Vec(want.size()));
+    float* g_lse = m.put<float>(Vec(lse.size()));
+    be.ops<Act>().flash_attention_forward(out, g_lse, m.put<Act>(qkv), s.B, s.T, s.C, s.NH, nkv);
+    err = std::max({err, rel_error(m.get(out, want.size()), want), rel_error(m.get(g_lse, lse.size()), lse)});
+  }
+  return err;
+}
+
+// Backward from the saved out (as Act) and lse (fp32) of the reference's forward; accumulates.
+template <class Act> double check_flash_attention_backward(Backend& be, const Shape& s) {
+  Rand r(28);
+  Mem m(be);
+  double err = 0;
+  for (int nkv : kv_heads(s)) {
+    Vec qkv = r.normal<Act>(qkv_size(s, nkv)), dout = r.normal<Act>((size_t)s.B * s.T * s.C);
+    Vec out(dout.size()), lse((size_t)s.B * s.NH * s.T);
+    cpu::flash_attention_forward(out.data(), lse.data(), qkv.data(), s.B, s.T, s.C, s.NH, nkv);
+    for (auto& o : out) o = to_float(from_double<Act>(o));
+    for (auto& l : lse) l = (float)l;
+    Vec dqkv = r.normal<Act>(qkv.size());
+    Act* g_dqkv = m.put<Act>(dqkv);
+    cpu::flash_attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), s.B, s.T, s.C, s.NH,
+                                  nkv);
+    be.ops<Act>().flash_attention_backward(g_dqkv, m.put<Act>(dout), m.put<Act>(qkv), m.put<Act>(out),
+                                           m.put<float>(lse), s.B, s.T, s.C, s.NH, nkv);
     err = std::max(err, rel_error(m.get(g_dqkv, dqkv.size()), dqkv));
   }
   return err;
@@ -471,6 +512,8 @@ template <class Act> void add_activation_rows(std::vector<Row>& rows) {
   rows.push_back({Op::kMatmulBackward, d, sum, check_matmul_backward<Act>});
   rows.push_back({Op::kAttentionForward, d, f32 ? kF32Reduction : kBF16Attention, check_attention_forward<Act>});
   rows.push_back({Op::kAttentionBackward, d, f32 ? kF32Reduction : kBF16Attention, check_attention_backward<Act>});
+  rows.push_back({Op::kFlashAttentionForward, d, f32 ? kF32Reduction : kBF16Attention, check_flash_attention_forward<Act>});
+  rows.push_back({Op::kFlashAttentionBackward, d, f32 ? kF32Reduction : kBF16Attention, check_flash_attention_backward<Act>});
   rows.push_back({Op::kGeluForward, d, f32 ? kF32Transcendental : kBF16Once, check_gelu_forward<Act>});
   rows.push_back({Op::kGeluBackward, d, f32 ? kF32Transcendental : kBF16Once, check_gelu_backward<Act>});
   rows.push_back({Op::kSwigluForward, d, f32 ? kF32Transcendental : kBF16Once, check_swiglu_forward<Act>});
@@ -648,6 +691,12 @@ template <class Act> void add_path_rows(std::vector<PathRow>& rows) {
   const double attn_tol = f32 ? kF32Reduction : kBF16Attention;
   rows.push_back({"attention_forward_chunked", d, attn_tol, {attn}, check_attention_forward<Act>});
   rows.push_back({"attention_backward_chunked", d, attn_tol, {attn}, check_attention_backward<Act>});
+  // Fused attention tiles (flash_attention_plan, cuda/launch.h: 64, 32 or 16 rows): T 150 ends in
+  // a partial tile of every size; hs 64 with grouped k/v (the tensor-core path in bf16, GPT-2
+  // 124M's head size) and hs 24 with one k/v head (not a multiple of 16: the FMA path in bf16).
+  const std::vector<Shape> flash = {{2, 150, 256, 4, 7, 9, 2}, {2, 150, 72, 3, 7, 9, 1}};
+  rows.push_back({"flash_attention_forward_tiles", d, attn_tol, flash, check_flash_attention_forward<Act>});
+  rows.push_back({"flash_attention_backward_tiles", d, attn_tol, flash, check_flash_attention_backward<Act>});
   // Bias gradient slices: bias_slices(N) = clamp(ceil(N / 256), 1, 64) (cuda/matmul.cu): N 300
   // gives 2 slices, N 16411 the cap of 64 (ceil is 65; slice y then takes rows y*8.., +512, ...);
   // C 30 and OC 90 are odd widths (the unaligned-bias forward path too).

@@ -110,6 +110,21 @@ class TestPlanner : public QObject {
     td::Plan p = td::make_plan(c, 1);
     QCOMPARE(p.weights_bytes, 6 * kPsi);
     QCOMPARE(p.activations_bytes, uint64_t(td::gpt_activation_bytes(c.model, 16, 1024, td::DType::kBF16)));
+    // Fused attention (train.attention = "fused") keeps, per layer, the rows' log-sum-exp (B NH T
+    // fp32 = 16 x 12 x 1024 x 4 = 786 432 bytes) instead of the probabilities (B NH T^2 bf16 =
+    // 402 653 184 bytes): 12 x 401 866 752 = 4 822 401 024 bytes fewer at B 16, T 1024.
+    doc["train"]["attention"] = "fused";
+    td::Plan pf = td::make_plan(td::parse_config(doc), 1);
+    QCOMPARE(p.activations_bytes - pf.activations_bytes, uint64_t(4822401024));
+    QCOMPARE(pf.activations_bytes, uint64_t(td::gpt_activation_bytes(c.model, 16, 1024, td::DType::kBF16, td::AttentionKernel::kFused)));
+    // On the CPU the backend's (B NH T T) fp32 score-gradient scratch goes too.
+    doc["train"]["device"] = "cpu";
+    QCOMPARE(td::cpu_backend_scratch_bytes(c.model, 16, 1, td::AttentionKernel::kFused), uint64_t(0));
+    QCOMPARE(td::cpu_backend_scratch_bytes(c.model, 16), uint64_t(4) * 16 * 12 * 1024 * 1024);
+    doc["train"]["attention"] = "flash";
+    QVERIFY_THROWS_EXCEPTION(td::ConfigError, td::parse_config(doc));
+    doc["train"].erase("attention");
+    doc["train"]["device"] = "cuda";
     doc["train"]["precision"] = "fp32";
     QCOMPARE(td::resolved_precision(td::parse_config(doc).train), std::string("fp32"));
     doc["train"]["device"] = "cpu";

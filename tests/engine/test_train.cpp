@@ -107,6 +107,36 @@ class TestTrain : public QObject {
     QVERIFY2(again.err.contains("--resume"), qPrintable(again.err));
   }
 
+  // train.attention = "fused" trains the same run as "simple" (the same function, summed in
+  // another order): seq_len 80 spans two of the fused kernel's 64-row tiles, with a resume in
+  // the middle; run_start names the kernel.
+  void fused_attention_trains_the_simple_run() {
+    json c = tiny_config(data_);
+    c["model"]["seq_len"] = 80;
+    c["train"]["steps"] = 8;
+    c["train"]["checkpoint_interval"] = 4;
+    QString simple = write_config("cfg_simple.json", c);
+    c["train"]["attention"] = "fused";
+    QString fused = write_config("cfg_fused.json", c);
+    QString a = dir_.filePath("run_simple"), b = dir_.filePath("run_fused");
+    auto ra = engine({"train", "--config", simple, "--out", a, "--no-events-stdout", "--quiet"});
+    QVERIFY2(ra.exit_code == 0, qPrintable(ra.err));
+    auto rb = engine({"train", "--config", fused, "--out", b, "--no-events-stdout", "--quiet", "--debug-stop-after", "5"});
+    QVERIFY2(rb.exit_code == 0, qPrintable(rb.err));
+    auto rc = engine({"train", "--config", fused, "--out", b, "--resume", "--no-events-stdout", "--quiet"});
+    QVERIFY2(rc.exit_code == 0, qPrintable(rc.err));
+    auto eva = read_events(a + "/events.jsonl"), evb = read_events(b + "/events.jsonl");
+    QCOMPARE(events_of_type(eva, "run_start")[0]["attention"].get<std::string>(), std::string("simple"));
+    QCOMPARE(events_of_type(evb, "run_start")[0]["attention"].get<std::string>(), std::string("fused"));
+    auto la = step_losses(eva), lb = step_losses(evb);
+    QCOMPARE(la.size(), size_t(8));
+    QCOMPARE(lb.size(), size_t(8));
+    for (size_t i = 0; i < la.size(); i++)
+      QVERIFY2(std::abs(la[i] - lb[i]) <= 1e-5 * std::abs(la[i]),
+               qPrintable(QString("step %1: simple %2, fused %3").arg(i + 1).arg(la[i], 0, 'g', 9).arg(lb[i], 0, 'g', 9)));
+    QVERIFY(la[7] < la[0]);
+  }
+
   void sigint_stops_at_a_step_boundary_with_a_checkpoint() {
     json c = tiny_config(data_);
     c["train"]["steps"] = 100000;

@@ -12,7 +12,9 @@
 #include <QToolButton>
 #include <QtTest>
 
+#include "engine/plan/plan.h"
 #include "gui/designer/model_designer.h"
+#include "gui/plan/format.h"
 
 using nlohmann::json;
 using td::gui::DatasetChoice;
@@ -43,6 +45,7 @@ json everyField() {
           {"train",
            {{"device", "cuda:1"},
             {"precision", "bf16"},
+            {"attention", "fused"},
             {"threads", 3},
             {"seed", 42},
             {"steps", 1234},
@@ -138,10 +141,10 @@ class TestDesignerFields : public QObject {
       QVERIFY2(doc[sec][name] != def, qPrintable(f.path + " is at its default"));
       ++n;
     }
-    // 12 model fields (4 of them llama only), 41 train fields (10 of them train.alert_*), data.path:
+    // 12 model fields (4 of them llama only), 42 train fields (10 of them train.alert_*), data.path:
     // the engine's table (engine/config.cpp).
-    QCOMPARE(n, 54);
-    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(54));
+    QCOMPARE(n, 55);
+    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(55));
     QVERIFY(Planner::fieldErrors(doc).isEmpty());
   }
 
@@ -230,6 +233,29 @@ class TestDesignerFields : public QObject {
     QVERIFY(e.advancedShown());
     QCOMPARE(e.errorFor("train.eval_batches"), QStringLiteral("value 0 is out of range: allowed [1, 1048576]"));
     QVERIFY(e.findChild<QLabel*>("error_train.eval_batches")->isVisible());
+  }
+
+  // train.attention sits beside precision on the page; "fused" writes the field and the
+  // activation estimate becomes the planner's figure without the (B, n_head, T, T) probabilities.
+  void attentionChoiceChangesTheActivationEstimate() {
+    ModelDesigner d;
+    d.show();
+    d.setConfig(smallDoc());
+    auto* attention = qobject_cast<QComboBox*>(d.fieldEditor("train.attention"));
+    QVERIFY(attention);
+    QCOMPARE(itemData(attention), (QStringList{"simple", "fused"}));
+    QVERIFY(!d.advancedShown());  // on the page, not under Advanced
+    auto* label = d.findChild<QLabel*>("estimate_activations");
+    QVERIFY(label);
+    json doc = smallDoc();
+    const QString simple = td::gui::formatBytes(td::make_plan(td::parse_config(doc), 1).activations_bytes);
+    doc["train"]["attention"] = "fused";
+    const QString fused = td::gui::formatBytes(td::make_plan(td::parse_config(doc), 1).activations_bytes);
+    QVERIFY2(simple != fused, qPrintable(simple));
+    QTRY_COMPARE_WITH_TIMEOUT(label->text(), simple, 30000);
+    attention->setCurrentIndex(attention->findData("fused"));
+    QCOMPARE(d.config()["train"]["attention"], json("fused"));
+    QTRY_COMPARE_WITH_TIMEOUT(label->text(), fused, 30000);
   }
 
   void deviceAndPrecisionLists() {
