@@ -417,6 +417,30 @@ print("loss %.3f -> %.3f %s" % (l[0], l[-1], "falls" if l[-1] < l[0] - 1.0 else 
     record engine_gpt2_fused skipped "$ts" "no simple-attention run to compare with"
   fi
 
+  # -- b3) where a step's time goes: traindeck-engine profile (each op synchronised and timed) for
+  # both attention kernels at the chosen micro batch; the tables into gpu.log, the top ops as meta.
+  ts=$(now)
+  if [ -n "$chosen" ]; then
+    local a plim top
+    for a in simple fused; do
+      plim=$(limit 60 180)
+      timeout -k 10 "$plim" "$engine" profile --config "$gpu/gpt2-124m.json" --set "data.path=$syn" \
+        --set "train.micro_batch=$chosen" "${sets[@]+"${sets[@]}"}" --set "train.attention=$a" --steps 2 --json \
+        >"$work/profile_$a.json" 2>"$work/profile_$a.err"
+      top=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("step %.1f ms (ops %.1f ms): " % (r["step_ms"], r["op_ms"]) + ", ".join(
+    "%s %.1f ms (%.0f%%)" % (o["op"], o["ms_per_step"], 100 * o["share"]) for o in r["ops"][:6]))' "$work/profile_$a.json" 2>&1 | head -c 600)
+      { echo "---- profile, attention $a"; cat "$work/profile_$a.json" "$work/profile_$a.err"; echo; } >>"$log"
+      meta "engine_profile_$a" "$top"
+      say "   profile ($a): $top"
+    done
+    record engine_profile ok "$ts" "per-op times in gpu.log and the summary"
+  else
+    record engine_profile skipped "$ts" "no micro batch fitted"
+  fi
+
   # -- e) tinyshakespeare on the GPU (before PyTorch, so that a slow torch.compile cannot starve it) -
   ts=$(now)
   local tsd=$c/data/tinyshakespeare tsets=()

@@ -269,7 +269,9 @@ def summary(results, work):
     L.append("")
     for key, what in (("tinyshakespeare_vs_cpu", "fp32 / bf16 against the CPU, ZeRO-3 x1 against fp32"),
                       ("determinism", "determinism"), ("engine_gpt2_loss", "GPT-2 124M on learnable tokens"),
-                      ("engine_gpt2_fused", "GPT-2 124M, train.attention fused vs simple (same micro batch and tokens)")):
+                      ("engine_gpt2_fused", "GPT-2 124M, train.attention fused vs simple (same micro batch and tokens)"),
+                      ("engine_profile_simple", "per-op time of a GPT-2 124M step, simple attention (traindeck-engine profile)"),
+                      ("engine_profile_fused", "per-op time of a GPT-2 124M step, fused attention")):
         if meta.get(key):
             L.append("- %s: %s" % (what, meta[key]))
     L.append("")

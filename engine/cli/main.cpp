@@ -3,6 +3,7 @@
 //   train     train a model from a config; events on stdout and in <out>/events.jsonl
 //   sample    generate text from a checkpoint
 //   plan      parameters, FLOPs and memory of a config
+//   profile   time each backend op of a few training steps of a config
 //   calibrate measure this CPU's sgemm peak (the MFU denominator) and the engine's share of it
 //   devices   the devices this engine can train on (cpu, cuda:N), as JSON
 //   config    print the config reference (docs/config.md)
@@ -31,6 +32,7 @@
 #include "engine/dist/launch.h"
 #include "engine/export/export.h"
 #include "engine/metrics/calibrate.h"
+#include "engine/metrics/op_profile.h"
 #include "engine/metrics/nvml.h"
 #include "engine/metrics/step_fields.h"
 #include "engine/metrics/sysinfo.h"
@@ -327,6 +329,16 @@ int main(int argc, char** argv) {
   auto* cal = app.add_subcommand("calibrate", "Measure this CPU's sgemm peak (MFU denominator) and the engine's share of it, and cache both");
   cal->add_option("--threads", cal_threads, "Threads (0: all cores)")->check(CLI::Range(0, 4096));
 
+  // profile
+  int prof_steps = 3;
+  bool prof_json = false;
+  auto* prof = app.add_subcommand("profile", "Time each backend op of a few training steps of a config (synthetic tokens, "
+                                             "no dataset read): where a step's time goes, on the CPU or a GPU");
+  prof->add_option("--config", config_path, "Run config (JSON)")->required()->check(CLI::ExistingFile);
+  prof->add_option("--set", sets, "Override a field (repeatable)");
+  prof->add_option("--steps", prof_steps, "Timed steps after one warm-up step (default 3)")->check(CLI::Range(1, 1000));
+  prof->add_flag("--json", prof_json, "JSON output (docs in engine/metrics/op_profile.h)");
+
   // devices
   auto* devs = app.add_subcommand("devices", "List the devices this engine can train on (cpu, cuda:N) as one JSON document");
   // gpus: the NVIDIA GPUs NVML sees, with one telemetry reading each (docs/cuda.md "GPU telemetry")
@@ -492,6 +504,16 @@ int main(int argc, char** argv) {
         std::printf("%s", td::plan_table(p).c_str());
         if (cp) std::printf("%s", td::cluster_table(*cp).c_str());
       }
+      return 0;
+    }
+    if (*prof) {
+      td::RunConfig cfg = load_config(config_path, sets);
+      td::set_cpu_threads(cfg.train.threads);
+      const td::OpProfileReport r = td::profile_training_steps(cfg, prof_steps);
+      if (prof_json)
+        std::printf("%s\n", td::to_json(r).dump().c_str());
+      else
+        std::fputs(td::format_table(r).c_str(), stdout);
       return 0;
     }
     if (*cal) {

@@ -20,9 +20,23 @@ double clip_grad_norm(Backend& be, float* grads, size_t n, double max_norm) {
   return norm;
 }
 
+std::vector<ParamTensor> adamw_runs(const std::vector<ParamTensor>& tensors) {
+  std::vector<ParamTensor> runs;
+  for (const ParamTensor& t : tensors) {
+    if (!runs.empty() && runs.back().decay == t.decay && runs.back().offset + runs.back().numel == t.offset) {
+      runs.back().numel += t.numel;
+      runs.back().shape = {(int64_t)runs.back().numel};
+      continue;
+    }
+    runs.push_back(t);
+    runs.back().shape = {(int64_t)t.numel};
+  }
+  return runs;
+}
+
 AdamW::AdamW(Backend& be, std::vector<ParamTensor> tensors, size_t n, double beta1, double beta2,
              double eps, double weight_decay)
-    : be_(be), tensors_(std::move(tensors)), n_(n), beta1_(beta1), beta2_(beta2), eps_(eps), wd_(weight_decay) {
+    : be_(be), runs_(adamw_runs(tensors)), n_(n), beta1_(beta1), beta2_(beta2), eps_(eps), wd_(weight_decay) {
   m_ = static_cast<float*>(be_.alloc(n * sizeof(float)));
   v_ = static_cast<float*>(be_.alloc(n * sizeof(float)));
   be_.zero(m_, n * sizeof(float));
@@ -35,7 +49,7 @@ AdamW::~AdamW() {
 }
 
 void AdamW::step(float* params, const float* grads, double lr, int t) {
-  for (const auto& pt : tensors_)
+  for (const auto& pt : runs_)
     be_.adamw(params + pt.offset, grads + pt.offset, m_ + pt.offset, v_ + pt.offset, pt.numel,
               (float)lr, (float)beta1_, (float)beta2_, (float)eps_, pt.decay ? (float)wd_ : 0.0f, t);
 }

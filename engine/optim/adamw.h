@@ -21,8 +21,15 @@ double lr_at(int step, double lr, double min_lr, int warmup, int steps);
 /// and nothing is scaled).
 double clip_grad_norm(Backend& be, float* grads, size_t n, double max_norm);
 
+/// tensors merged into runs: consecutive entries whose elements are contiguous (offset + numel
+/// = the next offset) and whose decay is the same become one entry (name of the first, numel
+/// summed, shape {numel}). Order kept.
+std::vector<ParamTensor> adamw_runs(const std::vector<ParamTensor>& tensors);
+
 /// AdamW with decoupled weight decay applied per tensor (ParamTensor::decay), moments m, v in
-/// backend memory (same layout as the parameters). Matches torch.optim.AdamW.
+/// backend memory (same layout as the parameters). Matches torch.optim.AdamW. step() makes one
+/// backend adamw call per run of adjacent tensors that share a decay setting (adamw_runs), not
+/// one per tensor: the update is element-wise, so the result is the same bits with fewer launches.
 class AdamW {
  public:
   AdamW(Backend& be, std::vector<ParamTensor> tensors, size_t n, double beta1, double beta2,
@@ -32,13 +39,15 @@ class AdamW {
   AdamW& operator=(const AdamW&) = delete;
   /// One update with learning rate lr; t is the 1-based count of updates (bias correction).
   void step(float* params, const float* grads, double lr, int t);
+  /// The (offset, numel, decay) runs step() updates with one call each.
+  const std::vector<ParamTensor>& runs() const { return runs_; }
   float* m() { return m_; }
   float* v() { return v_; }
   size_t size() const { return n_; }
 
  private:
   Backend& be_;
-  std::vector<ParamTensor> tensors_;
+  std::vector<ParamTensor> runs_;
   size_t n_;
   double beta1_, beta2_, eps_, wd_;
   float* m_;
