@@ -417,15 +417,39 @@ print("loss %.3f -> %.3f %s" % (l[0], l[-1], "falls" if l[-1] < l[0] - 1.0 else 
     record engine_gpt2_fused skipped "$ts" "no simple-attention run to compare with"
   fi
 
+  # -- b2b) fused attention with GELU in the GEMM epilogues (train.gelu_fusion=epilogue,
+  # docs/cuda.md): its parity rows (matmul_gelu_forward*, matmul_backward_dgelu*) ran in a);
+  # here its speed and loss beside the fused-attention run's.
+  ts=$(now)
+  if [ -n "$chosen" ] && [ -f "$work/gpt2_fused/events.jsonl" ]; then
+    local glim gerc gvs
+    glim=$(limit 100 170)
+    say "-- engine: GPT-2 124M, train.attention=fused, train.gelu_fusion=epilogue, micro_batch $chosen (limit ${glim} s)"
+    timeout -k 10 "$glim" "$engine" train --config "$gpu/gpt2-124m.json" --set "data.path=$syn" --set "train.micro_batch=$chosen" \
+      "${sets[@]+"${sets[@]}"}" --set train.attention=fused --set train.gelu_fusion=epilogue --out "$work/gpt2_gelu" --quiet \
+      --no-events-stdout ${peak16:+--peak-flops "$peak16"} >"$work/gpt2_gelu.log" 2>&1
+    gerc=$?
+    show "engine fused attention + GELU epilogue" "$work/gpt2_gelu.log" 6
+    gvs=$(python3 "$gpu/summarize.py" versus "$work/gpt2_fused/events.jsonl" "$work/gpt2_gelu/events.jsonl" 2>&1 | head -c 400)
+    meta engine_gpt2_gelu_epilogue "$gvs"
+    if [ "$gerc" = 0 ]; then record engine_gpt2_gelu_epilogue ok "$ts" "$gvs"; else record engine_gpt2_gelu_epilogue failed "$ts" "exit $gerc: $gvs"; fi
+  else
+    record engine_gpt2_gelu_epilogue skipped "$ts" "no fused-attention run to compare with"
+  fi
+
   # -- b3) where a step's time goes: traindeck-engine profile (each op synchronised and timed) for
-  # both attention kernels at the chosen micro batch; the tables into gpu.log, the top ops as meta.
+  # the simple kernels and for every fusion (fused attention, GELU epilogues) at the chosen micro
+  # batch; the tables into gpu.log, the top ops as meta.
   ts=$(now)
   if [ -n "$chosen" ]; then
     local a plim top
     for a in simple fused; do
+      local g=none
+      [ "$a" = fused ] && g=epilogue
       plim=$(limit 60 180)
       timeout -k 10 "$plim" "$engine" profile --config "$gpu/gpt2-124m.json" --set "data.path=$syn" \
-        --set "train.micro_batch=$chosen" "${sets[@]+"${sets[@]}"}" --set "train.attention=$a" --steps 2 --json \
+        --set "train.micro_batch=$chosen" "${sets[@]+"${sets[@]}"}" --set "train.attention=$a" --set "train.gelu_fusion=$g" \
+        --steps 2 --json \
         >"$work/profile_$a.json" 2>"$work/profile_$a.err"
       top=$(python3 -c '
 import json, sys

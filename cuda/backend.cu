@@ -225,11 +225,11 @@ class CudaBackend final : public Backend {
     bind();
     td::cuda::convert_to_bf16(dev(dst), src, n, stream_);
   }
-  void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr, float beta1,
-             float beta2, float eps, float weight_decay, int t) override {
-    if (n == 0) return;
+  void adamw(float* params, const float* grads, float* m, float* v, const AdamWSpan* spans, size_t n_spans, float lr,
+             float beta1, float beta2, float eps, float weight_decay, int t) override {
+    if (n_spans == 0) return;
     bind();
-    td::cuda::adamw(params, grads, m, v, n, lr, beta1, beta2, eps, weight_decay, t, stream_);
+    td::cuda::adamw(params, grads, m, v, spans, n_spans, lr, beta1, beta2, eps, weight_decay, t, stream_);
   }
   // The kernel writes fp32 partial sums in a fixed order; they are added here in double.
   double grad_norm_squared(const float* g, size_t n) override {
@@ -365,10 +365,23 @@ class CudaBackend final : public Backend {
       be_.bind();
       be_.matmul_->forward(dev(out), dev(inp), dev(weight), dev(bias), N, C, OC, be_.stream_);
     }
-    void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight, int N, int C, int OC) override {
+    void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight, int N, int C, int OC,
+                         bool overwrite_dinp) override {
       be_.bind();
       void* s = dbias ? be_.scratch(Matmul::backward_scratch_bytes(N, OC)) : nullptr;
-      be_.matmul_->backward(dev(dinp), dweight, dbias, dev(dout), dev(inp), dev(weight), N, C, OC, s, be_.stream_);
+      be_.matmul_->backward(dev(dinp), dweight, dbias, dev(dout), dev(inp), dev(weight), N, C, OC, s, be_.stream_, overwrite_dinp);
+    }
+    void matmul_gelu_forward(Act* out, Act* pre, const Act* inp, const Act* weight, const Act* bias, int N, int C,
+                             int OC) override {
+      be_.bind();
+      be_.matmul_->forward_gelu(dev(out), dev(pre), dev(inp), dev(weight), dev(bias), N, C, OC, be_.stream_);
+    }
+    void matmul_backward_dgelu(Act* dpre, float* dweight, float* dbias, const Act* dout, const Act* inp,
+                               const Act* weight, const Act* pre, int N, int C, int OC) override {
+      be_.bind();
+      void* s = dbias ? be_.scratch(Matmul::backward_scratch_bytes(N, OC)) : nullptr;
+      be_.matmul_->backward_dgelu(dev(dpre), dweight, dbias, dev(dout), dev(inp), dev(weight), dev(pre), N, C, OC, s,
+                                  be_.stream_);
     }
     void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
       be_.bind();

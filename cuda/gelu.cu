@@ -38,20 +38,22 @@ __global__ void gelu_forward_kernel(Act* out, const Act* inp, size_t N) {
   }
 }
 
-// dinp += gelu'(inp) * dout. dinp may alias dout (each element is read before it is written).
-template <class Act, int kVec>
+// dinp += gelu'(inp) * dout (kAccumulate) or dinp = gelu'(inp) * dout (dinp not read). dinp may
+// alias dout (each element is read before it is written).
+template <class Act, int kVec, bool kAccumulate>
 __global__ void gelu_backward_kernel(Act* dinp, const Act* inp, const Act* dout, size_t N) {
   const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * kVec;
   if (i >= N) return;
   if (kVec > 1 && i + kVec <= N) {
-    Pack16<Act> x = load_pack(inp + i), dy = load_pack(dout + i), dx = load_pack(dinp + i);
+    Pack16<Act> x = load_pack(inp + i), dy = load_pack(dout + i), dx;
+    if (kAccumulate) dx = load_pack(dinp + i);
 #pragma unroll
     for (int k = 0; k < Pack16<Act>::kN; k++)
-      dx.v[k] = store_as<Act>(load_f(dx.v[k]) + gelu_grad(load_f(x.v[k])) * load_f(dy.v[k]));
+      dx.v[k] = store_as<Act>((kAccumulate ? load_f(dx.v[k]) : 0.0f) + gelu_grad(load_f(x.v[k])) * load_f(dy.v[k]));
     store_pack(dinp + i, dx);
   } else {
     for (size_t j = i; j < N && j < i + kVec; j++)
-      dinp[j] = store_as<Act>(load_f(dinp[j]) + gelu_grad(load_f(inp[j])) * load_f(dout[j]));
+      dinp[j] = store_as<Act>((kAccumulate ? load_f(dinp[j]) : 0.0f) + gelu_grad(load_f(inp[j])) * load_f(dout[j]));
   }
 }
 
@@ -68,22 +70,29 @@ void gelu_forward(Act* out, const Act* inp, size_t N, cudaStream_t stream) {
   check_launch("gelu_forward_kernel");
 }
 
-template <class Act>
-void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N, cudaStream_t stream) {
-  if (N == 0) return;
+template <class Act, bool kAccumulate>
+static void launch_gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N, cudaStream_t stream) {
   constexpr int kW = Pack16<Act>::kN;
   if (aligned16(dinp) && aligned16(inp) && aligned16(dout))
-    gelu_backward_kernel<Act, kW><<<grid_for(N, (size_t)kThreads * kW, "gelu_backward"), kThreads, 0, stream>>>(
-        dinp, inp, dout, N);
+    gelu_backward_kernel<Act, kW, kAccumulate><<<grid_for(N, (size_t)kThreads * kW, "gelu_backward"), kThreads, 0,
+                                                 stream>>>(dinp, inp, dout, N);
   else
-    gelu_backward_kernel<Act, 1><<<grid_for(N, kThreads, "gelu_backward"), kThreads, 0, stream>>>(dinp, inp, dout, N);
+    gelu_backward_kernel<Act, 1, kAccumulate><<<grid_for(N, kThreads, "gelu_backward"), kThreads, 0, stream>>>(
+        dinp, inp, dout, N);
   check_launch("gelu_backward_kernel");
+}
+
+template <class Act>
+void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N, cudaStream_t stream, bool overwrite) {
+  if (N == 0) return;
+  if (overwrite) launch_gelu_backward<Act, false>(dinp, inp, dout, N, stream);
+  else launch_gelu_backward<Act, true>(dinp, inp, dout, N, stream);
 }
 
 template void gelu_forward<float>(float*, const float*, size_t, cudaStream_t);
 template void gelu_forward<__nv_bfloat16>(__nv_bfloat16*, const __nv_bfloat16*, size_t, cudaStream_t);
-template void gelu_backward<float>(float*, const float*, const float*, size_t, cudaStream_t);
+template void gelu_backward<float>(float*, const float*, const float*, size_t, cudaStream_t, bool);
 template void gelu_backward<__nv_bfloat16>(__nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, size_t,
-                                           cudaStream_t);
+                                           cudaStream_t, bool);
 
 }  // namespace td::cuda

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <initializer_list>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -29,6 +30,31 @@ template <class T> __device__ __forceinline__ void store_pack(T* p, const Pack16
   *reinterpret_cast<Pack16<T>*>(p) = x;
 }
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+/// Packs a lane for a warp-per-row kernel over rows of C elements of T (row_packs_per_lane,
+/// cuda/launch.h), or 0 when any pointer is not 16-byte aligned: the scalar kernel then.
+template <class T> int row_packs(int C, std::initializer_list<const void*> ptrs) {
+  for (const void* p : ptrs)
+    if (!aligned16(p)) return 0;
+  return row_packs_per_lane(C, Pack16<T>::kN);
+}
+
+/// f.template operator()<K>() with K = packs (1..kMaxRowPacks): runs the packed kernel's
+/// instantiation for a row_packs result, e.g. with_row_packs(p, [&]<int K>() { kernel<Act, K><<<...>>>(...); }).
+template <class F> void with_row_packs(int packs, F&& f) {
+  static_assert(kMaxRowPacks == 8, "with_row_packs lists 1..8");
+  switch (packs) {
+    case 1: f.template operator()<1>(); break;
+    case 2: f.template operator()<2>(); break;
+    case 3: f.template operator()<3>(); break;
+    case 4: f.template operator()<4>(); break;
+    case 5: f.template operator()<5>(); break;
+    case 6: f.template operator()<6>(); break;
+    case 7: f.template operator()<7>(); break;
+    case 8: f.template operator()<8>(); break;
+    default: fail("with_row_packs: " + std::to_string(packs) + " packs a lane (a bug in the launcher)");
+  }
+}
 
 constexpr unsigned kFullMask = 0xffffffffu;
 

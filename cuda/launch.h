@@ -41,6 +41,21 @@ inline unsigned grid_yz(size_t blocks, const char* kernel) {
   return (unsigned)blocks;
 }
 
+/// Most 16-byte packs a lane holds on the packed row kernels (row_packs_per_lane).
+constexpr int kMaxRowPacks = 8;
+
+/// Packs a lane of a warp holds when the warp keeps one row of C elements in registers as
+/// 16-byte packs of pack_elems elements (8 bf16, 4 fp32): lane l takes packs l, l + 32, ..., so
+/// ceil(C / (32 pack_elems)). 0, meaning "use the scalar kernel", when C is not a multiple of
+/// pack_elems (a pack would straddle two rows) or the row needs more than kMaxRowPacks a lane
+/// (registers). Used by layernorm.cu and rmsnorm.cu; the caller also checks that every
+/// pointer is 16-byte aligned (row_packs in kernel_util.cuh).
+inline int row_packs_per_lane(int C, int pack_elems) {
+  if (C <= 0 || pack_elems <= 0 || C % pack_elems != 0) return 0;
+  const size_t packs = ceil_div((size_t)C, (size_t)32 * pack_elems);
+  return packs <= (size_t)kMaxRowPacks ? (int)packs : 0;
+}
+
 /// Whether cuBLASLt's bias epilogue (CUBLASLT_EPILOGUE_BIAS; likewise BGRADA/BGRADB) may read
 /// `bias`: its kernels load the bias vector with 16-byte accesses, and cuBLASLt has no
 /// preference attribute telling the heuristic the bias's alignment, so an unaligned bias (a
@@ -53,6 +68,15 @@ inline unsigned grid_yz(size_t blocks, const char* kernel) {
 inline bool lt_bias_epilogue_ok(const void* bias, size_t elem_bytes) {
   if (bias == nullptr || (elem_bytes != 2 && elem_bytes != 4)) return false;
   return reinterpret_cast<uintptr_t>(bias) % 16 == 0;
+}
+
+/// Whether cuBLASLt's GELU epilogues (CUBLASLT_EPILOGUE_GELU_AUX(_BIAS) writing the GELU input,
+/// CUBLASLT_EPILOGUE_DGELU reading it) may take `aux` with leading dimension ld (elements): the
+/// header requires ld divisible by 8, and aux is read and written with 16-byte accesses like the
+/// bias. Otherwise the caller runs the GEMM and the GELU kernel separately. Source: cublasLt.h,
+/// CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD.
+inline bool lt_gelu_aux_ok(const void* aux, int64_t ld) {
+  return aux != nullptr && ld > 0 && ld % 8 == 0 && reinterpret_cast<uintptr_t>(aux) % 16 == 0;
 }
 
 /// Shared-memory layout of one block of the fused attention kernels (cuda/flash_attention.cu),

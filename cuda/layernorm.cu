@@ -2,6 +2,10 @@
 // variance) and its backward, as td::cpu::layernorm_forward / layernorm_backward. One warp per
 // row (llm.c layernorm_forward_kernel3); dweight/dbias are reduced over rows in two
 // deterministic passes (per-chunk column sums into scratch, then the chunks in order).
+// Rows of up to 8 packs of 16 bytes a lane (row_packs_per_lane, cuda/launch.h: C <= 2048 in bf16,
+// 1024 in fp32; C a multiple of the pack; all pointers 16-byte aligned) take the packed kernels: 128-bit loads and stores, and the row
+// read once into registers (forward: x; backward: x and dout), where the scalar kernels read it
+// two or three times. Anything else takes the scalar kernels.
 #include <algorithm>
 
 #include "cuda/common.cuh"
@@ -44,6 +48,62 @@ __global__ void __launch_bounds__(32 * kRowsPerBlock)
   }
 }
 
+// The packed forward: the scalar kernel's arithmetic (mean, then the variance about it) on the
+// row held in registers. Lane l holds packs l, l + 32, ... (kPacks of them, the last ones past
+// the row's end unused); kN elements a pack.
+template <class Act, int kPacks>
+__global__ void __launch_bounds__(32 * kRowsPerBlock)
+    layernorm_forward_packed_kernel(Act* __restrict__ out, float* __restrict__ mean, float* __restrict__ rstd,
+                                    const Act* __restrict__ inp, const Act* __restrict__ weight,
+                                    const Act* __restrict__ bias, int N, int C) {
+  using P = Pack16<Act>;
+  constexpr int kN = P::kN;
+  const int lane = threadIdx.x & 31;
+  const int row = blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5);
+  if (row >= N) return;
+  const Act* x = inp + (size_t)row * C;
+  P xs[kPacks];
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++) {
+    const int c = (lane + 32 * i) * kN;
+    if (c < C) {
+      xs[i] = load_pack(x + c);
+#pragma unroll
+      for (int j = 0; j < kN; j++) sum += load_f(xs[i].v[j]);
+    }
+  }
+  const float m = warp_sum(sum) / (float)C;
+  float var = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++)
+    if ((lane + 32 * i) * kN < C) {
+#pragma unroll
+      for (int j = 0; j < kN; j++) {
+        const float d = load_f(xs[i].v[j]) - m;
+        var += d * d;
+      }
+    }
+  var = warp_sum(var) / (float)C;
+  const float s = 1.0f / sqrtf(var + kEps);
+  Act* o = out + (size_t)row * C;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++) {
+    const int c = (lane + 32 * i) * kN;
+    if (c < C) {
+      const P w = load_pack(weight + c), b = load_pack(bias + c);
+      P y;
+#pragma unroll
+      for (int j = 0; j < kN; j++) y.v[j] = store_as<Act>((load_f(xs[i].v[j]) - m) * s * load_f(w.v[j]) + load_f(b.v[j]));
+      store_pack(o + c, y);
+    }
+  }
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = s;
+  }
+}
+
 // dinp (N,C) += rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), dnorm = weight * dout,
 // norm = (x - mean) * rstd. One warp per row.
 template <class Act>
@@ -73,6 +133,58 @@ __global__ void __launch_bounds__(32 * kRowsPerBlock)
     const float norm = (load_f(x[c]) - m) * s;
     const float dnorm = load_f(weight[c]) * load_f(dy[c]);
     dx[c] = store_as<Act>(load_f(dx[c]) + s * (dnorm - dnorm_mean - norm * dnorm_norm_mean));
+  }
+}
+
+// The packed dinp kernel: the scalar kernel's arithmetic with x and dout read once into
+// registers (lane layout as the packed forward). dinp may alias dout: each lane reads its own
+// packs of dout before it writes them.
+template <class Act, int kPacks>
+__global__ void __launch_bounds__(32 * kRowsPerBlock)
+    layernorm_backward_dinp_packed_kernel(Act* dinp, const Act* dout, const Act* __restrict__ inp,
+                                          const Act* __restrict__ weight, const float* __restrict__ mean,
+                                          const float* __restrict__ rstd, int N, int C) {
+  using P = Pack16<Act>;
+  constexpr int kN = P::kN;
+  const int lane = threadIdx.x & 31;
+  const int row = blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5);
+  if (row >= N) return;
+  const size_t off = (size_t)row * C;
+  const float m = mean[row], s = rstd[row];
+  P xs[kPacks], dys[kPacks];
+  float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++) {
+    const int c = (lane + 32 * i) * kN;
+    if (c < C) {
+      xs[i] = load_pack(inp + off + c);
+      dys[i] = load_pack(dout + off + c);
+      const P w = load_pack(weight + c);
+#pragma unroll
+      for (int j = 0; j < kN; j++) {
+        const float norm = (load_f(xs[i].v[j]) - m) * s;
+        const float dnorm = load_f(w.v[j]) * load_f(dys[i].v[j]);
+        dnorm_mean += dnorm;
+        dnorm_norm_mean += dnorm * norm;
+      }
+    }
+  }
+  dnorm_mean = warp_sum(dnorm_mean) / (float)C;
+  dnorm_norm_mean = warp_sum(dnorm_norm_mean) / (float)C;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++) {
+    const int c = (lane + 32 * i) * kN;
+    if (c < C) {
+      const P w = load_pack(weight + c);
+      P dx = load_pack(dinp + off + c);
+#pragma unroll
+      for (int j = 0; j < kN; j++) {
+        const float norm = (load_f(xs[i].v[j]) - m) * s;
+        const float dnorm = load_f(w.v[j]) * load_f(dys[i].v[j]);
+        dx.v[j] = store_as<Act>(load_f(dx.v[j]) + s * (dnorm - dnorm_mean - norm * dnorm_norm_mean));
+      }
+      store_pack(dinp + off + c, dx);
+    }
   }
 }
 
@@ -133,8 +245,15 @@ template <class Act>
 void layernorm_forward(Act* out, float* mean, float* rstd, const Act* inp, const Act* weight, const Act* bias,
                        int N, int C, cudaStream_t stream) {
   if (N <= 0 || C <= 0) return;
-  layernorm_forward_kernel<Act><<<grid_for((size_t)N, kRowsPerBlock, "layernorm_forward"), 32 * kRowsPerBlock, 0, stream>>>(
-      out, mean, rstd, inp, weight, bias, N, C);
+  const unsigned grid = grid_for((size_t)N, kRowsPerBlock, "layernorm_forward");
+  if (const int packs = row_packs<Act>(C, {out, inp, weight, bias})) {
+    with_row_packs(packs, [&]<int K>() {
+      layernorm_forward_packed_kernel<Act, K><<<grid, 32 * kRowsPerBlock, 0, stream>>>(out, mean, rstd, inp, weight, bias, N, C);
+    });
+    check_launch("layernorm_forward_packed_kernel");
+    return;
+  }
+  layernorm_forward_kernel<Act><<<grid, 32 * kRowsPerBlock, 0, stream>>>(out, mean, rstd, inp, weight, bias, N, C);
   check_launch("layernorm_forward_kernel");
 }
 
@@ -157,8 +276,15 @@ void layernorm_backward(Act* dinp, float* dweight, float* dbias, const Act* dout
   check_launch("layernorm_backward_partial_kernel");
   layernorm_backward_reduce_kernel<<<column_blocks, kThreads, 0, stream>>>(dweight, dbias, scratch, C, ch.count);
   check_launch("layernorm_backward_reduce_kernel");
-  layernorm_backward_dinp_kernel<Act><<<grid_for((size_t)N, kRowsPerBlock, "layernorm_backward_dinp"), 32 * kRowsPerBlock, 0, stream>>>(
-      dinp, dout, inp, weight, mean, rstd, N, C);
+  const unsigned grid = grid_for((size_t)N, kRowsPerBlock, "layernorm_backward_dinp");
+  if (const int packs = row_packs<Act>(C, {dinp, dout, inp, weight})) {
+    with_row_packs(packs, [&]<int K>() {
+      layernorm_backward_dinp_packed_kernel<Act, K><<<grid, 32 * kRowsPerBlock, 0, stream>>>(dinp, dout, inp, weight, mean, rstd, N, C);
+    });
+    check_launch("layernorm_backward_dinp_packed_kernel");
+    return;
+  }
+  layernorm_backward_dinp_kernel<Act><<<grid, 32 * kRowsPerBlock, 0, stream>>>(dinp, dout, inp, weight, mean, rstd, N, C);
   check_launch("layernorm_backward_dinp_kernel");
 }
 

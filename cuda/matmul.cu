@@ -7,6 +7,8 @@
 #include <string>
 
 #include "cuda/common.cuh"
+#include "cuda/launch.h"
+#include "cuda/ops.h"
 #include "engine/common/error.h"
 
 namespace td::cuda {
@@ -117,9 +119,16 @@ Matmul::~Matmul() = default;
 bool Matmul::lt_gemm(const Gemm& g, cudaStream_t stream) {
   // An unaligned bias must never reach the epilogue (forward checks first; this is the guard).
   TD_ASSERT(g.bias == nullptr || lt_bias_epilogue_ok(g.bias, g.d_type == CUDA_R_32F ? 4 : 2));
+  TD_ASSERT(!(g.gelu_aux && g.dgelu) && (!(g.gelu_aux || g.dgelu) || lt_gelu_aux_ok(g.aux, g.aux_ld)));
+  TD_ASSERT(!g.dgelu || (g.bias == nullptr && g.beta == 0.0f));
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (g.gelu_aux) epilogue = g.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+  else if (g.dgelu) epilogue = CUBLASLT_EPILOGUE_DGELU;
+  else if (g.bias) epilogue = CUBLASLT_EPILOGUE_BIAS;
   const Key key{g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb, g.ldd, (int)g.ab_type,
                 (int)g.d_type, g.beta != 0.0f, alignment_of(g.a), alignment_of(g.b),
-                alignment_of(g.d), alignment_of(g.bias), g.bias != nullptr};
+                alignment_of(g.d), alignment_of(g.bias), g.bias != nullptr, (int)epilogue, g.aux_ld,
+                alignment_of(g.aux)};
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     auto p = std::make_unique<Plan>();
@@ -128,11 +137,14 @@ bool Matmul::lt_gemm(const Gemm& g, cudaStream_t stream) {
     const cublasOperation_t tb = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     set_attr(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, ta);
     set_attr(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, tb);
-    if (g.bias) {
-      // Bias of D's type (the default of CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE for non-IMMA,
-      // non-fp8 GEMMs), length m; the heuristic reads the pointer for its alignment.
-      set_attr(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
-      set_attr(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
+    if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) set_attr(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+    // Bias of D's type (the default of CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE for non-IMMA,
+    // non-fp8 GEMMs), length m; the heuristic reads the pointer for its alignment.
+    if (g.bias) set_attr(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
+    // The GELU input matrix (m,n), D's type (the default of EPILOGUE_AUX_DATA_TYPE outside fp8).
+    if (g.aux) {
+      set_attr(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
+      set_attr(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, g.aux_ld);
     }
     // Stored (column-major) shapes: op(A) is (m,k), op(B) is (k,n).
     TD_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->a, g.ab_type, g.trans_a ? g.k : g.m,
@@ -175,6 +187,7 @@ bool Matmul::lt_gemm(const Gemm& g, cudaStream_t stream) {
   }
   Plan& p = *it->second;
   if (g.bias) set_attr(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
+  if (g.aux) set_attr(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
   const float alpha = 1.0f;
   // The heuristic's algorithms in order, from the last one that worked: the first accepted
   // runs the GEMM. One that cublasLtMatmul rejects (lt_rejected) is dropped for this plan for
@@ -193,7 +206,7 @@ bool Matmul::lt_gemm(const Gemm& g, cudaStream_t stream) {
 }
 
 void Matmul::blas_gemm(const Gemm& g) {
-  TD_ASSERT(g.bias == nullptr);
+  TD_ASSERT(g.bias == nullptr && g.aux == nullptr);
   const float alpha = 1.0f;
   TD_CUBLAS_CHECK(cublasGemmEx(blas_, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
                                g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, &alpha, g.a,
@@ -234,6 +247,57 @@ void Matmul::forward(Act* out, const Act* inp, const Act* weight, const Act* bia
   gemm(g, stream);
 }
 
+template <class Act>
+void Matmul::forward_gelu(Act* out, Act* pre, const Act* inp, const Act* weight, const Act* bias, int N, int C,
+                          int OC, cudaStream_t stream) {
+  TD_ASSERT(N > 0 && C > 0 && OC > 0);
+  // As forward(), out^T (OC,N) = weight @ inp^T with the bias, GELU and aux (pre^T, ld OC) in the
+  // epilogue: the GELU from the fp32 accumulator, D and aux rounded once each.
+  if (lt_gelu_aux_ok(pre, OC) && (bias == nullptr || lt_bias_epilogue_ok(bias, sizeof(Act)))) {
+    Gemm g;
+    g.trans_a = true;
+    g.m = OC, g.n = N, g.k = C;
+    g.a = weight, g.lda = C;
+    g.b = inp, g.ldb = C;
+    g.d = out, g.ldd = OC;
+    g.ab_type = g.d_type = cuda_data_type<Act>();
+    g.bias = bias;
+    g.gelu_aux = true;
+    g.aux = pre, g.aux_ld = OC;
+    if (lt_gemm(g, stream)) return;
+  }
+  forward(pre, inp, weight, bias, N, C, OC, stream);
+  gelu_forward(out, pre, (size_t)N * OC, stream);
+}
+
+template <class Act>
+void Matmul::backward_dgelu(Act* dpre, float* dweight, float* dbias, const Act* dout, const Act* inp,
+                            const Act* weight, const Act* pre, int N, int C, int OC, void* scratch,
+                            cudaStream_t stream) {
+  TD_ASSERT(N > 0 && C > 0 && OC > 0 && dpre != nullptr);
+  // dpre^T (C,N) = GELU'(pre^T) * (weight^T @ dout^T), beta 0, as backward()'s dinp GEMM.
+  Gemm g;
+  g.m = C, g.n = N, g.k = OC;
+  g.a = weight, g.lda = C;
+  g.b = dout, g.ldb = OC;
+  g.d = dpre, g.ldd = C;
+  g.ab_type = g.d_type = cuda_data_type<Act>();
+  g.beta = 0.0f;
+  bool fused = false;
+  if (lt_gelu_aux_ok(pre, C)) {
+    g.dgelu = true;
+    g.aux = pre, g.aux_ld = C;
+    fused = lt_gemm(g, stream);
+    g.dgelu = false;
+    g.aux = nullptr, g.aux_ld = 0;
+  }
+  if (!fused) {
+    gemm(g, stream);
+    gelu_backward(dpre, pre, dpre, (size_t)N * C, stream, /*overwrite=*/true);
+  }
+  backward<Act>(nullptr, dweight, dbias, dout, inp, weight, N, C, OC, scratch, stream, false);
+}
+
 size_t Matmul::backward_scratch_bytes(int N, int OC) {
   return (size_t)bias_slices(N) * (size_t)OC * sizeof(float);
 }
@@ -241,17 +305,18 @@ size_t Matmul::backward_scratch_bytes(int N, int OC) {
 template <class Act>
 void Matmul::backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp,
                       const Act* weight, int N, int C, int OC, void* scratch,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, bool overwrite_dinp) {
   TD_ASSERT(N > 0 && C > 0 && OC > 0);
   if (dinp) {
-    // dinp^T (C,N) += weight^T (C,OC) [weight stored as (C,OC), op N] @ dout^T (OC,N).
+    // dinp^T (C,N) += weight^T (C,OC) [weight stored as (C,OC), op N] @ dout^T (OC,N); with
+    // overwrite_dinp beta = 0 (dinp is not read: no memset needed before).
     Gemm g;
     g.m = C, g.n = N, g.k = OC;
     g.a = weight, g.lda = C;
     g.b = dout, g.ldb = OC;
     g.d = dinp, g.ldd = C;
     g.ab_type = g.d_type = cuda_data_type<Act>();
-    g.beta = 1.0f;
+    g.beta = overwrite_dinp ? 0.0f : 1.0f;
     gemm(g, stream);
   }
   {
@@ -286,11 +351,21 @@ template void Matmul::forward<float>(float*, const float*, const float*, const f
 template void Matmul::forward<__nv_bfloat16>(__nv_bfloat16*, const __nv_bfloat16*,
                                              const __nv_bfloat16*, const __nv_bfloat16*, int, int,
                                              int, cudaStream_t);
+template void Matmul::forward_gelu<float>(float*, float*, const float*, const float*, const float*, int, int, int,
+                                          cudaStream_t);
+template void Matmul::forward_gelu<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, const __nv_bfloat16*,
+                                                  const __nv_bfloat16*, const __nv_bfloat16*, int, int, int,
+                                                  cudaStream_t);
+template void Matmul::backward_dgelu<float>(float*, float*, float*, const float*, const float*, const float*,
+                                            const float*, int, int, int, void*, cudaStream_t);
+template void Matmul::backward_dgelu<__nv_bfloat16>(__nv_bfloat16*, float*, float*, const __nv_bfloat16*,
+                                                    const __nv_bfloat16*, const __nv_bfloat16*,
+                                                    const __nv_bfloat16*, int, int, int, void*, cudaStream_t);
 template void Matmul::backward<float>(float*, float*, float*, const float*, const float*,
-                                      const float*, int, int, int, void*, cudaStream_t);
+                                      const float*, int, int, int, void*, cudaStream_t, bool);
 template void Matmul::backward<__nv_bfloat16>(__nv_bfloat16*, float*, float*,
                                               const __nv_bfloat16*, const __nv_bfloat16*,
                                               const __nv_bfloat16*, int, int, int, void*,
-                                              cudaStream_t);
+                                              cudaStream_t, bool);
 
 }  // namespace td::cuda

@@ -48,20 +48,41 @@ class Matmul {
   void forward(Act* out, const Act* inp, const Act* weight, const Act* bias, int N, int C, int OC,
                cudaStream_t stream);
 
+  /// ActivationOps::matmul_gelu_forward: pre (N,OC) = inp @ weight^T + bias, out (N,OC) =
+  /// GELU(pre), in one GEMM with the CUBLASLT_EPILOGUE_GELU_AUX(_BIAS) epilogue (pre is the aux
+  /// output) where cuBLASLt offers one (lt_gelu_aux_ok, lt_bias_epilogue_ok); otherwise forward()
+  /// then the GELU kernel.
+  template <class Act>
+  void forward_gelu(Act* out, Act* pre, const Act* inp, const Act* weight, const Act* bias, int N, int C, int OC,
+                    cudaStream_t stream);
+
+  /// ActivationOps::matmul_backward_dgelu: dpre (N,C) = GELU'(pre) * (dout @ weight), overwritten,
+  /// in one GEMM with the CUBLASLT_EPILOGUE_DGELU epilogue (pre the aux input) where cuBLASLt
+  /// offers one; otherwise the GEMM (beta 0) then the GELU gradient kernel in place. dweight and
+  /// dbias as backward(). scratch: backward_scratch_bytes.
+  template <class Act>
+  void backward_dgelu(Act* dpre, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight,
+                      const Act* pre, int N, int C, int OC, void* scratch, cudaStream_t stream);
+
   /// Scratch (bytes) that backward needs for the bias gradient's partial column sums.
   static size_t backward_scratch_bytes(int N, int OC);
 
-  /// dinp (N,C) += dout (N,OC) @ weight (OC,C) (skipped when dinp is null);
+  /// dinp (N,C) += dout (N,OC) @ weight (OC,C) (skipped when dinp is null; with overwrite_dinp
+  /// dinp = dout @ weight, beta 0, dinp not read);
   /// dweight (OC,C) += dout^T @ inp (N,C), fp32; dbias (OC) += column sums of dout, fp32, in a
   /// fixed order (deterministic; skipped when dbias is null). scratch: backward_scratch_bytes.
   template <class Act>
   void backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp,
-                const Act* weight, int N, int C, int OC, void* scratch, cudaStream_t stream);
+                const Act* weight, int N, int C, int OC, void* scratch, cudaStream_t stream,
+                bool overwrite_dinp);
 
  private:
   // One column-major GEMM D (m,n) = alpha op(A) op(B) + beta C with C == D, optional bias
-  // epilogue (bias of length m, type of D, 16-byte aligned: lt_bias_epilogue_ok). Returns false
-  // when cuBLASLt offers no algorithm, or cublasLtMatmul rejected every one the heuristic gave.
+  // epilogue (bias of length m, type of D, 16-byte aligned: lt_bias_epilogue_ok) and optional
+  // GELU epilogue: gelu_aux writes D = GELU(AB + bias) and aux (m,n) = AB + bias; dgelu reads
+  // aux and writes D = GELU'(aux) * AB (beta 0); aux has D's type, leading dimension aux_ld
+  // (lt_gelu_aux_ok). Returns false when cuBLASLt offers no algorithm, or cublasLtMatmul
+  // rejected every one the heuristic gave.
   struct Gemm {
     bool trans_a = false, trans_b = false;
     int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;
@@ -71,6 +92,9 @@ class Matmul {
     void* d = nullptr;
     const void* bias = nullptr;
     float beta = 0.0f;
+    bool gelu_aux = false, dgelu = false;
+    const void* aux = nullptr;
+    int64_t aux_ld = 0;
   };
   bool lt_gemm(const Gemm& g, cudaStream_t stream);
   // The same GEMM through cublasGemmEx (no epilogue), when cuBLASLt has no algorithm.
@@ -79,7 +103,7 @@ class Matmul {
 
   struct Plan;
   using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, int, uint32_t, uint32_t,
-                         uint32_t, uint32_t, bool>;
+                         uint32_t, uint32_t, bool, int, int64_t, uint32_t>;
   cublasHandle_t blas_;
   cublasLtHandle_t lt_;
   void* workspace_;

@@ -14,6 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace td {
+struct AdamWSpan;  // engine/ops/ops.h
+}
+
 namespace td::cuda {
 
 // encoder.cu
@@ -35,7 +39,9 @@ template <class Act> void rmsnorm_backward(Act* dinp, float* dweight, const Act*
 
 // gelu.cu, residual.cu
 template <class Act> void gelu_forward(Act* out, const Act* inp, size_t N, cudaStream_t stream);
-template <class Act> void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N, cudaStream_t stream);
+// gelu_backward with overwrite: dinp = gelu'(inp) * dout (dinp not read; it may alias dout).
+template <class Act> void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N, cudaStream_t stream,
+                                        bool overwrite = false);
 template <class Act> void residual_forward(Act* out, const Act* a, const Act* b, size_t N, cudaStream_t stream);
 
 // swiglu.cu, rope.cu (rope works in place, on the q and k heads of qkv).
@@ -54,8 +60,11 @@ template <class Act> void cross_entropy_shard_backward(Act* dlogits, const Act* 
 // attention.h / matmul.h: attention (cuBLAS batched GEMMs + causal softmax kernels) and the
 // cuBLASLt linear layers have their own headers (they hold handles and workspaces).
 
-// optimizer.cu: fp32 only.
-void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int t, cudaStream_t stream);
+// optimizer.cu: fp32 only. adamw: Backend::adamw (engine/ops/ops.h) over the spans, one launch per
+// kAdamWSpansPerLaunch spans.
+constexpr int kAdamWSpansPerLaunch = 128;
+void adamw(float* params, const float* grads, float* m, float* v, const AdamWSpan* spans, size_t n_spans, float lr, float beta1,
+           float beta2, float eps, float weight_decay, int t, cudaStream_t stream);
 // Writes grad_norm_partials_count(n) fp32 partial sums of g^2 to partials (deterministic order);
 // the backend downloads and adds them in double.
 size_t grad_norm_partials_count(size_t n);

@@ -6,20 +6,40 @@
 #include "cuda/common.cuh"
 #include "cuda/kernel_util.cuh"
 #include "cuda/ops.h"
+#include "engine/ops/ops.h"
 
 namespace td::cuda {
 namespace {
 
 constexpr int kThreads = 256;
 
+// Up to kAdamWSpansPerLaunch spans of one launch, passed by value (kernel parameters: 2.6 KB of
+// the 4 KB limit): span k is elements [begin[k], end[k]) with weight decay wd[k]; sorted, disjoint.
+struct SpanTable {
+  unsigned long long begin[kAdamWSpansPerLaunch];
+  unsigned long long end[kAdamWSpansPerLaunch];
+  float wd[kAdamWSpansPerLaunch];
+  int count;
+};
+
 // AdamW, one thread per parameter: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
 // p -= lr (m / bc1 / (sqrt(v / bc2) + eps) + wd p), bc = 1 - beta^t (bias corrections).
-// Source: Loshchilov & Hutter 2019, Algorithm 2 (torch.optim.AdamW).
+// Source: Loshchilov & Hutter 2019, Algorithm 2 (torch.optim.AdamW). Thread i updates element
+// begin[0] + i; its span is found by binary search over the table (7 steps for 128 spans; the
+// threads of a warp take the same path except at a span boundary); an element between spans
+// is left alone.
 __global__ void adamw_kernel(float* __restrict__ params, const float* __restrict__ grads, float* __restrict__ m,
-                             float* __restrict__ v, size_t n, float lr, float beta1, float beta2, float eps,
-                             float weight_decay, float bc1, float bc2) {
-  const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+                             float* __restrict__ v, const SpanTable spans, float lr, float beta1, float beta2,
+                             float eps, float bc1, float bc2) {
+  const unsigned long long i = spans.begin[0] + (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  int lo = 0, hi = spans.count - 1;  // the last span with begin <= i
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (spans.begin[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  if (i >= spans.end[lo]) return;
+  const float weight_decay = spans.wd[lo];
   const float g = grads[i];
   const float mi = beta1 * m[i] + (1.0f - beta1) * g;
   const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
@@ -54,15 +74,33 @@ __global__ void convert_to_bf16_kernel(__nv_bfloat16* __restrict__ dst, const fl
 
 }  // namespace
 
-void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr, float beta1, float beta2,
-           float eps, float weight_decay, int t, cudaStream_t stream) {
-  if (n == 0) return;
+void adamw(float* params, const float* grads, float* m, float* v, const AdamWSpan* spans, size_t n_spans, float lr,
+           float beta1, float beta2, float eps, float weight_decay, int t, cudaStream_t stream) {
   // The CPU reference's bias corrections, computed the same way (float pow) on the host.
   const float bc1 = 1.0f - std::pow(beta1, (float)t);
   const float bc2 = 1.0f - std::pow(beta2, (float)t);
-  adamw_kernel<<<grid_for(n, kThreads, "adamw"), kThreads, 0, stream>>>(params, grads, m, v, n, lr, beta1, beta2,
-                                                                        eps, weight_decay, bc1, bc2);
-  check_launch("adamw_kernel");
+  SpanTable table;
+  table.count = 0;
+  auto launch = [&] {
+    if (table.count == 0) return;
+    const size_t n = table.end[table.count - 1] - table.begin[0];
+    adamw_kernel<<<grid_for(n, kThreads, "adamw"), kThreads, 0, stream>>>(params, grads, m, v, table, lr, beta1, beta2,
+                                                                          eps, bc1, bc2);
+    check_launch("adamw_kernel");
+    table.count = 0;
+  };
+  size_t prev_end = 0;
+  for (size_t k = 0; k < n_spans; k++) {
+    const AdamWSpan& s = spans[k];
+    if (s.offset < prev_end) fail("adamw: spans overlap or are out of order (a bug in the caller)");
+    prev_end = s.offset + s.numel;
+    if (s.numel == 0) continue;
+    table.begin[table.count] = s.offset;
+    table.end[table.count] = s.offset + s.numel;
+    table.wd[table.count] = s.decay ? weight_decay : 0.0f;
+    if (++table.count == kAdamWSpansPerLaunch) launch();
+  }
+  launch();
 }
 
 // One block per 2048 elements, at most 1024 blocks (enough to fill an H200), at least one.

@@ -1,7 +1,10 @@
 // RMSNorm over the last dimension (Zhang & Sennrich 2019; transformers' LlamaRMSNorm) and its
 // backward, as td::cpu::rmsnorm_forward / rmsnorm_backward. One warp per row, like layernorm.cu;
 // dweight is reduced over rows in two deterministic passes (per-chunk column sums into scratch,
-// then the chunks in order), so a run's gradients do not depend on scheduling.
+// then the chunks in order), so a run's gradients do not depend on scheduling. Rows that
+// row_packs allows (cuda/kernel_util.cuh: C a multiple of 16 bytes' elements, up to 8 packs a
+// lane, aligned pointers) take the packed kernels: 128-bit accesses and the row read once into
+// registers.
 #include <algorithm>
 
 #include "cuda/common.cuh"
@@ -31,6 +34,91 @@ __global__ void __launch_bounds__(32 * kRowsPerBlock)
   Act* o = out + (size_t)row * C;
   for (int c = lane; c < C; c += 32) o[c] = store_as<Act>(load_f(x[c]) * s * load_f(weight[c]));
   if (lane == 0) rstd[row] = s;
+}
+
+// The packed forward (the scalar kernel's arithmetic, x held in registers): lane l holds packs
+// l, l + 32, ... of the row (kPacks of them; those past the row's end unused).
+template <class Act, int kPacks>
+__global__ void __launch_bounds__(32 * kRowsPerBlock)
+    rmsnorm_forward_packed_kernel(Act* __restrict__ out, float* __restrict__ rstd, const Act* __restrict__ inp,
+                                  const Act* __restrict__ weight, int N, int C, float eps) {
+  using P = Pack16<Act>;
+  constexpr int kN = P::kN;
+  const int lane = threadIdx.x & 31;
+  const int row = blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5);
+  if (row >= N) return;
+  const Act* x = inp + (size_t)row * C;
+  P xs[kPacks];
+  float ss = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++) {
+    const int c = (lane + 32 * i) * kN;
+    if (c < C) {
+      xs[i] = load_pack(x + c);
+#pragma unroll
+      for (int j = 0; j < kN; j++) {
+        const float v = load_f(xs[i].v[j]);
+        ss += v * v;
+      }
+    }
+  }
+  const float s = 1.0f / sqrtf(warp_sum(ss) / (float)C + eps);
+  Act* o = out + (size_t)row * C;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++) {
+    const int c = (lane + 32 * i) * kN;
+    if (c < C) {
+      const P w = load_pack(weight + c);
+      P y;
+#pragma unroll
+      for (int j = 0; j < kN; j++) y.v[j] = store_as<Act>(load_f(xs[i].v[j]) * s * load_f(w.v[j]));
+      store_pack(o + c, y);
+    }
+  }
+  if (lane == 0) rstd[row] = s;
+}
+
+// The packed dinp kernel: the scalar kernel's arithmetic with x and dout held in registers.
+template <class Act, int kPacks>
+__global__ void __launch_bounds__(32 * kRowsPerBlock)
+    rmsnorm_backward_dinp_packed_kernel(Act* __restrict__ dinp, const Act* __restrict__ dout,
+                                        const Act* __restrict__ inp, const Act* __restrict__ weight,
+                                        const float* __restrict__ rstd, int N, int C) {
+  using P = Pack16<Act>;
+  constexpr int kN = P::kN;
+  const int lane = threadIdx.x & 31;
+  const int row = blockIdx.x * kRowsPerBlock + (threadIdx.x >> 5);
+  if (row >= N) return;
+  const size_t off = (size_t)row * C;
+  const float s = rstd[row];
+  P xs[kPacks], dys[kPacks];
+  float dnorm_norm_mean = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++) {
+    const int c = (lane + 32 * i) * kN;
+    if (c < C) {
+      xs[i] = load_pack(inp + off + c);
+      dys[i] = load_pack(dout + off + c);
+      const P w = load_pack(weight + c);
+#pragma unroll
+      for (int j = 0; j < kN; j++) dnorm_norm_mean += load_f(w.v[j]) * load_f(dys[i].v[j]) * load_f(xs[i].v[j]) * s;
+    }
+  }
+  dnorm_norm_mean = warp_sum(dnorm_norm_mean) / (float)C;
+#pragma unroll
+  for (int i = 0; i < kPacks; i++) {
+    const int c = (lane + 32 * i) * kN;
+    if (c < C) {
+      const P w = load_pack(weight + c);
+      P dx = load_pack(dinp + off + c);
+#pragma unroll
+      for (int j = 0; j < kN; j++) {
+        const float dnorm = load_f(w.v[j]) * load_f(dys[i].v[j]);
+        dx.v[j] = store_as<Act>(load_f(dx.v[j]) + s * (dnorm - load_f(xs[i].v[j]) * s * dnorm_norm_mean));
+      }
+      store_pack(dinp + off + c, dx);
+    }
+  }
 }
 
 // dinp (N,C) += rstd * (dnorm - norm * mean(dnorm * norm)), norm = x * rstd, dnorm = weight * dout.
@@ -97,8 +185,15 @@ template <class Act>
 void rmsnorm_forward(Act* out, float* rstd, const Act* inp, const Act* weight, int N, int C, float eps,
                      cudaStream_t stream) {
   if (N <= 0 || C <= 0) return;
-  rmsnorm_forward_kernel<Act><<<grid_for((size_t)N, kRowsPerBlock, "rmsnorm_forward"), 32 * kRowsPerBlock, 0, stream>>>(
-      out, rstd, inp, weight, N, C, eps);
+  const unsigned grid = grid_for((size_t)N, kRowsPerBlock, "rmsnorm_forward");
+  if (const int packs = row_packs<Act>(C, {out, inp, weight})) {
+    with_row_packs(packs, [&]<int K>() {
+      rmsnorm_forward_packed_kernel<Act, K><<<grid, 32 * kRowsPerBlock, 0, stream>>>(out, rstd, inp, weight, N, C, eps);
+    });
+    check_launch("rmsnorm_forward_packed_kernel");
+    return;
+  }
+  rmsnorm_forward_kernel<Act><<<grid, 32 * kRowsPerBlock, 0, stream>>>(out, rstd, inp, weight, N, C, eps);
   check_launch("rmsnorm_forward_kernel");
 }
 
@@ -120,8 +215,15 @@ void rmsnorm_backward(Act* dinp, float* dweight, const Act* dout, const Act* inp
   check_launch("rmsnorm_backward_partial_kernel");
   rmsnorm_backward_reduce_kernel<<<column_blocks, kThreads, 0, stream>>>(dweight, scratch, C, count);
   check_launch("rmsnorm_backward_reduce_kernel");
-  rmsnorm_backward_dinp_kernel<Act><<<grid_for((size_t)N, kRowsPerBlock, "rmsnorm_backward_dinp"), 32 * kRowsPerBlock, 0, stream>>>(
-      dinp, dout, inp, weight, rstd, N, C);
+  const unsigned grid = grid_for((size_t)N, kRowsPerBlock, "rmsnorm_backward_dinp");
+  if (const int packs = row_packs<Act>(C, {dinp, dout, inp, weight})) {
+    with_row_packs(packs, [&]<int K>() {
+      rmsnorm_backward_dinp_packed_kernel<Act, K><<<grid, 32 * kRowsPerBlock, 0, stream>>>(dinp, dout, inp, weight, rstd, N, C);
+    });
+    check_launch("rmsnorm_backward_dinp_packed_kernel");
+    return;
+  }
+  rmsnorm_backward_dinp_kernel<Act><<<grid, 32 * kRowsPerBlock, 0, stream>>>(dinp, dout, inp, weight, rstd, N, C);
   check_launch("rmsnorm_backward_dinp_kernel");
 }
 

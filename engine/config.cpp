@@ -172,6 +172,11 @@ const std::vector<Field>& fields() {
                                "Attention kernel. \"simple\": the scores as matrices, saving the (B, n_head, T, T) probabilities for backward; "
                                "\"fused\": FlashAttention-2 tiles with an online softmax, saving one log-sum-exp per row instead, so activation memory "
                                "no longer grows with T^2 (the same function to rounding; on CUDA not yet checked on a GPU, docs/cuda.md)."));
+    v.push_back(make_string<T>("train", "gelu_fusion", t, &T::gelu_fusion, {"none", "epilogue"},
+                               "Where GPT-2's MLP computes its GELU. \"none\": a pass of its own after the up-projection (and one for its gradient); "
+                               "\"epilogue\": inside the up-projection's GEMM and, for the gradient, inside the down-projection's input-gradient GEMM "
+                               "(cuBLASLt GELU_AUX_BIAS and DGELU epilogues on CUDA), saving those passes over the (B, T, d_ff) activations "
+                               "(the same function to rounding; on CUDA not yet checked on a GPU, docs/cuda.md). Llama's SwiGLU is not affected."));
     v.push_back(make_int<T>("train", "threads", t, &T::threads, 0, 4096, "CPU threads for OpenMP and OpenBLAS; 0 means all cores."));
     v.push_back(make_u64<T>("train", "seed", t, &T::seed, "Seed of the weight initialisation, the data order and sampling."));
     v.push_back(make_int<T>("train", "steps", t, &T::steps, 1, big, "Optimizer steps to train."));

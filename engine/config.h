@@ -52,6 +52,7 @@ struct TrainConfig {
   std::string device = "cpu";
   std::string precision = "auto";  // "auto", "fp32" or "bf16": see resolved_precision()
   std::string attention = "simple";  // "simple" or "fused": which attention ops (engine/ops/ops.h AttentionKernel)
+  std::string gelu_fusion = "none";  // "none" or "epilogue": where GPT-2's GELU runs (engine/ops/ops.h GeluFusion)
   int threads = 0;  // 0: all cores
   uint64_t seed = 1337;
   int steps = 1000;

@@ -271,7 +271,8 @@ def summary(results, work):
                       ("determinism", "determinism"), ("engine_gpt2_loss", "GPT-2 124M on learnable tokens"),
                       ("engine_gpt2_fused", "GPT-2 124M, train.attention fused vs simple (same micro batch and tokens)"),
                       ("engine_profile_simple", "per-op time of a GPT-2 124M step, simple attention (traindeck-engine profile)"),
-                      ("engine_profile_fused", "per-op time of a GPT-2 124M step, fused attention")):
+                      ("engine_gpt2_gelu_epilogue", "GPT-2 124M, fused attention + train.gelu_fusion epilogue vs fused attention alone"),
+                      ("engine_profile_fused", "per-op time of a GPT-2 124M step, fused attention and GELU epilogues")):
         if meta.get(key):
             L.append("- %s: %s" % (what, meta[key]))
     L.append("")

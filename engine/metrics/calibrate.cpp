@@ -66,7 +66,7 @@ double measure_engine_mfu(int threads, double peak_flops, double seconds) {
   }
   auto step = [&](int t) {
     model.zero_grad();
-    model.forward(inputs.data(), targets.data(), B, T);
+    model.forward(inputs.data(), targets.data(), B, T, 1.0f / float(B * T));
     model.backward(1.0f / float(B * T));
     opt.step(model.params(), model.grads(), c.train.lr, t);
     be->synchronize();

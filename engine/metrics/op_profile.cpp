@@ -24,7 +24,7 @@ OpProfileReport profile_training_steps(const RunConfig& c, int steps) {
   std::unique_ptr<Backend> device = make_backend(tc.device);
   OpTimes times;
   std::unique_ptr<Backend> be = make_profiling_backend(*device, &times);
-  GPT model(c.model, *be, B, act, nullptr, parse_attention_kernel(tc.attention));
+  GPT model(c.model, *be, B, act, nullptr, parse_attention_kernel(tc.attention), parse_gelu_fusion(tc.gelu_fusion));
   model.init_weights(tc.seed);
   AdamW opt(*be, model.tensors(), model.num_params(), tc.beta1, tc.beta2, tc.eps, tc.weight_decay);
   std::vector<int32_t> inputs((size_t)B * T), targets((size_t)B * T);
@@ -38,8 +38,9 @@ OpProfileReport profile_training_steps(const RunConfig& c, int steps) {
   auto step = [&](int t) {
     model.zero_grad();
     for (int a = 0; a < accum; a++) {
-      model.forward(inputs.data(), targets.data(), B, T);
-      model.backward(1.0f / float((size_t)B * T * accum));
+      const float scale = 1.0f / float((size_t)B * T * accum);
+      model.forward(inputs.data(), targets.data(), B, T, scale);  // as the trainer: the fused classifier
+      model.backward(scale);
     }
     if (tc.grad_clip > 0) clip_grad_norm(*be, model.grads(), N, tc.grad_clip);  // as the trainer
     opt.step(model.params(), model.grads(), tc.lr, t);
@@ -56,6 +57,7 @@ OpProfileReport profile_training_steps(const RunConfig& c, int steps) {
   r.device = tc.device;
   r.precision = dtype_name(act);
   r.attention = tc.attention;
+  r.gelu_fusion = gelu_fusion_name(model.gelu_fusion());  // "none" for Llama whatever the config says
   r.micro_batch = B;
   r.grad_accum = accum;
   r.seq_len = T;
@@ -73,7 +75,7 @@ nlohmann::json to_json(const OpProfileReport& r) {
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& row : r.rows)
     ops.push_back({{"op", row.op}, {"calls_per_step", row.calls_per_step}, {"ms_per_step", row.ms_per_step}, {"share", row.share}});
-  return {{"device", r.device},   {"precision", r.precision}, {"attention", r.attention}, {"micro_batch", r.micro_batch},
+  return {{"device", r.device},   {"precision", r.precision}, {"attention", r.attention}, {"gelu_fusion", r.gelu_fusion}, {"micro_batch", r.micro_batch},
           {"grad_accum", r.grad_accum}, {"seq_len", r.seq_len}, {"steps", r.steps},   {"step_ms", r.step_ms},
           {"op_ms", r.op_ms},     {"tokens_per_s", r.tokens_per_s}, {"ops", ops}};
 }
@@ -81,8 +83,8 @@ nlohmann::json to_json(const OpProfileReport& r) {
 std::string format_table(const OpProfileReport& r) {
   char buf[256];
   std::string s;
-  std::snprintf(buf, sizeof buf, "%s, %s, attention %s, micro_batch %d x grad_accum %d x seq_len %d, %d timed steps\n",
-                r.device.c_str(), r.precision.c_str(), r.attention.c_str(), r.micro_batch, r.grad_accum, r.seq_len, r.steps);
+  std::snprintf(buf, sizeof buf, "%s, %s, attention %s, gelu_fusion %s, micro_batch %d x grad_accum %d x seq_len %d, %d timed steps\n",
+                r.device.c_str(), r.precision.c_str(), r.attention.c_str(), r.gelu_fusion.c_str(), r.micro_batch, r.grad_accum, r.seq_len, r.steps);
   s += buf;
   std::snprintf(buf, sizeof buf, "%-28s %12s %12s %7s\n", "op", "calls/step", "ms/step", "share");
   s += buf;

@@ -21,7 +21,7 @@ struct OpProfileRow {
 };
 
 struct OpProfileReport {
-  std::string device, precision, attention;
+  std::string device, precision, attention, gelu_fusion;
   int micro_batch = 0, grad_accum = 0, seq_len = 0;
   int steps = 0;           // timed steps (after one untimed warm-up step)
   double step_ms = 0;      // wall milliseconds per timed step, profiled (the ops synchronised)
@@ -37,7 +37,7 @@ struct OpProfileReport {
 /// need a group).
 OpProfileReport profile_training_steps(const RunConfig& c, int steps);
 
-/// The report as JSON: {"device", "precision", "attention", "micro_batch", "grad_accum",
+/// The report as JSON: {"device", "precision", "attention", "gelu_fusion", "micro_batch", "grad_accum",
 /// "seq_len", "steps", "step_ms", "op_ms", "tokens_per_s", "ops": [{"op", "calls_per_step",
 /// "ms_per_step", "share"}...]}.
 nlohmann::json to_json(const OpProfileReport& r);

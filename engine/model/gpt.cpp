@@ -177,8 +177,10 @@ size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, const
   return act == DType::kF32 ? activation_bytes<float>(m, B, T, w, attn) : activation_bytes<bf16>(m, B, T, w, attn);
 }
 
-GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorParallel* tp, AttentionKernel attention)
-    : cfg_(m), be_(backend), tp_(tp), max_B_(max_B), act_(act), attn_(attention), llama_(m.family == "llama") {
+GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorParallel* tp, AttentionKernel attention,
+         GeluFusion gelu)
+    : cfg_(m), be_(backend), tp_(tp), max_B_(max_B), act_(act), attn_(attention),
+      gelu_(m.family == "llama" ? GeluFusion::kNone : gelu), llama_(m.family == "llama") {
   TD_ASSERT(max_B > 0 && m.d_model % m.n_head == 0 && m.d_ff > 0);
   TD_ASSERT(llama_ || m.family == "gpt2");
   TD_ASSERT(!llama_ || (m.n_kv_head > 0 && m.n_head % m.n_kv_head == 0 && (m.d_model / m.n_head) % 2 == 0));
@@ -188,6 +190,7 @@ GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorPar
                                                           Op::kAttentionForward, Op::kSoftmaxCrossEntropy};
   for (Op& op : needed)
     if (op == Op::kAttentionForward && attn_ == AttentionKernel::kFused) op = Op::kFlashAttentionForward;
+  if (gelu_ == GeluFusion::kEpilogue) needed.push_back(Op::kMatmulGeluForward);
   for (Op op : needed)
     if (!be_.supports(op, act))
       fail("the " + be_.name() + " backend cannot compute " + op_name(op) + " in " + dtype_name(act) +
@@ -323,8 +326,54 @@ void GPT::check_tokens(const int32_t* ids, size_t n) const {
            std::to_string(cfg_.vocab_size) + "): the dataset's tokenizer does not match model.vocab_size");
 }
 
+float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T, float loss_scale) {
+  TD_ASSERT(targets != nullptr && std::isfinite(loss_scale));
+  fuse_scale_ = loss_scale;
+  struct Reset {  // also when forward throws
+    float& s;
+    ~Reset() { s = std::numeric_limits<float>::quiet_NaN(); }
+  } reset{fuse_scale_};
+  return forward(inputs, targets, B, T);
+}
+
+template <class Act>
+void GPT::classifier_forward(float* losses, Act* logits, const int32_t* d_tg, int BT) {
+  ActivationOps<Act>& ops = be_.ops<Act>();
+  if (tp_) {
+    tp_cross_entropy<Act>(losses, logits, d_tg, BT);
+    return;
+  }
+  if (std::isnan(fuse_scale_)) {
+    ops.softmax_cross_entropy(losses, static_cast<Act*>(nullptr), logits, d_tg, BT, V_, 0.0f);
+    return;
+  }
+  // Loss and dlogits = (softmax - onehot) * scale in one pass, over the logits.
+  ops.softmax_cross_entropy(losses, logits, logits, d_tg, BT, V_, fuse_scale_);
+  dlogits_ready_ = true;
+  dlogits_scale_ = fuse_scale_;
+}
+
+template <class Act>
+void GPT::classifier_backward(float* losses, Act* logits, const int32_t* d_tg, int BT, float loss_scale) {
+  ActivationOps<Act>& ops = be_.ops<Act>();
+  if (dlogits_ready_) {  // forward's fused classifier made the gradient already
+    TD_ASSERT(loss_scale == dlogits_scale_);
+    return;
+  }
+  // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
+  if (tp_)  // softmax over the full vocabulary: exp(z - lse) with the forward's combined lse
+    ops.cross_entropy_shard_backward(logits, logits, lse_, d_tg, BT, V_, v0_, loss_scale);
+  else
+    ops.softmax_cross_entropy(losses, logits, logits, d_tg, BT, V_, loss_scale);
+}
+template void GPT::classifier_forward<float>(float*, float*, const int32_t*, int);
+template void GPT::classifier_forward<bf16>(float*, bf16*, const int32_t*, int);
+template void GPT::classifier_backward<float>(float*, float*, const int32_t*, int, float);
+template void GPT::classifier_backward<bf16>(float*, bf16*, const int32_t*, int, float);
+
 float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T) {
   TD_ASSERT(B >= 1 && B <= max_B_ && T >= 1 && T <= cfg_.seq_len);
+  dlogits_ready_ = false;
   const size_t BT = (size_t)B * T;
   check_tokens(inputs, BT);
   int32_t* d_in = tokens_;
@@ -391,8 +440,12 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
     tp_sum(L.attproj, BT * C);
     ops.residual_forward(L.res2, x, L.attproj, BT * C);
     ops.layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res2, W(l, kLn2W), W(l, kLn2B), (int)BT, C);
-    ops.matmul_forward(L.fch, L.ln2, W(l, kFcW), W(l, kFcB), (int)BT, C, F);
-    ops.gelu_forward(L.fch_gelu, L.fch, BT * F);
+    if (gelu_ == GeluFusion::kEpilogue) {
+      ops.matmul_gelu_forward(L.fch_gelu, L.fch, L.ln2, W(l, kFcW), W(l, kFcB), (int)BT, C, F);
+    } else {
+      ops.matmul_forward(L.fch, L.ln2, W(l, kFcW), W(l, kFcB), (int)BT, C, F);
+      ops.gelu_forward(L.fch_gelu, L.fch, BT * F);
+    }
     ops.matmul_forward(L.fcproj, L.fch_gelu, W(l, kFcProjW), row_bias(W(l, kFcProjB)), (int)BT, F, C);
     tp_sum(L.fcproj, BT * C);
     ops.residual_forward(L.res3, L.res2, L.fcproj, BT * C);
@@ -408,11 +461,7 @@ const float* GPT::forward_impl(const int32_t* d_in, const int32_t* d_tg, int B, 
   wv.done(cfg_.n_layer + 1);
   wv.done(0);
   if (!d_tg) return nullptr;
-  if (tp_) {
-    tp_cross_entropy<Act>(A.losses, A.logits, d_tg, (int)BT);
-    return A.losses;
-  }
-  ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, (int)BT, V, 0.0f);
+  classifier_forward<Act>(A.losses, A.logits, d_tg, (int)BT);
   return A.losses;
 }
 
@@ -538,6 +587,7 @@ void GPT::backward(float loss_scale) {
   else
     backward_impl<bf16>(loss_scale);
   has_targets_ = false;  // the logits now hold gradients
+  dlogits_ready_ = false;
 }
 
 template <class Act>
@@ -584,19 +634,14 @@ void GPT::backward_impl(float loss_scale) {
   const int32_t* d_in = tokens_;
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
 
-  // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
-  if (tp_)  // softmax over the full vocabulary: exp(z - lse) with the forward's combined lse
-    ops.cross_entropy_shard_backward(A.logits, A.logits, lse_, d_tg, (int)BT, V, v0_, loss_scale);
-  else
-    ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, (int)BT, V, loss_scale);
+  classifier_backward<Act>(A.losses, A.logits, d_tg, (int)BT, loss_scale);
   const size_t nt = tensors_.size();
   const size_t lnf = 2 + (size_t)cfg_.n_layer * kPerBlock;
   const size_t head_t = cfg_.tie_embeddings ? 0 : nt - 1;
   open_bucket(last);
   if (cfg_.tie_embeddings) open_bucket(0);
   // logits = lnf @ head^T: dlnf (in dc), dhead.
-  be_.zero(D.dc, BT * C * sizeof(Act));
-  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, wv.at(tensors_[head_t].offset), (int)BT, C, V);
+  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, wv.at(tensors_[head_t].offset), (int)BT, C, V, true);
   tp_sum(D.dc, BT * C);
   // lnf = LN(x_L): dres = d x_L.
   const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
@@ -609,21 +654,23 @@ void GPT::backward_impl(float loss_scale) {
     LayerActs<Act>& L = A.layers[l];
     const Act* x = l == 0 ? A.encoded : A.layers[l - 1].res3;
     // res3 = res2 + fcproj: d fcproj = dres, and dres carries on as d res2.
-    be_.zero(D.df1, BT * F * sizeof(Act));
-    ops.matmul_backward(D.df1, dW(l, kFcProjW), dW(l, kFcProjB), D.dres, L.fch_gelu, W(l, kFcProjW), (int)BT, F, C);
-    be_.zero(D.df2, BT * F * sizeof(Act));
-    ops.gelu_backward(D.df2, L.fch, D.df1, BT * F);
-    be_.zero(D.dc, BT * C * sizeof(Act));
-    ops.matmul_backward(D.dc, dW(l, kFcW), dW(l, kFcB), D.df2, L.ln2, W(l, kFcW), (int)BT, C, F);
+    // fch_gelu = GELU(fch): d fch (in df2) through the GELU, overwritten either way.
+    if (gelu_ == GeluFusion::kEpilogue) {
+      ops.matmul_backward_dgelu(D.df2, dW(l, kFcProjW), dW(l, kFcProjB), D.dres, L.fch_gelu, W(l, kFcProjW), L.fch,
+                                (int)BT, F, C);
+    } else {
+      ops.matmul_backward(D.df1, dW(l, kFcProjW), dW(l, kFcProjB), D.dres, L.fch_gelu, W(l, kFcProjW), (int)BT, F, C, true);
+      be_.zero(D.df2, BT * F * sizeof(Act));
+      ops.gelu_backward(D.df2, L.fch, D.df1, BT * F);
+    }
+    ops.matmul_backward(D.dc, dW(l, kFcW), dW(l, kFcB), D.df2, L.ln2, W(l, kFcW), (int)BT, C, F, true);
     tp_sum(D.dc, BT * C);
     ops.layernorm_backward(D.dres, dW(l, kLn2W), dW(l, kLn2B), D.dc, L.res2, W(l, kLn2W), L.ln2_mean, L.ln2_rstd, (int)BT, C);
     // res2 = x + attproj: d attproj = dres, and dres carries on as d x.
-    be_.zero(D.dc, BT * CL * sizeof(Act));
-    ops.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, CL, C);
+    ops.matmul_backward(D.dc, dW(l, kProjW), dW(l, kProjB), D.dres, L.atty, W(l, kProjW), (int)BT, CL, C, true);
     be_.zero(D.dqkv, BT * 3 * CL * sizeof(Act));
     model_detail::attention_backward(ops, D.dqkv, D.dc, L.qkv, L.atty, L.att, L.lse, B, T, CL, NH, NH);
-    be_.zero(D.dc, BT * C * sizeof(Act));
-    ops.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * CL);
+    ops.matmul_backward(D.dc, dW(l, kAttnW), dW(l, kAttnB), D.dqkv, L.ln1, W(l, kAttnW), (int)BT, C, 3 * CL, true);
     tp_sum(D.dc, BT * C);
     ops.layernorm_backward(D.dres, dW(l, kLn1W), dW(l, kLn1B), D.dc, x, W(l, kLn1W), L.ln1_mean, L.ln1_rstd, (int)BT, C);
     close_bucket(1 + l);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -120,8 +121,10 @@ class GPT {
   /// group must call them alike with the same tokens. Not owned.
   /// attention: the attention ops (train.attention; engine/ops/ops.h AttentionKernel): what the
   /// activations keep for backward and which ops compute it (td::Error when the backend lacks them).
+  /// gelu: where GPT-2's GELU runs (train.gelu_fusion; engine/ops/ops.h GeluFusion); ignored
+  /// by Llama (SwiGLU). Activation memory is the same either way.
   GPT(const ModelConfig& m, Backend& backend, int max_B, DType act = DType::kF32, TensorParallel* tp = nullptr,
-      AttentionKernel attention = AttentionKernel::kSimple);
+      AttentionKernel attention = AttentionKernel::kSimple, GeluFusion gelu = GeluFusion::kNone);
   ~GPT();
   GPT(const GPT&) = delete;
   GPT& operator=(const GPT&) = delete;
@@ -129,6 +132,7 @@ class GPT {
   const ModelConfig& config() const { return cfg_; }
   DType activation_dtype() const { return act_; }
   AttentionKernel attention_kernel() const { return attn_; }
+  GeluFusion gelu_fusion() const { return gelu_; }
   const std::vector<ParamTensor>& tensors() const { return tensors_; }
   size_t num_params() const { return num_params_; }
   float* params() { return params_; }  // backend memory, num_params() floats
@@ -152,6 +156,14 @@ class GPT {
   /// Returns the mean cross-entropy in nats per token (NaN when targets is null).
   /// Requires B <= max_B, T <= seq_len; ids must be < vocab_size (td::Error otherwise).
   float forward(const int32_t* inputs, const int32_t* targets, int B, int T);
+  /// Forward for training with the classifier fused (one pass over the logits; llm.c's fused
+  /// classifier): forward(inputs, targets, B, T), and in the same pass the gradient of
+  /// (sum of the per-token losses) * loss_scale with respect to the logits written over them, so
+  /// the backward(loss_scale) that must follow (with the same loss_scale) starts from it. The
+  /// logits are gone: logits() and download_logits() are invalid until the next forward. targets
+  /// must be non-null. Under tensor parallelism (whose loss needs the group's log-sum-exp first)
+  /// the gradient is left to backward as with the plain forward. Same bits as forward + backward.
+  float forward(const int32_t* inputs, const int32_t* targets, int B, int T, float loss_scale);
   /// Backward of the last forward (which must have had targets): grads() += d(loss * loss_scale)
   /// where loss is the SUM of per-token losses. Use loss_scale = 1 / (tokens in the global batch).
   void backward(float loss_scale);
@@ -211,6 +223,7 @@ class GPT {
   int max_B_;
   DType act_;
   AttentionKernel attn_ = AttentionKernel::kSimple;
+  GeluFusion gelu_ = GeluFusion::kNone;
   std::vector<ParamTensor> tensors_;
   size_t num_params_ = 0;
   float* params_ = nullptr;
@@ -227,6 +240,15 @@ class GPT {
   int32_t* tokens_ = nullptr;   // (max_B, T) inputs then (max_B, T) targets, backend memory
   int B_ = 0, T_ = 0;           // shape of the last forward
   bool has_targets_ = false;
+  // The fused classifier (forward with a loss_scale): the scale of the next forward (NaN: none)
+  // and whether the last forward left the logits' gradient in place.
+  float fuse_scale_ = std::numeric_limits<float>::quiet_NaN();
+  bool dlogits_ready_ = false;
+  float dlogits_scale_ = 0;  // the loss_scale of the gradient forward left in place
+  // The classifier's loss of forward (losses (BT); dlogits in place when fuse_scale_ is set) and
+  // its gradient in backward (skipped when forward made it). Both families; Act: float or bf16.
+  template <class Act> void classifier_forward(float* losses, Act* logits, const int32_t* d_tg, int BT);
+  template <class Act> void classifier_backward(float* losses, Act* logits, const int32_t* d_tg, int BT, float loss_scale);
 };
 
 }  // namespace td

@@ -190,11 +190,7 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
   wv.done(cfg_.n_layer + 1);
   wv.done(0);
   if (!d_tg) return nullptr;
-  if (tp_) {
-    tp_cross_entropy<Act>(A.losses, A.logits, d_tg, BT);
-    return A.losses;
-  }
-  ops.softmax_cross_entropy(A.losses, static_cast<Act*>(nullptr), A.logits, d_tg, BT, V, 0.0f);
+  classifier_forward<Act>(A.losses, A.logits, d_tg, BT);
   return A.losses;
 }
 
@@ -244,16 +240,11 @@ void GPT::llama_backward_impl(float loss_scale) {
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
   const size_t BTC = (size_t)BT * C * sizeof(Act);
 
-  // Loss -> logits: dlogits = (softmax - onehot) * loss_scale, written over the logits.
-  if (tp_)
-    ops.cross_entropy_shard_backward(A.logits, A.logits, lse_, d_tg, BT, V, v0_, loss_scale);
-  else
-    ops.softmax_cross_entropy(A.losses, A.logits, A.logits, d_tg, BT, V, loss_scale);
+  classifier_backward<Act>(A.losses, A.logits, d_tg, BT, loss_scale);
   const size_t head_t = cfg_.tie_embeddings ? 0 : norm + 1;
   open_bucket(last);
   if (cfg_.tie_embeddings) open_bucket(0);
-  be_.zero(D.dc, BTC);
-  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, wv.at(tensors_[head_t].offset), BT, C, V);
+  ops.matmul_backward(D.dc, dT(head_t), nullptr, A.logits, A.lnf, wv.at(tensors_[head_t].offset), BT, C, V, true);
   tp_sum(D.dc, (size_t)BT * C);
   const Act* xL = cfg_.n_layer > 0 ? A.layers.back().res3 : A.encoded;
   be_.zero(D.dres, BTC);
@@ -264,22 +255,18 @@ void GPT::llama_backward_impl(float loss_scale) {
     LayerActs<Act>& L = A.layers[l];
     const Act* x = l == 0 ? A.encoded : A.layers[l - 1].res3;
     // res3 = res2 + down: d down = dres, and dres carries on as d res2.
-    be_.zero(D.dswiglu, (size_t)BT * F * sizeof(Act));
-    ops.matmul_backward(D.dswiglu, dW(l, kDown), nullptr, D.dres, L.swiglu, W(l, kDown), BT, F, C);
+    ops.matmul_backward(D.dswiglu, dW(l, kDown), nullptr, D.dres, L.swiglu, W(l, kDown), BT, F, C, true);
     be_.zero(D.dgateup, (size_t)BT * 2 * F * sizeof(Act));
     ops.swiglu_backward(D.dgateup, L.gateup, D.dswiglu, BT, F);
-    be_.zero(D.dc, BTC);
-    ops.matmul_backward(D.dc, dW(l, kGate), nullptr, D.dgateup, L.ln2, W(l, kGate), BT, C, 2 * F);  // d gate_proj | up_proj
+    ops.matmul_backward(D.dc, dW(l, kGate), nullptr, D.dgateup, L.ln2, W(l, kGate), BT, C, 2 * F, true);  // d gate_proj | up_proj
     tp_sum(D.dc, (size_t)BT * C);
     ops.rmsnorm_backward(D.dres, dW(l, kPost), D.dc, L.res2, W(l, kPost), L.rstd2, BT, C);
     // res2 = x + attproj: d attproj = dres, and dres carries on as d x.
-    be_.zero(D.dc, (size_t)BT * CL * sizeof(Act));
-    ops.matmul_backward(D.dc, dW(l, kO), nullptr, D.dres, L.atty, W(l, kO), BT, CL, C);
+    ops.matmul_backward(D.dc, dW(l, kO), nullptr, D.dres, L.atty, W(l, kO), BT, CL, C, true);
     be_.zero(D.dqkv, (size_t)BT * QKV * sizeof(Act));
     model_detail::attention_backward(ops, D.dqkv, D.dc, L.qkv, L.atty, L.att, L.lse, B, T, CL, NH, KV);
     ops.rope_backward(D.dqkv, B, T, NH, KV, hs, theta);  // d rotated q, k -> d q, k
-    be_.zero(D.dc, BTC);
-    ops.matmul_backward(D.dc, dW(l, kQ), nullptr, D.dqkv, L.ln1, W(l, kQ), BT, C, QKV);  // d q_proj | k_proj | v_proj
+    ops.matmul_backward(D.dc, dW(l, kQ), nullptr, D.dqkv, L.ln1, W(l, kQ), BT, C, QKV, true);  // d q_proj | k_proj | v_proj
     tp_sum(D.dc, (size_t)BT * C);
     ops.rmsnorm_backward(D.dres, dW(l, kIn), D.dc, x, W(l, kIn), L.rstd1, BT, C);
     close_bucket(1 + l);

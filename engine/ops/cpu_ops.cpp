@@ -144,10 +144,26 @@ template <class Act> class CpuOps final : public ActivationOps<Act> {
                         io.in(bias, OC), N, C, OC);
   }
   void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight,
-                       int N, int C, int OC) override {
+                       int N, int C, int OC, bool overwrite_dinp) override {
     Io<Act> io;
-    cpu::matmul_backward(io.acc(dinp, (size_t)N * C), dweight, dbias, io.in(dout, (size_t)N * OC),
-                         io.in(inp, (size_t)N * C), io.in(weight, (size_t)OC * C), N, C, OC);
+    Act* const none = nullptr;
+    float* dx = !dinp ? io.acc(none, 0) : overwrite_dinp ? io.out(dinp, (size_t)N * C) : io.acc(dinp, (size_t)N * C);
+    cpu::matmul_backward(dx, dweight, dbias, io.in(dout, (size_t)N * OC), io.in(inp, (size_t)N * C),
+                         io.in(weight, (size_t)OC * C), N, C, OC, overwrite_dinp);
+  }
+  void matmul_gelu_forward(Act* out, Act* pre, const Act* inp, const Act* weight, const Act* bias, int N, int C,
+                           int OC) override {
+    const size_t n = (size_t)N * OC;
+    Io<Act> io;
+    cpu::matmul_gelu_forward(io.out(out, n), io.out(pre, n), io.in(inp, (size_t)N * C), io.in(weight, (size_t)OC * C),
+                             io.in(bias, OC), N, C, OC);
+  }
+  void matmul_backward_dgelu(Act* dpre, float* dweight, float* dbias, const Act* dout, const Act* inp,
+                             const Act* weight, const Act* pre, int N, int C, int OC) override {
+    const size_t n = (size_t)N * C;
+    Io<Act> io;
+    cpu::matmul_backward_dgelu(io.out(dpre, n), dweight, dbias, io.in(dout, (size_t)N * OC), io.in(inp, n),
+                               io.in(weight, (size_t)OC * C), io.in(pre, n), N, C, OC);
   }
   void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
     check_heads(C, NH, NKV);
@@ -263,8 +279,13 @@ class CpuBackend final : public Backend {
   void convert(bf16* dst, const float* src, size_t n) override {
     for (size_t i = 0; i < n; i++) dst[i] = to_bf16(src[i]);
   }
-  void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr, float beta1, float beta2, float eps, float weight_decay, int t) override {
-    cpu::adamw(params, grads, m, v, n, lr, beta1, beta2, eps, weight_decay, t);
+  void adamw(float* params, const float* grads, float* m, float* v, const AdamWSpan* spans, size_t n_spans, float lr,
+             float beta1, float beta2, float eps, float weight_decay, int t) override {
+    for (size_t k = 0; k < n_spans; k++) {
+      const AdamWSpan& s = spans[k];
+      cpu::adamw(params + s.offset, grads + s.offset, m + s.offset, v + s.offset, s.numel, lr, beta1, beta2, eps,
+                 s.decay ? weight_decay : 0.0f, t);
+    }
   }
   double grad_norm_squared(const float* g, size_t n) override { return cpu::grad_norm_squared(g, n); }
   void scale(float* x, float s, size_t n) override { cpu::scale(x, s, n); }

@@ -25,4 +25,12 @@ AttentionKernel parse_attention_kernel(const std::string& name) {
   throw Error("unknown attention kernel \"" + name + "\": use \"simple\" or \"fused\" (train.attention)");
 }
 
+const char* gelu_fusion_name(GeluFusion g) { return g == GeluFusion::kEpilogue ? "epilogue" : "none"; }
+
+GeluFusion parse_gelu_fusion(const std::string& name) {
+  if (name == "none") return GeluFusion::kNone;
+  if (name == "epilogue") return GeluFusion::kEpilogue;
+  throw Error("unknown GELU fusion \"" + name + "\": use \"none\" or \"epilogue\" (train.gelu_fusion)");
+}
+
 }  // namespace td

@@ -40,6 +40,8 @@ namespace td {
   X(kRmsNormBackward, "rmsnorm_backward")          \
   X(kMatmulForward, "matmul_forward")              \
   X(kMatmulBackward, "matmul_backward")            \
+  X(kMatmulGeluForward, "matmul_gelu_forward")     \
+  X(kMatmulBackwardDgelu, "matmul_backward_dgelu") \
   X(kAttentionForward, "attention_forward")        \
   X(kAttentionBackward, "attention_backward")      \
   X(kFlashAttentionForward, "flash_attention_forward") \
@@ -75,6 +77,16 @@ enum class AttentionKernel { kSimple, kFused };
 const char* attention_kernel_name(AttentionKernel a);
 /// The inverse of attention_kernel_name; td::Error on any other string.
 AttentionKernel parse_attention_kernel(const std::string& name);
+
+/// Where GPT-2's MLP computes its GELU (train.gelu_fusion). kNone: gelu_forward/backward as
+/// passes of their own between the GEMMs; kEpilogue: inside the GEMMs' epilogues
+/// (matmul_gelu_forward, matmul_backward_dgelu). The same function to rounding. Llama's SwiGLU
+/// is not affected.
+enum class GeluFusion { kNone, kEpilogue };
+/// "none" / "epilogue" (the values of train.gelu_fusion).
+const char* gelu_fusion_name(GeluFusion g);
+/// The inverse of gelu_fusion_name; td::Error on any other string.
+GeluFusion parse_gelu_fusion(const std::string& name);
 
 /// The activation ops for one element type Act (float or bf16), reached as backend.ops<Act>().
 /// See the file comment for which arguments are Act and which stay fp32.
@@ -114,9 +126,26 @@ class ActivationOps {
   virtual void matmul_forward(Act* out, const Act* inp, const Act* weight, const Act* bias,
                               int N, int C, int OC) = 0;
   // dinp (N,C) += dout @ weight; dweight (OC,C) += dout^T @ inp; dbias (OC) += sum_n dout (if
-  // non-null). dinp may be null (no input gradient wanted).
+  // non-null). dinp may be null (no input gradient wanted). overwrite_dinp: dinp = dout @ weight
+  // instead (the GEMM's beta = 0: dinp is not read, so it needs no memset when this is its first
+  // contribution); the weight and bias gradients always accumulate.
   virtual void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout,
-                               const Act* inp, const Act* weight, int N, int C, int OC) = 0;
+                               const Act* inp, const Act* weight, int N, int C, int OC,
+                               bool overwrite_dinp) = 0;
+  // The MLP's up-projection with the GELU fused into the GEMM's epilogue (train.gelu_fusion =
+  // "epilogue"): pre (N,OC) = inp (N,C) @ weight (OC,C)^T + bias (OC) (bias may be null), and
+  // out (N,OC) = GELU(pre) computed from the unrounded pre (each output rounded once to Act).
+  // The same function as matmul_forward then gelu_forward. Source: cuBLASLt
+  // CUBLASLT_EPILOGUE_GELU_AUX_BIAS (llm.c's gelu_fusion).
+  virtual void matmul_gelu_forward(Act* out, Act* pre, const Act* inp, const Act* weight, const Act* bias, int N,
+                                   int C, int OC) = 0;
+  // The backward of a linear layer whose input is inp = GELU(pre) (N,C), through the GELU:
+  // dpre (N,C) = GELU'(pre) * (dout (N,OC) @ weight (OC,C)), OVERWRITTEN (not read: no memset
+  // before), the product taken unrounded; dweight (OC,C) += dout^T @ inp and dbias (OC) += sum_n
+  // dout (if non-null), as matmul_backward. The same function as matmul_backward into a
+  // temporary then gelu_backward. Source: cuBLASLt CUBLASLT_EPILOGUE_DGELU.
+  virtual void matmul_backward_dgelu(Act* dpre, float* dweight, float* dbias, const Act* dout, const Act* inp,
+                                     const Act* weight, const Act* pre, int N, int C, int OC) = 0;
   // Causal multi-head self-attention core, with grouped-query attention. hs = C / NH; qkv
   // (B,T,C+2 NKV hs) holds q (NH heads) | k (NKV heads) | v (NKV heads), each head hs channels
   // (PyTorch's view(B,T,heads,hs)); query head h attends with k/v head h / (NH / NKV), so each
@@ -205,6 +234,14 @@ struct DeviceInfo {
   std::string pci_bus_id;       // CUDA's "0000:3b:00.0" (cudaDeviceGetPCIBusId); empty = none (CPU)
 };
 
+/// One span of the parameter buffer that Backend::adamw updates: elements [offset, offset +
+/// numel), with the weight decay when decay is true and none otherwise.
+struct AdamWSpan {
+  size_t offset = 0;
+  size_t numel = 0;
+  bool decay = true;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -232,11 +269,15 @@ class Backend {
 
   // dst (n) = bf16(src), round to nearest even (the bf16 copy of the master weights).
   virtual void convert(bf16* dst, const float* src, size_t n) = 0;
-  // AdamW on n elements: m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
-  // p -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd * p). t is the 1-based step.
-  // Source: Loshchilov & Hutter 2019, Algorithm 2; matches torch.optim.AdamW.
-  virtual void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr,
-                     float beta1, float beta2, float eps, float weight_decay, int t) = 0;
+  // AdamW on the elements of `spans` (n_spans of them, sorted by offset and disjoint; elements
+  // between spans are not touched) of the buffers params, grads, m, v: m = b1 m + (1-b1) g;
+  // v = b2 v + (1-b2) g^2; p -= lr * (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd * p),
+  // wd = weight_decay in a span with decay, 0 in the others. t is the 1-based step. One call
+  // updates a whole parameter buffer (CUDA: one launch per 128 spans; the same bits as one call a
+  // span). Source: Loshchilov & Hutter 2019, Algorithm 2; matches torch.optim.AdamW.
+  virtual void adamw(float* params, const float* grads, float* m, float* v, const AdamWSpan* spans,
+                     size_t n_spans, float lr, float beta1, float beta2, float eps, float weight_decay,
+                     int t) = 0;
   // Returns sum of g^2 over n elements (accumulated in double on the CPU, fp32 partial sums
   // combined in double on CUDA).
   virtual double grad_norm_squared(const float* g, size_t n) = 0;

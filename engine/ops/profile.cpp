@@ -78,9 +78,19 @@ class ProfilingOps final : public ActivationOps<Act> {
     in_.matmul_forward(out, inp, weight, bias, N, C, OC);
   }
   void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight,
-                       int N, int C, int OC) override {
+                       int N, int C, int OC, bool overwrite_dinp) override {
     TD_TIMED(kMatmulBackward);
-    in_.matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC);
+    in_.matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC, overwrite_dinp);
+  }
+  void matmul_gelu_forward(Act* out, Act* pre, const Act* inp, const Act* weight, const Act* bias, int N, int C,
+                           int OC) override {
+    TD_TIMED(kMatmulGeluForward);
+    in_.matmul_gelu_forward(out, pre, inp, weight, bias, N, C, OC);
+  }
+  void matmul_backward_dgelu(Act* dpre, float* dweight, float* dbias, const Act* dout, const Act* inp,
+                             const Act* weight, const Act* pre, int N, int C, int OC) override {
+    TD_TIMED(kMatmulBackwardDgelu);
+    in_.matmul_backward_dgelu(dpre, dweight, dbias, dout, inp, weight, pre, N, C, OC);
   }
   void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
     TD_TIMED(kAttentionForward);
@@ -175,10 +185,10 @@ class ProfilingBackend final : public Backend {
     TD_TIMED(kConvert);
     be_.convert(dst, src, n);
   }
-  void adamw(float* params, const float* grads, float* m, float* v, size_t n, float lr, float beta1, float beta2,
-             float eps, float weight_decay, int t) override {
+  void adamw(float* params, const float* grads, float* m, float* v, const AdamWSpan* spans, size_t n_spans, float lr,
+             float beta1, float beta2, float eps, float weight_decay, int t) override {
     TD_TIMED(kAdamW);
-    be_.adamw(params, grads, m, v, n, lr, beta1, beta2, eps, weight_decay, t);
+    be_.adamw(params, grads, m, v, spans, n_spans, lr, beta1, beta2, eps, weight_decay, t);
   }
   double grad_norm_squared(const float* g, size_t n) override {
     TD_TIMED(kGradNormSquared);

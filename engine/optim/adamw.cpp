@@ -39,6 +39,8 @@ AdamW::AdamW(Backend& be, std::vector<ParamTensor> tensors, size_t n, double bet
     : be_(be), runs_(adamw_runs(tensors)), n_(n), beta1_(beta1), beta2_(beta2), eps_(eps), wd_(weight_decay) {
   m_ = static_cast<float*>(be_.alloc(n * sizeof(float)));
   v_ = static_cast<float*>(be_.alloc(n * sizeof(float)));
+  spans_.reserve(runs_.size());
+  for (const ParamTensor& r : runs_) spans_.push_back(AdamWSpan{r.offset, r.numel, r.decay});
   be_.zero(m_, n * sizeof(float));
   be_.zero(v_, n * sizeof(float));
 }
@@ -49,9 +51,8 @@ AdamW::~AdamW() {
 }
 
 void AdamW::step(float* params, const float* grads, double lr, int t) {
-  for (const auto& pt : runs_)
-    be_.adamw(params + pt.offset, grads + pt.offset, m_ + pt.offset, v_ + pt.offset, pt.numel,
-              (float)lr, (float)beta1_, (float)beta2_, (float)eps_, pt.decay ? (float)wd_ : 0.0f, t);
+  be_.adamw(params, grads, m_, v_, spans_.data(), spans_.size(), (float)lr, (float)beta1_, (float)beta2_,
+            (float)eps_, (float)wd_, t);
 }
 
 }  // namespace td

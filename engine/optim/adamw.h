@@ -27,9 +27,10 @@ double clip_grad_norm(Backend& be, float* grads, size_t n, double max_norm);
 std::vector<ParamTensor> adamw_runs(const std::vector<ParamTensor>& tensors);
 
 /// AdamW with decoupled weight decay applied per tensor (ParamTensor::decay), moments m, v in
-/// backend memory (same layout as the parameters). Matches torch.optim.AdamW. step() makes one
-/// backend adamw call per run of adjacent tensors that share a decay setting (adamw_runs), not
-/// one per tensor: the update is element-wise, so the result is the same bits with fewer launches.
+/// backend memory (same layout as the parameters). Matches torch.optim.AdamW. step() makes ONE
+/// backend adamw call over all runs of adjacent tensors that share a decay setting (adamw_runs,
+/// passed as AdamWSpan): the update is element-wise, so the result is the same bits as one call
+/// per tensor; the CUDA backend updates up to kAdamWSpansPerLaunch spans per kernel launch.
 class AdamW {
  public:
   AdamW(Backend& be, std::vector<ParamTensor> tensors, size_t n, double beta1, double beta2,
@@ -39,8 +40,10 @@ class AdamW {
   AdamW& operator=(const AdamW&) = delete;
   /// One update with learning rate lr; t is the 1-based count of updates (bias correction).
   void step(float* params, const float* grads, double lr, int t);
-  /// The (offset, numel, decay) runs step() updates with one call each.
+  /// The (offset, numel, decay) runs step() passes to the backend, in buffer order.
   const std::vector<ParamTensor>& runs() const { return runs_; }
+  /// The same runs as the spans of the single Backend::adamw call.
+  const std::vector<AdamWSpan>& spans() const { return spans_; }
   float* m() { return m_; }
   float* v() { return v_; }
   size_t size() const { return n_; }
@@ -48,6 +51,7 @@ class AdamW {
  private:
   Backend& be_;
   std::vector<ParamTensor> runs_;
+  std::vector<AdamWSpan> spans_;
   size_t n_;
   double beta1_, beta2_, eps_, wd_;
   float* m_;

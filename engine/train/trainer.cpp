@@ -453,7 +453,8 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::unique_ptr<RunDirLock> lock;
   std::unique_ptr<GPT> model_ptr;
   try {
-    model_ptr = std::make_unique<GPT>(mc, *backend, tc.micro_batch, act_dtype, tp_model.get(), parse_attention_kernel(tc.attention));
+    model_ptr = std::make_unique<GPT>(mc, *backend, tc.micro_batch, act_dtype, tp_model.get(), parse_attention_kernel(tc.attention),
+                                      parse_gelu_fusion(tc.gelu_fusion));
   } catch (const Error& e) {
     if (!on_gpu) throw;
     // Out of GPU memory (or another allocation failure): say what the config needs.
@@ -673,7 +674,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const double fpt = flops_per_token(mc);
   json start = {{"config", st.config}, {"n_params", tp > 1 ? model_num_params(mc) : model.num_params()}, {"flops_per_token", fpt},
                 {"host", host_name()}, {"device", device}, {"device_name", on_gpu ? dev.name : cpu_model()},
-                {"precision", resolved_precision(tc)}, {"attention", tc.attention}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
+                {"precision", resolved_precision(tc)}, {"attention", tc.attention}, {"gelu_fusion", gelu_fusion_name(model.gelu_fusion())}, {"cpu", cpu_model()}, {"blas_kernel", blas_corename()}, {"threads", threads},
                 {"world_size", world}, {"engine_version", TD_VERSION}, {"engine_build", engine_build()}, {"peak_flops", nullable(peak)},
                 {"resumed_from_step", resumed_from ? json(*resumed_from) : json(nullptr)},
                 {"out_dir", fs::absolute(opt.out_dir).string()}, {"pid", (int)getpid()}};
@@ -892,7 +893,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     for (int m = 0; m < tc.grad_accum; m++) {
       if (window_log) *window_log << json{{"step", st.step + 1}, {"rank", rank}, {"micro", m}, {"windows", train_loader.peek_window_ids()}}.dump() << "\n";
       train_loader.next_batch(inputs, targets);
-      loss_sum += model.forward(inputs.data(), targets.data(), B, T);
+      loss_sum += model.forward(inputs.data(), targets.data(), B, T, loss_scale);  // fused classifier
       model.backward(loss_scale);
     }
     const LoaderStats data1 = train_loader.stats();

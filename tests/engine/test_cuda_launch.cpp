@@ -65,6 +65,22 @@ class TestCudaLaunch : public QObject {
     QCOMPARE(cuda::ceil_div((size_t(1) << 40) + 1, 1024), (size_t(1) << 30) + 1);
   }
 
+  // The packed LayerNorm/RMSNorm kernels' lane layout, worked out by hand: 32 lanes x packs of
+  // 8 bf16 (or 4 fp32) elements, at most 8 packs a lane.
+  void row_packs_per_lane_by_hand() {
+    QCOMPARE(cuda::row_packs_per_lane(768, 8), 3);   // GPT-2 124M, bf16: 96 packs over 32 lanes
+    QCOMPARE(cuda::row_packs_per_lane(768, 4), 6);   // fp32: 192 packs
+    QCOMPARE(cuda::row_packs_per_lane(1000, 8), 4);  // 125 packs: the last lane's 4th is past the row
+    QCOMPARE(cuda::row_packs_per_lane(1000, 4), 8);  // 250 packs
+    QCOMPARE(cuda::row_packs_per_lane(40, 8), 1);    // 5 packs: 27 lanes idle
+    QCOMPARE(cuda::row_packs_per_lane(2048, 8), 8);  // the widest packed row in bf16
+    QCOMPARE(cuda::row_packs_per_lane(2056, 8), 0);  // 257 packs: 9 a lane, scalar kernel
+    QCOMPARE(cuda::row_packs_per_lane(1028, 4), 0);  // 257 packs in fp32
+    QCOMPARE(cuda::row_packs_per_lane(12, 8), 0);    // a pack would straddle two rows
+    QCOMPARE(cuda::row_packs_per_lane(12, 4), 1);
+    QCOMPARE(cuda::row_packs_per_lane(0, 8), 0);
+  }
+
   void bias_epilogue_needs_16_byte_alignment() {
     alignas(256) static unsigned char buf[512];
     QVERIFY(cuda::lt_bias_epilogue_ok(buf, 2));
@@ -78,6 +94,20 @@ class TestCudaLaunch : public QObject {
     QVERIFY(!cuda::lt_bias_epilogue_ok(nullptr, 4));
     QVERIFY(!cuda::lt_bias_epilogue_ok(buf, 8));  // no double biases in the backend
     QVERIFY(!cuda::lt_bias_epilogue_ok(buf, 1));
+  }
+
+  // GELU epilogue aux (train.gelu_fusion = "epilogue"): ld a multiple of 8 and 16-byte aligned.
+  // GPT-2's d_ff 3072 and d_model 768 pass; test_parity's odd model (d_ff 90) falls back.
+  void gelu_aux_needs_ld_multiple_of_8_and_alignment() {
+    alignas(256) static unsigned char buf[512];
+    QVERIFY(cuda::lt_gelu_aux_ok(buf, 3072));
+    QVERIFY(cuda::lt_gelu_aux_ok(buf + 32, 768));
+    QVERIFY(cuda::lt_gelu_aux_ok(buf, 8));
+    for (int64_t ld : {90, 4, 12, 1, 0, -8})
+      QVERIFY2(!cuda::lt_gelu_aux_ok(buf, ld), qPrintable(QString("ld %1").arg(ld)));
+    for (int off : {2, 4, 8, 12})
+      QVERIFY2(!cuda::lt_gelu_aux_ok(buf + off, 3072), qPrintable(QString("offset %1").arg(off)));
+    QVERIFY(!cuda::lt_gelu_aux_ok(nullptr, 3072));
   }
 
   // test_parity's odd-width model (d_model 30, d_ff 90; kOddModel there) has GEMM biases on

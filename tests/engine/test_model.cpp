@@ -216,6 +216,96 @@ class TestModel : public QObject {
     QVERIFY(rel < 1e-3);
   }
 
+  // The fused classifier (forward with a loss_scale: loss and dlogits in one pass over the
+  // logits) gives forward + backward's bits: the same loss, every gradient identical, for both
+  // families; a plain forward afterwards computes the logits (and the loss) again.
+  void fused_classifier_equals_forward_then_backward() {
+    for (bool llama : {false, true}) {
+      ModelConfig m = tiny(23, false);
+      if (llama) {
+        m.family = "llama";
+        m.n_kv_head = 1;
+      }
+      const int B = 3, T = 8;
+      auto be = make_cpu_backend();
+      GPT a(m, *be, B), b(m, *be, B);
+      a.init_weights(7);
+      b.init_weights(7);
+      std::vector<int32_t> in, tg;
+      random_batch(B, T, m.vocab_size, 21, in, tg);
+      const float s = 1.0f / (B * T);
+      a.zero_grad();
+      b.zero_grad();
+      const float la = a.forward(in.data(), tg.data(), B, T);
+      a.backward(s);
+      const float lb = b.forward(in.data(), tg.data(), B, T, s);
+      b.backward(s);
+      QCOMPARE(lb, la);
+      QVERIFY(std::isfinite(la));
+      size_t differ = 0;
+      for (size_t i = 0; i < a.num_params(); i++) differ += a.grads()[i] != b.grads()[i];
+      QVERIFY2(differ == 0, qPrintable(QString("%1: %2 gradients differ").arg(llama ? "llama" : "gpt2").arg(differ)));
+      // A plain forward afterwards (no optimizer step ran): the same loss, nothing left in place.
+      QCOMPARE(b.forward(in.data(), tg.data(), B, T), la);
+    }
+  }
+
+  // train.gelu_fusion = "epilogue" (matmul_gelu_forward / matmul_backward_dgelu) gives the
+  // separate ops' bits in fp32 on the CPU reference (the references are the composition) through
+  // a few steps of plain SGD on the gradients. In bf16 the epilogue, like cuBLASLt's, takes the GELU
+  // of the unrounded GEMM output and rounds d GELU once (the separate ops round both to bf16
+  // first): the same loss and gradients to bf16's precision. Llama ignores the setting.
+  void gelu_epilogue_equals_separate() {
+    for (DType act : {DType::kF32, DType::kBF16}) {
+      ModelConfig m = tiny(23, true);
+      const int B = 3, T = 8;
+      auto be = make_cpu_backend();
+      GPT a(m, *be, B, act), b(m, *be, B, act, nullptr, AttentionKernel::kSimple, GeluFusion::kEpilogue);
+      QCOMPARE(b.gelu_fusion(), GeluFusion::kEpilogue);
+      a.init_weights(5);
+      b.init_weights(5);
+      for (int step = 0; step < 3; step++) {
+        std::vector<int32_t> in, tg;
+        random_batch(B, T, m.vocab_size, 40 + step, in, tg);
+        a.zero_grad();
+        b.zero_grad();
+        const float la = a.forward(in.data(), tg.data(), B, T);
+        a.backward(1.0f / (B * T));
+        const float lb = b.forward(in.data(), tg.data(), B, T);
+        b.backward(1.0f / (B * T));
+        QVERIFY(std::isfinite(la));
+        size_t differ = 0;
+        double num = 0, den = 0;
+        for (size_t i = 0; i < a.num_params(); i++) {
+          differ += a.grads()[i] != b.grads()[i];
+          const double d = (double)a.grads()[i] - b.grads()[i];
+          num += d * d;
+          den += (double)a.grads()[i] * a.grads()[i];
+        }
+        QVERIFY2(den > 0, "the gradients are all zero: the comparison would prove nothing");
+        const double rel = std::sqrt(num / den);
+        if (act == DType::kF32) {
+          QCOMPARE(lb, la);
+          QVERIFY2(differ == 0, qPrintable(QString("fp32 step %1: %2 gradients differ").arg(step).arg(differ)));
+        } else {
+          qInfo("bf16 step %d: loss separate %.6f, epilogue %.6f; gradients relative error %.2e", step, la, lb, rel);
+          QVERIFY2(std::abs(lb - la) <= 1e-3 * std::abs(la), qPrintable(QString("bf16 step %1: loss %2 vs %3").arg(step).arg(lb).arg(la)));
+          QVERIFY2(rel < 3e-2, qPrintable(QString("bf16 step %1: gradients relative error %2").arg(step).arg(rel)));
+        }
+        for (size_t i = 0; i < a.num_params(); i++) {
+          a.params()[i] -= 0.1f * a.grads()[i];
+          b.params()[i] -= 0.1f * b.grads()[i];
+        }
+      }
+    }
+    ModelConfig l = tiny(23, false);
+    l.family = "llama";
+    l.n_kv_head = 1;
+    auto be = make_cpu_backend();
+    GPT llama(l, *be, 2, DType::kF32, nullptr, AttentionKernel::kSimple, GeluFusion::kEpilogue);
+    QCOMPARE(llama.gelu_fusion(), GeluFusion::kNone);
+  }
+
   void checkpoint_read_by_independent_reader() {
     // The weights file read by tests/reference/safetensors_io.py (written from the format's
     // specification) has every tensor with the engine's name, shape and values.

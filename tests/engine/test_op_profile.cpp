@@ -22,10 +22,10 @@ using json = nlohmann::json;
 
 namespace {
 
-RunConfig tiny(const std::string& family, const std::string& attention, bool tie) {
+RunConfig tiny(const std::string& family, const std::string& attention, bool tie, const std::string& gelu = "none") {
   json doc = {{"model", {{"family", family}, {"vocab_size", 61}, {"seq_len", 24}, {"n_layer", 3}, {"n_head", 4},
                          {"d_model", 32}, {"tie_embeddings", tie}}},
-              {"train", {{"micro_batch", 2}, {"grad_accum", 2}, {"threads", 2}, {"attention", attention}, {"grad_clip", 0.0}}},
+              {"train", {{"micro_batch", 2}, {"grad_accum", 2}, {"threads", 2}, {"attention", attention}, {"gelu_fusion", gelu}, {"grad_clip", 0.0}}},
               {"data", {{"path", "/nonexistent/not-read"}}}};
   if (family == "llama") doc["model"]["n_kv_head"] = 2;
   return parse_config(doc);
@@ -47,39 +47,44 @@ class TestOpProfile : public QObject {
     QTest::addColumn<QString>("family");
     QTest::addColumn<QString>("attention");
     QTest::addColumn<bool>("tie");
-    QTest::newRow("gpt2, simple, tied") << "gpt2" << "simple" << true;
-    QTest::newRow("gpt2, fused, untied") << "gpt2" << "fused" << false;
-    QTest::newRow("llama, fused, untied") << "llama" << "fused" << false;
+    QTest::addColumn<QString>("gelu");  // train.gelu_fusion
+    QTest::newRow("gpt2, simple, tied") << "gpt2" << "simple" << true << "none";
+    QTest::newRow("gpt2, fused, untied") << "gpt2" << "fused" << false << "none";
+    QTest::newRow("gpt2, simple, tied, gelu epilogue") << "gpt2" << "simple" << true << "epilogue";
+    QTest::newRow("llama, fused, untied") << "llama" << "fused" << false << "epilogue";  // ignored by SwiGLU
   }
   // L = 3 layers, 2 micro batches a step (a = 2), grad_clip 0 (no norm, no scale).
   // GPT-2 per micro batch: 1 embedding; per layer 2 LayerNorms, 4 matmuls (c_attn, c_proj, c_fc,
   // mlp c_proj), 1 attention, 1 GELU, 2 residual adds; then ln_f, the LM head matmul and the
-  // softmax cross-entropy twice (the loss in forward, the gradient in backward); each backward op
-  // once per forward op; memsets: 2 before the layers and 6 per layer in backward, and one zero_grad
-  // a step. Llama per micro batch: RMSNorm instead of LayerNorm, RoPE and SwiGLU once per layer,
-  // no GELU, 4 matmuls per layer (q|k|v, o, gate|up, down); memsets 2 + 6 per layer, 1 more for the
-  // discarded position gradient. AdamW: one call per run of adjacent tensors with the same decay:
-  // GPT-2 [wte wpe ln_1] then per block c_attn.w | c_attn.b | c_proj.w | c_proj.b ln_2 | c_fc.w |
-  // c_fc.b | mlp.c_proj.w | mlp.c_proj.b with the next ln_1 (the last with ln_f): 1 + 8 L (+1 for
-  // an untied lm_head); Llama [embed input_layernorm] then per layer q k v o | post norm |
-  // gate up down | the next input norm (the last with norm): 1 + 4 L (+1).
+  // softmax cross-entropy once (the fused classifier: loss and gradient in forward); each backward op
+  // once per forward op; memsets: 1 before the layers (d ln_f input, the residual stream's gradient)
+  // and 2 per layer in backward (the GELU and attention input gradients, which accumulate; every
+  // matmul's input gradient is overwritten, beta 0), and one zero_grad a step. Llama per micro batch: RMSNorm instead of LayerNorm, RoPE and SwiGLU once per layer,
+  // no GELU, 4 matmuls per layer (q|k|v, o, gate|up, down); memsets 1 + 2 per layer (SwiGLU and attention), 1 more for the
+  // discarded position gradient. AdamW: one call a step, whose spans are the runs of adjacent
+  // tensors with the same decay (the runs test below counts them). GPT-2 with the GELU epilogue:
+  // the MLP up-projection is one matmul_gelu_forward / matmul_backward_dgelu per layer instead of
+  // a matmul and a GELU each way, and its input gradient (the GELU's, overwritten) needs no memset.
   void calls_per_step_by_hand() {
     QFETCH(QString, family);
     QFETCH(QString, attention);
     QFETCH(bool, tie);
-    const RunConfig c = tiny(family.toStdString(), attention.toStdString(), tie);
+    QFETCH(QString, gelu);
+    const RunConfig c = tiny(family.toStdString(), attention.toStdString(), tie, gelu.toStdString());
     const OpProfileReport r = profile_training_steps(c, 2);
     auto n = calls(r);
     const double a = 2, L = 3;
     const bool llama = family == "llama", fused = attention == "fused";
+    const bool epilogue = !llama && gelu == "epilogue";
+    const double ep = epilogue ? 1 : 0;
     std::map<std::string, double> want = {
         {"encoder_forward", a},           {"encoder_backward", a},
-        {"matmul_forward", a * (4 * L + 1)}, {"matmul_backward", a * (4 * L + 1)},
-        {"residual_forward", a * 2 * L},  {"softmax_cross_entropy", 2 * a},
+        {"matmul_forward", a * ((4 - ep) * L + 1)}, {"matmul_backward", a * ((4 - ep) * L + 1)},
+        {"residual_forward", a * 2 * L},  {"softmax_cross_entropy", a},
         {fused ? "flash_attention_forward" : "attention_forward", a * L},
         {fused ? "flash_attention_backward" : "attention_backward", a * L},
-        {"zero", a * (2 + 6 * L + (llama ? 1 : 0)) + 1},
-        {"adamw", (llama ? 1 + 4 * L : 1 + 8 * L) + (tie ? 0 : 1)},
+        {"zero", a * (1 + (2 - ep) * L + (llama ? 1 : 0)) + 1},
+        {"adamw", 1},
         {"upload", 2 * a},  // inputs and targets
     };
     if (llama) {
@@ -87,7 +92,10 @@ class TestOpProfile : public QObject {
       for (const char* op : {"rope_forward", "rope_backward", "swiglu_forward", "swiglu_backward"}) want[op] = a * L;
     } else {
       for (const char* op : {"layernorm_forward", "layernorm_backward"}) want[op] = a * (2 * L + 1);
-      for (const char* op : {"gelu_forward", "gelu_backward"}) want[op] = a * L;
+      if (epilogue)
+        for (const char* op : {"matmul_gelu_forward", "matmul_backward_dgelu"}) want[op] = a * L;
+      else
+        for (const char* op : {"gelu_forward", "gelu_backward"}) want[op] = a * L;
     }
     for (const auto& [op, k] : want)
       QVERIFY2(n[op] == k, qPrintable(QString("%1: %2 calls a step, want %3").arg(op.c_str()).arg(n[op]).arg(k)));
@@ -106,6 +114,7 @@ class TestOpProfile : public QObject {
     QVERIFY(std::abs(ms - r.op_ms) < 1e-9 * std::max(1.0, ms));
     QVERIFY2(r.op_ms <= r.step_ms * 1.0001, qPrintable(QString("ops %1 ms in a %2 ms step").arg(r.op_ms).arg(r.step_ms)));
     QCOMPARE(r.attention, attention.toStdString());
+    QCOMPARE(r.gelu_fusion, std::string(epilogue ? "epilogue" : "none"));
     QCOMPARE(r.precision, std::string("fp32"));
   }
 
@@ -130,8 +139,11 @@ class TestOpProfile : public QObject {
     QVERIFY2(table.exit_code == 0 && table.out.contains("flash_attention_backward"), qPrintable(table.out + table.err));
   }
 
-  // AdamW's runs: GPT-2's tensors merge where adjacent and of the same decay; the update over the
-  // runs equals the per-tensor update bit for bit (AdamW is element-wise).
+  // AdamW's runs: GPT-2's tensors merge where adjacent and of the same decay: [wte wpe ln_1] then
+  // per block c_attn.w | c_attn.b | c_proj.w | c_proj.b ln_2 | c_fc.w | c_fc.b | mlp.c_proj.w |
+  // mlp.c_proj.b with the next ln_1 (the last with ln_f): 1 + 8 L, +1 for an untied lm_head. The
+  // optimizer's spans are these runs, and its one call a step over them equals the per-tensor
+  // update bit for bit (AdamW is element-wise).
   void adamw_runs_update_as_per_tensor() {
     ModelConfig m = tiny("gpt2", "simple", false).model;
     const auto t = gpt_param_tensors(m);
@@ -157,12 +169,19 @@ class TestOpProfile : public QObject {
     std::vector<float> p_runs = p;
     AdamW opt(*be, t, N, 0.9, 0.95, 1e-8, 0.1);
     for (int s = 1; s <= 3; s++) opt.step(p_runs.data(), grad.data(), 1e-2, s);
+    QCOMPARE(opt.spans().size(), runs.size());
+    for (size_t i = 0; i < runs.size(); i++) {
+      QCOMPARE(opt.spans()[i].offset, runs[i].offset);
+      QCOMPARE(opt.spans()[i].numel, runs[i].numel);
+      QCOMPARE(opt.spans()[i].decay, runs[i].decay);
+    }
     // The same three steps, one backend call per tensor.
     std::vector<float> m1(N, 0.0f), v1(N, 0.0f), p_each = p;
     for (int s = 1; s <= 3; s++)
-      for (const auto& pt : t)
-        be->adamw(p_each.data() + pt.offset, grad.data() + pt.offset, m1.data() + pt.offset, v1.data() + pt.offset,
-                  pt.numel, 1e-2f, 0.9f, 0.95f, 1e-8f, pt.decay ? 0.1f : 0.0f, s);
+      for (const auto& pt : t) {
+        const AdamWSpan one{pt.offset, pt.numel, pt.decay};
+        be->adamw(p_each.data(), grad.data(), m1.data(), v1.data(), &one, 1, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, s);
+      }
     QVERIFY(p_each != p);
     QVERIFY(p_runs == p_each);
   }

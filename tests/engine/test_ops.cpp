@@ -148,8 +148,30 @@ class TestOps : public QObject {
                   },
                   [=](const std::vector<Vec>& in, const Vec& d) {
                     Vec dx(in[0].size(), 0.0), dw(in[1].size(), 0.0), db(OC, 0.0);
-                    cpu::matmul_backward(dx.data(), dw.data(), db.data(), d.data(), in[0].data(), in[1].data(), N, C, OC);
+                    cpu::matmul_backward(dx.data(), dw.data(), db.data(), d.data(), in[0].data(), in[1].data(), N, C, OC, false);
                     return std::vector<Vec>{dx, dw, db};
+                  }});
+    // GPT-2's MLP through the fused GELU ops: y = GELU(x W1^T + b1) W2^T + b2, x (N,C), W1 (OC,C),
+    // W2 (C,OC); matmul_gelu_forward then matmul_forward, and back through matmul_backward_dgelu
+    // (dW2, db2 and d pre) then matmul_backward (dx, dW1, db1).
+    cs.push_back({"mlp_gelu_fused",
+                  {randn((size_t)N * C, 21), randn((size_t)OC * C, 22), randn(OC, 23), randn((size_t)C * OC, 24), randn(C, 25)},
+                  [=](const std::vector<Vec>& in) {
+                    Vec h((size_t)N * OC), pre(h.size()), out((size_t)N * C);
+                    cpu::matmul_gelu_forward(h.data(), pre.data(), in[0].data(), in[1].data(), in[2].data(), N, C, OC);
+                    cpu::matmul_forward(out.data(), h.data(), in[3].data(), in[4].data(), N, OC, C);
+                    return out;
+                  },
+                  [=](const std::vector<Vec>& in, const Vec& d) {
+                    Vec h((size_t)N * OC), pre(h.size());
+                    cpu::matmul_gelu_forward(h.data(), pre.data(), in[0].data(), in[1].data(), in[2].data(), N, C, OC);
+                    Vec dpre(pre.size(), NAN), dw2(in[3].size(), 0.0), db2(C, 0.0);  // dpre overwritten, never read
+                    cpu::matmul_backward_dgelu(dpre.data(), dw2.data(), db2.data(), d.data(), h.data(), in[3].data(),
+                                               pre.data(), N, OC, C);
+                    Vec dx(in[0].size(), 0.0), dw1(in[1].size(), 0.0), db1(OC, 0.0);
+                    cpu::matmul_backward(dx.data(), dw1.data(), db1.data(), dpre.data(), in[0].data(), in[1].data(), N, C,
+                                         OC, false);
+                    return std::vector<Vec>{dx, dw1, db1, dw2, db2};
                   }});
     // Multi-head (NKV = NH = 3, GPT-2) and multi-query (NKV = 1: dk, dv summed over 3 heads).
     for (int nkv : {NH, 1}) {

@@ -194,16 +194,73 @@ template <class Act> double check_matmul_backward(Backend& be, const Shape& s) {
   const int N = s.B * s.T;
   Vec x = r.normal<Act>((size_t)N * s.C), w = r.normal<Act>((size_t)s.OC * s.C), dout = r.normal<Act>((size_t)N * s.OC);
   double err = 0;
-  for (bool all : {true, false}) {  // also without dinp and dbias (both may be null)
-    Vec dx = r.normal<Act>((size_t)N * s.C), dw = r.normal<float>(w.size()), db = r.normal<float>(s.OC);
+  // dinp accumulated; dinp and dbias null (both may be); dinp overwritten (beta 0), where it
+  // holds NaN before so that a kernel which reads it fails the row.
+  enum Mode { kAccumulate, kNoInputGradient, kOverwrite };
+  for (Mode mode : {kAccumulate, kNoInputGradient, kOverwrite}) {
+    const bool all = mode != kNoInputGradient, overwrite = mode == kOverwrite;
+    Vec dx = overwrite ? Vec((size_t)N * s.C, NAN) : r.normal<Act>((size_t)N * s.C);
+    Vec dw = r.normal<float>(w.size()), db = r.normal<float>(s.OC);
     Act* g_dx = all ? m.put<Act>(dx) : nullptr;
     float* g_dw = m.put<float>(dw);
     float* g_db = all ? m.put<float>(db) : nullptr;
     cpu::matmul_backward(all ? dx.data() : nullptr, dw.data(), all ? db.data() : nullptr, dout.data(), x.data(),
-                         w.data(), N, s.C, s.OC);
-    be.ops<Act>().matmul_backward(g_dx, g_dw, g_db, m.put<Act>(dout), m.put<Act>(x), m.put<Act>(w), N, s.C, s.OC);
+                         w.data(), N, s.C, s.OC, overwrite);
+    be.ops<Act>().matmul_backward(g_dx, g_dw, g_db, m.put<Act>(dout), m.put<Act>(x), m.put<Act>(w), N, s.C, s.OC,
+                                  overwrite);
     err = std::max(err, rel_error(m.get(g_dw, dw.size()), dw));
     if (all) err = std::max({err, rel_error(m.get(g_dx, dx.size()), dx), rel_error(m.get(g_db, db.size()), db)});
+  }
+  return err;
+}
+
+// The up-projection with its GELU: out and pre against the reference in double, with the bias
+// aligned, one element into a buffer (no cuBLASLt epilogue may read it) and none; OC a
+// multiple of 8 takes the CUDA epilogue, other OC the GEMM then the GELU kernel.
+template <class Act> double check_matmul_gelu_forward(Backend& be, const Shape& s) {
+  Rand r(30);
+  Mem m(be);
+  const int N = s.B * s.T;
+  Vec x = r.normal<Act>((size_t)N * s.C), w = r.normal<Act>((size_t)s.OC * s.C, 0.5), b = r.normal<Act>(s.OC);
+  Vec b_shifted(b.size() + 1, 0.0);
+  std::copy(b.begin(), b.end(), b_shifted.begin() + 1);
+  double err = 0;
+  for (int bias : {0, 1, 2}) {
+    Vec want((size_t)N * s.OC), want_pre(want.size());
+    cpu::matmul_gelu_forward(want.data(), want_pre.data(), x.data(), w.data(), bias < 2 ? b.data() : nullptr, N, s.C,
+                             s.OC);
+    Act* out = m.put<Act>(Vec(want.size(), NAN));
+    Act* pre = m.put<Act>(Vec(want.size(), NAN));
+    const Act* g_b = bias == 0 ? m.put<Act>(b) : bias == 1 ? m.put<Act>(b_shifted) + 1 : nullptr;
+    be.ops<Act>().matmul_gelu_forward(out, pre, m.put<Act>(x), m.put<Act>(w), g_b, N, s.C, s.OC);
+    err = std::max({err, rel_error(m.get(out, want.size()), want), rel_error(m.get(pre, want.size()), want_pre)});
+  }
+  return err;
+}
+
+// The down-projection's backward through the GELU: dpre holds NaN before (it is overwritten and
+// must not be read); dweight and dbias accumulate; with and without dbias. pre and inp =
+// GELU(pre) as a forward would have saved them (Act).
+template <class Act> double check_matmul_backward_dgelu(Backend& be, const Shape& s) {
+  Rand r(31);
+  Mem m(be);
+  const int N = s.B * s.T;
+  const size_t NC = (size_t)N * s.C;
+  Vec pre = r.normal<Act>(NC, 2.0), inp(NC), w = r.normal<Act>((size_t)s.OC * s.C), dout = r.normal<Act>((size_t)N * s.OC);
+  cpu::gelu_forward(inp.data(), pre.data(), NC);
+  for (auto& v : inp) v = to_float(from_double<Act>(v));
+  double err = 0;
+  for (bool with_bias : {true, false}) {
+    Vec dpre(NC, NAN), dw = r.normal<float>(w.size()), db = r.normal<float>(s.OC);
+    Act* g_dpre = m.put<Act>(dpre);
+    float* g_dw = m.put<float>(dw);
+    float* g_db = with_bias ? m.put<float>(db) : nullptr;
+    cpu::matmul_backward_dgelu(dpre.data(), dw.data(), with_bias ? db.data() : nullptr, dout.data(), inp.data(), w.data(),
+                               pre.data(), N, s.C, s.OC);
+    be.ops<Act>().matmul_backward_dgelu(g_dpre, g_dw, g_db, m.put<Act>(dout), m.put<Act>(inp), m.put<Act>(w),
+                                        m.put<Act>(pre), N, s.C, s.OC);
+    err = std::max({err, rel_error(m.get(g_dpre, NC), dpre), rel_error(m.get(g_dw, dw.size()), dw)});
+    if (with_bias) err = std::max(err, rel_error(m.get(g_db, db.size()), db));
   }
   return err;
 }
@@ -447,25 +504,40 @@ double check_convert(Backend& be, const Shape& s) {
   return rel_error(m.get(out, x.size()), want);
 }
 
+// One Backend::adamw call over many spans, as the trainer makes it: random span lengths (some
+// empty), gaps of 0-3 elements between spans, decay on or off per span; more than
+// kAdamWSpansPerLaunch spans at the largest shape, so the CUDA path takes several launches.
+// Want: td::cpu::adamw span by span; gap elements must keep their exact bits.
 double check_adamw(Backend& be, const Shape& s) {
   Rand r(24);
   Mem m(be);
   const size_t n = (size_t)s.B * s.T * s.C;
   Vec p = r.normal<float>(n), g = r.normal<float>(n), mo = r.normal<float>(n, 0.1), v = r.normal<float>(n, 0.01);
   for (auto& e : v) e = (float)(e * e + 1e-4);
+  std::vector<AdamWSpan> spans;
+  for (size_t at = r.g() % 3; at < n;) {
+    const size_t len = std::min<size_t>(n - at, r.g() % 100 == 0 ? 0 : 1 + r.g() % 100);
+    spans.push_back(AdamWSpan{at, len, r.g() % 3 != 0});
+    at += len + r.g() % 4;
+  }
+  std::vector<char> covered(n, 0);
+  for (const AdamWSpan& sp : spans) std::fill(covered.begin() + sp.offset, covered.begin() + sp.offset + sp.numel, 1);
   float* gp = m.put<float>(p);
   float* gm = m.put<float>(mo);
   float* gv = m.put<float>(v);
-  const Vec p0 = p;
-  cpu::adamw(p.data(), g.data(), mo.data(), v.data(), n, 1e-2, 0.9, 0.95, 1e-8, 0.1, 7);
-  be.adamw(gp, m.put<float>(g), gm, gv, n, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 7);
+  const Vec p0 = p, m0 = mo, v0 = v;
+  for (const AdamWSpan& sp : spans)
+    cpu::adamw(p.data() + sp.offset, g.data() + sp.offset, mo.data() + sp.offset, v.data() + sp.offset, sp.numel, 1e-2,
+               0.9, 0.95, 1e-8, sp.decay ? 0.1 : 0.0, 7);
+  be.adamw(gp, m.put<float>(g), gm, gv, spans.data(), spans.size(), 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 7);
   // The update p - p0 is what the op computes; p itself would hide its error under |p|.
-  Vec got = m.get(gp, n), du(n), want_du(n);
+  Vec got = m.get(gp, n), got_m = m.get(gm, n), got_v = m.get(gv, n), du(n), want_du(n);
   for (size_t i = 0; i < n; i++) {
+    if (!covered[i] && (got[i] != p0[i] || got_m[i] != m0[i] || got_v[i] != v0[i])) return INFINITY;  // gap written
     du[i] = got[i] - p0[i];
     want_du[i] = p[i] - p0[i];
   }
-  return std::max({rel_error(du, want_du), rel_error(m.get(gm, n), mo), rel_error(m.get(gv, n), v)});
+  return std::max({rel_error(du, want_du), rel_error(got_m, mo), rel_error(got_v, v)});
 }
 
 double check_grad_norm_squared(Backend& be, const Shape& s) {
@@ -510,6 +582,8 @@ template <class Act> void add_activation_rows(std::vector<Row>& rows) {
   rows.push_back({Op::kRmsNormBackward, d, sum, check_rmsnorm_backward<Act>});
   rows.push_back({Op::kMatmulForward, d, sum, check_matmul_forward<Act>});
   rows.push_back({Op::kMatmulBackward, d, sum, check_matmul_backward<Act>});
+  rows.push_back({Op::kMatmulGeluForward, d, f32 ? kF32Reduction : kBF16Once, check_matmul_gelu_forward<Act>});
+  rows.push_back({Op::kMatmulBackwardDgelu, d, f32 ? kF32Reduction : kBF16Once, check_matmul_backward_dgelu<Act>});
   rows.push_back({Op::kAttentionForward, d, f32 ? kF32Reduction : kBF16Attention, check_attention_forward<Act>});
   rows.push_back({Op::kAttentionBackward, d, f32 ? kF32Reduction : kBF16Attention, check_attention_backward<Act>});
   rows.push_back({Op::kFlashAttentionForward, d, f32 ? kF32Reduction : kBF16Attention, check_flash_attention_forward<Act>});
@@ -697,12 +771,27 @@ template <class Act> void add_path_rows(std::vector<PathRow>& rows) {
   const std::vector<Shape> flash = {{2, 150, 256, 4, 7, 9, 2}, {2, 150, 72, 3, 7, 9, 1}};
   rows.push_back({"flash_attention_forward_tiles", d, attn_tol, flash, check_flash_attention_forward<Act>});
   rows.push_back({"flash_attention_backward_tiles", d, attn_tol, flash, check_flash_attention_backward<Act>});
+  // LayerNorm's and RMSNorm's packed kernels (cuda/layernorm.cu, rmsnorm.cu: 16-byte packs, kN = 8 bf16 or 4 fp32, up to 8
+  // packs a lane): C 768 (GPT-2 124M; 3 packs a lane in bf16, 6 in fp32), C 1000 (4 in bf16, the
+  // last lane's last pack past the row; 8 in fp32), C 2056 (wider than 8 packs: the scalar
+  // kernels); 66 rows, so the last block of 8 rows is partial.
+  const std::vector<Shape> wide = {{2, 33, 768, 12, 7, 9, 12}, {2, 33, 1000, 8, 7, 9, 8}, {2, 33, 2056, 8, 7, 9, 8}};
+  rows.push_back({"layernorm_forward_wide", d, f32 ? kF32Reduction : kBF16Once, wide, check_layernorm_forward<Act>});
+  rows.push_back({"layernorm_backward_wide", d, f32 ? kF32Reduction : kBF16Once, wide, check_layernorm_backward<Act>});
+  rows.push_back({"rmsnorm_forward_wide", d, f32 ? kF32Reduction : kBF16Once, wide, check_rmsnorm_forward<Act>});
+  rows.push_back({"rmsnorm_backward_wide", d, f32 ? kF32Reduction : kBF16Once, wide, check_rmsnorm_backward<Act>});
   // Bias gradient slices: bias_slices(N) = clamp(ceil(N / 256), 1, 64) (cuda/matmul.cu): N 300
   // gives 2 slices, N 16411 the cap of 64 (ceil is 65; slice y then takes rows y*8.., +512, ...);
   // C 30 and OC 90 are odd widths (the unaligned-bias forward path too).
   const std::vector<Shape> dbias = {{1, 300, 30, 3, 7, 90, 3}, {1, 16411, 30, 3, 7, 90, 3}};
   rows.push_back({"matmul_backward_slices", d, f32 ? kF32Reduction : kBF16Once, dbias, check_matmul_backward<Act>});
   rows.push_back({"matmul_forward_odd", d, f32 ? kF32Reduction : kBF16Once, dbias, check_matmul_forward<Act>});
+  // The GELU epilogues (cuBLASLt GELU_AUX_BIAS forward, DGELU backward) at GPT-2 widths: the MLP
+  // of d_model 256 and d_ff 1024 both ways round (forward C 256 -> OC 1024 is the up-projection;
+  // backward C 1024 <- OC 256 the down-projection's input gradient), 200 rows.
+  const std::vector<Shape> mlp = {{2, 100, 256, 4, 7, 1024, 4}, {2, 100, 1024, 4, 7, 256, 4}};
+  rows.push_back({"matmul_gelu_forward_epilogue", d, f32 ? kF32Reduction : kBF16Once, mlp, check_matmul_gelu_forward<Act>});
+  rows.push_back({"matmul_backward_dgelu_epilogue", d, f32 ? kF32Reduction : kBF16Once, mlp, check_matmul_backward_dgelu<Act>});
 }
 
 std::vector<PathRow> path_rows() {

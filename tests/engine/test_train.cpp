@@ -107,9 +107,9 @@ class TestTrain : public QObject {
     QVERIFY2(again.err.contains("--resume"), qPrintable(again.err));
   }
 
-  // train.attention = "fused" trains the same run as "simple" (the same function, summed in
-  // another order): seq_len 80 spans two of the fused kernel's 64-row tiles, with a resume in
-  // the middle; run_start names the kernel.
+  // train.attention = "fused" with train.gelu_fusion = "epilogue" trains the same run as
+  // "simple" without fusion (the same function, summed in another order): seq_len 80 spans two of
+  // the fused kernel's 64-row tiles, with a resume in the middle; run_start names the kernels.
   void fused_attention_trains_the_simple_run() {
     json c = tiny_config(data_);
     c["model"]["seq_len"] = 80;
@@ -117,6 +117,7 @@ class TestTrain : public QObject {
     c["train"]["checkpoint_interval"] = 4;
     QString simple = write_config("cfg_simple.json", c);
     c["train"]["attention"] = "fused";
+    c["train"]["gelu_fusion"] = "epilogue";
     QString fused = write_config("cfg_fused.json", c);
     QString a = dir_.filePath("run_simple"), b = dir_.filePath("run_fused");
     auto ra = engine({"train", "--config", simple, "--out", a, "--no-events-stdout", "--quiet"});
@@ -128,6 +129,8 @@ class TestTrain : public QObject {
     auto eva = read_events(a + "/events.jsonl"), evb = read_events(b + "/events.jsonl");
     QCOMPARE(events_of_type(eva, "run_start")[0]["attention"].get<std::string>(), std::string("simple"));
     QCOMPARE(events_of_type(evb, "run_start")[0]["attention"].get<std::string>(), std::string("fused"));
+    QCOMPARE(events_of_type(eva, "run_start")[0]["gelu_fusion"].get<std::string>(), std::string("none"));
+    QCOMPARE(events_of_type(evb, "run_start")[0]["gelu_fusion"].get<std::string>(), std::string("epilogue"));
     auto la = step_losses(eva), lb = step_losses(evb);
     QCOMPARE(la.size(), size_t(8));
     QCOMPARE(lb.size(), size_t(8));

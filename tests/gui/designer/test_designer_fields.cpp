@@ -46,6 +46,7 @@ json everyField() {
            {{"device", "cuda:1"},
             {"precision", "bf16"},
             {"attention", "fused"},
+            {"gelu_fusion", "epilogue"},
             {"threads", 3},
             {"seed", 42},
             {"steps", 1234},
@@ -141,10 +142,10 @@ class TestDesignerFields : public QObject {
       QVERIFY2(doc[sec][name] != def, qPrintable(f.path + " is at its default"));
       ++n;
     }
-    // 12 model fields (4 of them llama only), 42 train fields (10 of them train.alert_*), data.path:
+    // 12 model fields (4 of them llama only), 43 train fields (10 of them train.alert_*), data.path:
     // the engine's table (engine/config.cpp).
-    QCOMPARE(n, 55);
-    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(55));
+    QCOMPARE(n, 56);
+    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(56));
     QVERIFY(Planner::fieldErrors(doc).isEmpty());
   }
 
@@ -168,7 +169,7 @@ class TestDesignerFields : public QObject {
       QVERIFY2(e, qPrintable(p));
       QVERIFY2(e->isVisibleTo(&d), qPrintable(p + " is hidden"));
     }
-    QCOMPARE(d.findChild<QToolButton*>("advanced_toggle")->text(), QStringLiteral("Advanced (26 set)"));
+    QCOMPARE(d.findChild<QToolButton*>("advanced_toggle")->text(), QStringLiteral("Advanced (27 set)"));
     // Read back out of the designer: the same document, field for field.
     const json back = d.config();
     for (const char* sec : {"model", "train", "data"})
