@@ -55,7 +55,8 @@ struct TypeFields {
   std::initializer_list<const char*> fields;
 };
 const TypeFields kTypeFields[] = {
-    {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "device_name", "precision", "attention", "compute_capability",
+    {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "device_name", "precision", "attention", "gelu_fusion",
+                   "compute_capability",
                    "gpu_memory_total", "gpu_memory_free", "cpu", "blas_kernel", "threads", "world_size", "engine_version", "peak_flops",
                    "resumed_from_step", "out_dir", "pid", "hosts", "name", "engine_build", "dataset"}},
     {"sample", {"step", "prompt", "text"}},
