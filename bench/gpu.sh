@@ -151,6 +151,30 @@ is_oom() { grep -qiE 'out of memory|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLO
 sampler_pid=
 stop_sampler() { if [ -n "$sampler_pid" ]; then kill "$sampler_pid" 2>/dev/null; wait "$sampler_pid" 2>/dev/null; sampler_pid=; fi; }
 
+# versus_stage NAME LABEL BASE OUT RESERVE SETTINGS...: inside run(), GPT-2 124M at the chosen
+# micro batch with SETTINGS (--set ...) into $work/OUT, its speed and loss beside the run in
+# $work/BASE (summarize.py versus), within `limit 100 RESERVE`. Skipped when no micro batch fitted
+# or BASE has no events. Reads run()'s chosen, engine, gpu, syn, sets, peak16, work.
+versus_stage() {
+  local name=$1 label=$2 base=$3 out=$4 reserve=$5 ts lim erc vs
+  shift 5
+  ts=$(now)
+  if [ -z "$chosen" ] || [ ! -f "$work/$base/events.jsonl" ]; then
+    record "$name" skipped "$ts" "no $base run to compare with"
+    return
+  fi
+  lim=$(limit 100 "$reserve")
+  say "-- engine: GPT-2 124M, $label, micro_batch $chosen (limit ${lim} s)"
+  timeout -k 10 "$lim" "$engine" train --config "$gpu/gpt2-124m.json" --set "data.path=$syn" --set "train.micro_batch=$chosen" \
+    "${sets[@]+"${sets[@]}"}" "$@" --out "$work/$out" --quiet --no-events-stdout ${peak16:+--peak-flops "$peak16"} \
+    >"$work/$out.log" 2>&1
+  erc=$?
+  show "engine $label" "$work/$out.log" 6
+  vs=$(python3 "$gpu/summarize.py" versus "$work/$base/events.jsonl" "$work/$out/events.jsonl" 2>&1 | head -c 400)
+  meta "$name" "$vs"
+  if [ "$erc" = 0 ]; then record "$name" ok "$ts" "$vs"; else record "$name" failed "$ts" "exit $erc: $vs"; fi
+}
+
 run() {
   [ -n "$results" ] || die "usage: bench/gpu.sh [--dry-run] [--carry-dir DIR] RESULTS_DIR"
   mkdir -p "$results" || die "cannot create $results"
@@ -400,42 +424,12 @@ print("loss %.3f -> %.3f %s" % (l[0], l[-1], "falls" if l[-1] < l[0] - 1.0 else 
 
   # -- b2) the same run with fused attention (train.attention=fused, docs/cuda.md): its parity
   # rows ran in a); here its speed and loss beside the simple kernel's at the chosen micro batch.
-  ts=$(now)
-  if [ -n "$chosen" ]; then
-    local flim ferc vs
-    flim=$(limit 100 200)
-    say "-- engine: GPT-2 124M, train.attention=fused, micro_batch $chosen (limit ${flim} s)"
-    timeout -k 10 "$flim" "$engine" train --config "$gpu/gpt2-124m.json" --set "data.path=$syn" --set "train.micro_batch=$chosen" \
-      "${sets[@]+"${sets[@]}"}" --set train.attention=fused --out "$work/gpt2_fused" --quiet --no-events-stdout \
-      ${peak16:+--peak-flops "$peak16"} >"$work/gpt2_fused.log" 2>&1
-    ferc=$?
-    show "engine fused attention" "$work/gpt2_fused.log" 6
-    vs=$(python3 "$gpu/summarize.py" versus "$work/gpt2_b$chosen/events.jsonl" "$work/gpt2_fused/events.jsonl" 2>&1 | head -c 400)
-    meta engine_gpt2_fused "$vs"
-    if [ "$ferc" = 0 ]; then record engine_gpt2_fused ok "$ts" "$vs"; else record engine_gpt2_fused failed "$ts" "exit $ferc: $vs"; fi
-  else
-    record engine_gpt2_fused skipped "$ts" "no simple-attention run to compare with"
-  fi
-
+  versus_stage engine_gpt2_fused "train.attention=fused" "gpt2_b$chosen" gpt2_fused 200 --set train.attention=fused
   # -- b2b) fused attention with GELU in the GEMM epilogues (train.gelu_fusion=epilogue,
   # docs/cuda.md): its parity rows (matmul_gelu_forward*, matmul_backward_dgelu*) ran in a);
   # here its speed and loss beside the fused-attention run's.
-  ts=$(now)
-  if [ -n "$chosen" ] && [ -f "$work/gpt2_fused/events.jsonl" ]; then
-    local glim gerc gvs
-    glim=$(limit 100 170)
-    say "-- engine: GPT-2 124M, train.attention=fused, train.gelu_fusion=epilogue, micro_batch $chosen (limit ${glim} s)"
-    timeout -k 10 "$glim" "$engine" train --config "$gpu/gpt2-124m.json" --set "data.path=$syn" --set "train.micro_batch=$chosen" \
-      "${sets[@]+"${sets[@]}"}" --set train.attention=fused --set train.gelu_fusion=epilogue --out "$work/gpt2_gelu" --quiet \
-      --no-events-stdout ${peak16:+--peak-flops "$peak16"} >"$work/gpt2_gelu.log" 2>&1
-    gerc=$?
-    show "engine fused attention + GELU epilogue" "$work/gpt2_gelu.log" 6
-    gvs=$(python3 "$gpu/summarize.py" versus "$work/gpt2_fused/events.jsonl" "$work/gpt2_gelu/events.jsonl" 2>&1 | head -c 400)
-    meta engine_gpt2_gelu_epilogue "$gvs"
-    if [ "$gerc" = 0 ]; then record engine_gpt2_gelu_epilogue ok "$ts" "$gvs"; else record engine_gpt2_gelu_epilogue failed "$ts" "exit $gerc: $gvs"; fi
-  else
-    record engine_gpt2_gelu_epilogue skipped "$ts" "no fused-attention run to compare with"
-  fi
+  versus_stage engine_gpt2_gelu_epilogue "train.attention=fused, train.gelu_fusion=epilogue" gpt2_fused gpt2_gelu 170 \
+    --set train.attention=fused --set train.gelu_fusion=epilogue
 
   # -- b3) where a step's time goes: traindeck-engine profile (each op synchronised and timed) for
   # the simple kernels and for every fusion (fused attention, GELU epilogues) at the chosen micro

@@ -219,10 +219,7 @@ void Matmul::gemm(const Gemm& g, cudaStream_t stream) {
 }
 
 template <class Act>
-void Matmul::forward(Act* out, const Act* inp, const Act* weight, const Act* bias, int N, int C,
-                     int OC, cudaStream_t stream) {
-  TD_ASSERT(N > 0 && C > 0 && OC > 0);
-  // Column-major view: out^T (OC,N) = weight (OC,C) [stored as (C,OC), op T] @ inp^T (C,N).
+Matmul::Gemm Matmul::forward_gemm(Act* out, const Act* inp, const Act* weight, int N, int C, int OC) {
   Gemm g;
   g.trans_a = true;
   g.m = OC, g.n = N, g.k = C;
@@ -230,6 +227,26 @@ void Matmul::forward(Act* out, const Act* inp, const Act* weight, const Act* bia
   g.b = inp, g.ldb = C;
   g.d = out, g.ldd = OC;
   g.ab_type = g.d_type = cuda_data_type<Act>();
+  return g;
+}
+
+template <class Act>
+Matmul::Gemm Matmul::dinp_gemm(Act* dinp, const Act* dout, const Act* weight, int N, int C, int OC, float beta) {
+  Gemm g;
+  g.m = C, g.n = N, g.k = OC;
+  g.a = weight, g.lda = C;
+  g.b = dout, g.ldb = OC;
+  g.d = dinp, g.ldd = C;
+  g.ab_type = g.d_type = cuda_data_type<Act>();
+  g.beta = beta;
+  return g;
+}
+
+template <class Act>
+void Matmul::forward(Act* out, const Act* inp, const Act* weight, const Act* bias, int N, int C,
+                     int OC, cudaStream_t stream) {
+  TD_ASSERT(N > 0 && C > 0 && OC > 0);
+  Gemm g = forward_gemm(out, inp, weight, N, C, OC);
   if (bias) {
     // The epilogue adds bias[m] to row m of out^T (bias[oc] to every token), but only a
     // 16-byte aligned bias may reach it (lt_bias_epilogue_ok, cuda/launch.h): a bias at an odd
@@ -254,13 +271,7 @@ void Matmul::forward_gelu(Act* out, Act* pre, const Act* inp, const Act* weight,
   // As forward(), out^T (OC,N) = weight @ inp^T with the bias, GELU and aux (pre^T, ld OC) in the
   // epilogue: the GELU from the fp32 accumulator, D and aux rounded once each.
   if (lt_gelu_aux_ok(pre, OC) && (bias == nullptr || lt_bias_epilogue_ok(bias, sizeof(Act)))) {
-    Gemm g;
-    g.trans_a = true;
-    g.m = OC, g.n = N, g.k = C;
-    g.a = weight, g.lda = C;
-    g.b = inp, g.ldb = C;
-    g.d = out, g.ldd = OC;
-    g.ab_type = g.d_type = cuda_data_type<Act>();
+    Gemm g = forward_gemm(out, inp, weight, N, C, OC);
     g.bias = bias;
     g.gelu_aux = true;
     g.aux = pre, g.aux_ld = OC;
@@ -276,13 +287,7 @@ void Matmul::backward_dgelu(Act* dpre, float* dweight, float* dbias, const Act* 
                             cudaStream_t stream) {
   TD_ASSERT(N > 0 && C > 0 && OC > 0 && dpre != nullptr);
   // dpre^T (C,N) = GELU'(pre^T) * (weight^T @ dout^T), beta 0, as backward()'s dinp GEMM.
-  Gemm g;
-  g.m = C, g.n = N, g.k = OC;
-  g.a = weight, g.lda = C;
-  g.b = dout, g.ldb = OC;
-  g.d = dpre, g.ldd = C;
-  g.ab_type = g.d_type = cuda_data_type<Act>();
-  g.beta = 0.0f;
+  Gemm g = dinp_gemm(dpre, dout, weight, N, C, OC, 0.0f);
   bool fused = false;
   if (lt_gelu_aux_ok(pre, C)) {
     g.dgelu = true;
@@ -310,14 +315,7 @@ void Matmul::backward(Act* dinp, float* dweight, float* dbias, const Act* dout, 
   if (dinp) {
     // dinp^T (C,N) += weight^T (C,OC) [weight stored as (C,OC), op N] @ dout^T (OC,N); with
     // overwrite_dinp beta = 0 (dinp is not read: no memset needed before).
-    Gemm g;
-    g.m = C, g.n = N, g.k = OC;
-    g.a = weight, g.lda = C;
-    g.b = dout, g.ldb = OC;
-    g.d = dinp, g.ldd = C;
-    g.ab_type = g.d_type = cuda_data_type<Act>();
-    g.beta = overwrite_dinp ? 0.0f : 1.0f;
-    gemm(g, stream);
+    gemm(dinp_gemm(dinp, dout, weight, N, C, OC, overwrite_dinp ? 0.0f : 1.0f), stream);
   }
   {
     // dweight^T (C,OC) += inp^T (C,N) @ dout (N,OC) [dout stored as (OC,N), op T]; fp32 C/D

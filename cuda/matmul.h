@@ -96,6 +96,13 @@ class Matmul {
     const void* aux = nullptr;
     int64_t aux_ld = 0;
   };
+  // forward's GEMM, column-major: out^T (OC,N) = weight (OC,C) [stored as (C,OC), op T] @
+  // inp^T (C,N); no bias, beta 0.
+  template <class Act> static Gemm forward_gemm(Act* out, const Act* inp, const Act* weight, int N, int C, int OC);
+  // backward's input-gradient GEMM: dinp^T (C,N) = weight^T (C,OC) [stored as (C,OC), op N] @
+  // dout^T (OC,N) + beta dinp^T.
+  template <class Act>
+  static Gemm dinp_gemm(Act* dinp, const Act* dout, const Act* weight, int N, int C, int OC, float beta);
   bool lt_gemm(const Gemm& g, cudaStream_t stream);
   // The same GEMM through cublasGemmEx (no epilogue), when cuBLASLt has no algorithm.
   void blas_gemm(const Gemm& g);
