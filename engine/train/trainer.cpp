@@ -46,6 +46,8 @@
 #include "engine/plan/plan.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/train/sampler.h"
+#include "engine/train/parallel_state.h"
+#include "engine/train/step_figures.h"
 #include "engine/train/step_rate.h"
 #include "engine/model/tensor_parallel.h"
 #include "engine/train/tp_run.h"
@@ -119,87 +121,7 @@ class RunDirLock {
   int fd_ = -1;
 };
 
-// The step table's GPU telemetry fields (engine/metrics/step_fields.h) of the event itself
-// (rank 0's GPU) or of a `ranks` entry, filled from an NVML reading: a field NVML did not give
-// stays unset (left out of the event).
-struct GpuFields {
-  FieldIndex util, mem_used, power, temp, sm_clock, throttle;
-};
-constexpr GpuFields kGpuStepFields{step_field("gpu_util_pct"), step_field("gpu_mem_used_bytes"), step_field("gpu_power_w"),
-                                   step_field("gpu_temp_c"),   step_field("gpu_sm_clock_mhz"),   step_field("gpu_throttle")};
-constexpr GpuFields kGpuRankFields{rank_field("gpu_util_pct"), rank_field("gpu_mem_used_bytes"), rank_field("gpu_power_w"),
-                                   rank_field("gpu_temp_c"),   rank_field("gpu_sm_clock_mhz"),   rank_field("gpu_throttle")};
-void set_gpu_figures(StepFigures& f, const GpuFields& k, const nvml::GpuSample& g) {
-  if (g.util_pct) f.set(k.util, *g.util_pct);
-  if (g.mem_used_bytes) f.set(k.mem_used, (double)*g.mem_used_bytes);
-  if (g.power_w) f.set(k.power, *g.power_w);
-  if (g.temp_c) f.set(k.temp, *g.temp_c);
-  if (g.sm_clock_mhz) f.set(k.sm_clock, *g.sm_clock_mhz);
-  if (g.throttle_reasons) f.set(k.throttle, (double)*g.throttle_reasons);
-}
-
-}  // namespace
-
-
-namespace {
-
 json nullable(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
-
-// The parameter table restricted to elements [lo, hi), offsets relative to lo: the tensors of a
-// ZeRO-1 shard, for an AdamW over that shard only (weight decay stays per tensor).
-std::vector<ParamTensor> shard_tensors(const std::vector<ParamTensor>& all, size_t lo, size_t hi) {
-  std::vector<ParamTensor> out;
-  for (const auto& t : all) {
-    size_t a = std::max(lo, t.offset), b = std::min(hi, t.offset + t.numel);
-    if (a >= b) continue;
-    ParamTensor s = t;
-    s.offset = a - lo;
-    s.numel = b - a;
-    out.push_back(s);
-  }
-  return out;
-}
-
-// n floats of backend memory (device memory on a GPU), freed with the scope; n = 0: none.
-class BackendBuffer {
- public:
-  BackendBuffer(Backend& be, size_t n) : be_(be), p_(n ? static_cast<float*>(be.alloc(n * sizeof(float))) : nullptr) {}
-  ~BackendBuffer() { be_.free(p_); }
-  BackendBuffer(const BackendBuffer&) = delete;
-  BackendBuffer& operator=(const BackendBuffer&) = delete;
-  float* data() { return p_; }
-
- private:
-  Backend& be_;
-  float* p_;
-};
-
-// dst (n) = src (n), both backend memory. The Backend interface has no device-to-device copy:
-// the floats pass through the host (checkpoints and resumes only, never in a step).
-void copy_in_backend(Backend& be, float* dst, const float* src, size_t n) {
-  if (n == 0) return;
-  std::vector<float> host(n);
-  be.download(host.data(), src, n * sizeof(float));
-  be.upload(dst, host.data(), n * sizeof(float));
-}
-
-// Sum over ranks of one double per rank, exact and in rank order on every rank: the doubles
-// travel bit for bit through an all-gather (two floats each), then are added here. Host memory
-// (with NCCL the communicator stages it through the GPU).
-double all_sum_double(dist::Communicator& comm, double x) {
-  const int n = comm.world_size();
-  if (n == 1) return x;
-  std::vector<float> buf(2 * (size_t)n);
-  std::memcpy(&buf[2 * (size_t)comm.rank()], &x, sizeof x);
-  comm.all_gather(buf.data(), buf.size());
-  double total = 0;
-  for (int r = 0; r < n; r++) {
-    double v;
-    std::memcpy(&v, &buf[2 * (size_t)r], sizeof v);
-    total += v;
-  }
-  return total;
-}
 
 // --resume-from STEP: its checkpoint directory, which must exist and verify. The error lists
 // the checkpoints there and whether each verifies.
@@ -406,46 +328,17 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   const int world = comm->world_size(), rank = comm->rank();
   const bool rank0 = rank == 0;
   // Tensor parallelism: the TP group's collectives run inside the model; the gradients are
-  // averaged over the DP group (the replicas of this rank's shard). Without it dpc is the world.
+  // averaged over the DP group (the replicas of this rank's shard: ParallelState).
   dist::ParallelGroups groups;
   std::unique_ptr<GroupTensorParallel> tp_model;
   if (tp > 1) {
     groups = dist::make_parallel_groups(*comm, tp);
     tp_model = std::make_unique<GroupTensorParallel>(*groups.tp);
   }
-  dist::Communicator& dpc = tp > 1 ? *groups.dp : *comm;
-  const int dp = dpc.world_size(), tp_rank = tp > 1 ? groups.tp_rank : 0;
-  // Every collective's traffic of this rank: the world's and its groups'.
-  auto comm_stats = [&]() {
-    dist::CommStats s = comm->stats();
-    if (tp > 1)
-      for (dist::Communicator* g : {groups.tp.get(), groups.dp.get()}) {
-        const dist::CommStats& x = g->stats();
-        s.calls += x.calls;
-        s.bytes_sent += x.bytes_sent;
-        s.bytes_received += x.bytes_received;
-        s.seconds += x.seconds;
-        s.bus_bytes += x.bus_bytes;
-        for (int k = 0; k < dist::kCollectiveKinds; k++) {
-          s.by_kind[k].calls += x.by_kind[k].calls;
-          s.by_kind[k].bytes_sent += x.by_kind[k].bytes_sent;
-          s.by_kind[k].seconds += x.by_kind[k].seconds;
-        }
-      }
-    return s;
-  };
-  // ZeRO shards over the data-parallel ranks (dpc: the world, or under tensor parallelism the
-  // replicas of this rank's shard); with one replica it shards nothing.
-  const bool zero1 = tc.zero == 1 && dp > 1;
-  // ZeRO-2 (engine/train/zero.h): gradients reduce-scattered bucket by bucket during backward
-  // and kept sharded, with the optimizer state; `adam` is then empty.
-  // ZeRO-3 (Zero3, the same file): parameters sharded too, all-gathered bucket by bucket in
-  // forward and backward. zero2 holds for both (the bucketed gradient and optimizer sharding).
-  const bool zero3 = tc.zero == 3 && dp > 1;
-  const bool zero2 = (tc.zero == 2 || zero3) && dp > 1;
-  if (zero3 && act_dtype != DType::kF32)
+  const int dp = (tp > 1 ? *groups.dp : *comm).world_size();
+  // ZeRO-3's gathered weights have no bf16 copy (engine/train/zero.h); said before the model is built.
+  if (tc.zero == 3 && dp > 1 && act_dtype != DType::kF32)
     throw ConfigError("train.zero", "value 3 trains in fp32 only for now (its gathered weights have no bf16 copy); set train.precision to \"fp32\" or use train.zero = 2");
-  const bool sharded = zero1 || zero2;
 
   // Run directory and state: rank 0's alone.
   const std::string ckpt_root = opt.out_dir + "/checkpoints";
@@ -465,38 +358,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
          dev.name + " with " + std::to_string(dev.memory_total >> 20) + " MiB; see `traindeck-engine plan`");
   }
   GPT& model = *model_ptr;
-  const size_t N = model.num_params();
-  const auto [shard_lo, shard_hi] =
-      zero1 ? dist::shard_range(N, dpc.rank(), dp) : std::pair<size_t, size_t>{0, zero2 ? 0 : N};
-  AdamW adam(*backend, sharded ? shard_tensors(model.tensors(), shard_lo, shard_hi) : model.tensors(), shard_hi - shard_lo, tc.beta1,
-             tc.beta2, tc.eps, tc.weight_decay);
-  // A full-size AdamW for rank 0's checkpoint reads and writes when the state is sharded.
-  auto full_adam = [&]() { return std::make_unique<AdamW>(*backend, model.tensors(), N, tc.beta1, tc.beta2, tc.eps, tc.weight_decay); };
-  std::unique_ptr<Zero2> z2;  // frees the model's full-size gradient buffer
-  Zero3* z3 = nullptr;        // z2 when ZeRO-3: frees the full-size parameters too (shard_params, below)
-  if (zero3) {
-    auto z = std::make_unique<Zero3>(model, dpc, tc);
-    z3 = z.get();
-    z2 = std::move(z);
-  } else if (zero2) {
-    z2 = std::make_unique<Zero2>(model, dpc, tc);
-  }
-  // A sharded optimizer state's moment m (which = 0) or v (1) in full (num_params floats of this
-  // rank's layout, backend memory) from the DP ranks' shards (collective over dpc; ZeRO-2/3:
-  // full == null takes part without a full-size buffer), and back: this rank's shard of a full
-  // moment (not collective).
-  auto gather_moment = [&](int which, float* full) {
-    if (z2) return z2->gather_moment(which, full);
-    copy_in_backend(*backend, full + shard_lo, which ? adam.v() : adam.m(), shard_hi - shard_lo);
-    dpc.all_gather(full, N);
-  };
-  auto load_moment = [&](int which, const float* full) {
-    if (z2) return z2->load_moment(which, full);
-    copy_in_backend(*backend, which ? adam.v() : adam.m(), full + shard_lo, shard_hi - shard_lo);
-  };
-  // The gradient elements this rank counts in the global norm (tensor parallelism: replicated
-  // tensors on TP rank 0 only); empty: all of them.
-  const std::vector<std::pair<size_t, size_t>> counted = tp > 1 ? tp_counted_ranges(mc, tp_rank, tp) : std::vector<std::pair<size_t, size_t>>{};
+  // Who holds which weights, gradients and moments, and what a step does with them
+  // (engine/train/parallel_state.h): all-reduce, ZeRO-1/2/3, tensor parallelism.
+  ParallelState ps(model, *backend, *comm, groups, mc, tc);
 
   TrainerState st;
   std::optional<int> resumed_from;
@@ -504,9 +368,6 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   std::string unverified;            // the resumed (or --init-from) checkpoint has no checksums: checkpoint_note()
   std::vector<std::string> set_aside;  // --resume-from: newer checkpoints renamed out of the way
   std::vector<std::string> changed;  // config fields that differ from the checkpoint's
-  std::unique_ptr<AdamW> loaded;     // rank 0, ZeRO-1 resume: the checkpoint's full optimizer state
-  HostCheckpoint tp_loaded;          // rank 0, tensor-parallel resume: the full state, scattered below
-  std::vector<float> init_full;      // rank 0, tensor-parallel --init-from: the full weights, scattered below
   std::string rank0_error;
   if (rank0) {
     try {
@@ -547,12 +408,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
               changed.push_back(std::string(sec) + "." + it.key() + ": " + before.dump() + " -> " + it.value().dump());
           }
         }
-        if (tp > 1) {
-          tp_loaded = load_checkpoint_host(*latest, mc, true);
-        } else {
-          if (sharded) loaded = full_adam();
-          load_checkpoint(*latest, model, sharded ? loaded.get() : &adam);
-        }
+        ps.load_checkpoint_rank0(*latest);
         // The attempt comes from the run's own state, checked: it never wraps (docs/events.md).
         if (st.attempt < 0 || st.attempt >= kMaxAttempt)
           fail("'" + *latest + "/trainer.json' gives attempt " + std::to_string(st.attempt) + ", outside 0.." +
@@ -569,10 +425,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
         st.run_id = opt.run_id.empty() ? new_run_id() : opt.run_id;
         model.init_weights(tc.seed);
         if (init) {
-          if (tp > 1)
-            init_full = init_source_params(*init, mc);  // sliced by every rank below
-          else
-            apply_init_source(*init, model);
+          ps.init_from_rank0(*init);
           if (!opt.quiet)
             std::fprintf(stderr, "initialised from %s (%s%s)\n", init->path.c_str(), init->kind.c_str(),
                          init->step >= 0 ? (", step " + std::to_string(init->step)).c_str() : "");
@@ -599,48 +452,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       st = TrainerState::from_json(decision["state"]);
       if (decision["resumed"].get<bool>()) resumed_from = st.step;
     }
-    if (tp > 1) {
-      // Tensor parallelism: a fresh run's ranks each slice the same seeded initialisation (rank 0
-      // made its own above); a resume's full state goes from rank 0 to all, each keeping its shard.
-      if (!resumed_from && !rank0) model.init_weights(tc.seed);
-      // --init-from (given to every rank alike): rank 0's full weights, each rank keeping its shard.
-      if (!resumed_from && !opt.init_from.empty()) {
-        tp_scatter_full(*comm, *backend, mc, tp_rank, tp, init_full, model.params());
-        init_full = {};
-      }
-      if (resumed_from) {
-        tp_scatter_full(*comm, *backend, mc, tp_rank, tp, tp_loaded.params, model.params());
-        // A sharded optimizer state: the rank's full-layout moment first, then its DP shard.
-        BackendBuffer full_buf(*backend, sharded ? N : 0);
-        for (int which = 0; which < 2; which++) {
-          tp_scatter_full(*comm, *backend, mc, tp_rank, tp, which ? tp_loaded.v : tp_loaded.m,
-                          sharded ? full_buf.data() : which ? adam.v() : adam.m());
-          if (sharded) load_moment(which, full_buf.data());
-        }
-        tp_loaded = HostCheckpoint{};
-      }
-    } else {
-      comm->broadcast(model.params(), N * sizeof(float), 0);
-    }
-    if (resumed_from && tp == 1) {
-      if (sharded) {
-        // Rank 0's full moments (backend memory) reach every rank, which keeps its shard. The
-        // others receive into a full-size backend buffer (GPU memory with NCCL).
-        BackendBuffer full_buf(*backend, rank0 ? 0 : N);
-        for (int which = 0; which < 2; which++) {
-          float* full = rank0 ? (which ? loaded->v() : loaded->m()) : full_buf.data();
-          comm->broadcast(full, N * sizeof(float), 0);
-          load_moment(which, full);
-        }
-        loaded.reset();
-      } else {
-        comm->broadcast(adam.m(), N * sizeof(float), 0);
-        comm->broadcast(adam.v(), N * sizeof(float), 0);
-      }
-    }
   }
-  // ZeRO-3: the parameters are final and the same on every rank; each keeps its slices only.
-  if (z3) z3->shard_params();
+  // The weights (and a resume's moments) from rank 0 to every rank, each keeping its part.
+  ps.distribute(resumed_from.has_value(), !opt.init_from.empty());
   if (resumed_from) train_loader.restore(st.loader);
   st.config = to_json(cfg);
 
@@ -708,7 +522,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   if (!quiet)
     std::fprintf(stderr, "run %s (attempt %d): %zu parameters%s, %d threads%s, %s\n", st.run_id.c_str(), st.attempt,
                  model_num_params(mc), tp > 1 ? (" (" + std::to_string(model.num_params()) + " on this rank)").c_str() : "", threads,
-                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + (zero1 ? ", ZeRO-1" : zero3 ? ", ZeRO-3" : zero2 ? ", ZeRO-2" : "") +
+                 world > 1 ? (" per rank, " + std::to_string(world) + " ranks (" + comm->backend() + ps.zero_label() +
                               (tp > 1 ? ", tensor parallel " + std::to_string(tp) + " x data parallel " + std::to_string(dp) : std::string()) + ")").c_str()
                            : "",
                  resumed_from ? ("resuming at step " + std::to_string(*resumed_from)).c_str() : "fresh start");
@@ -759,54 +573,13 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   };
   auto checkpoint = [&]() {
     const auto pause_t0 = std::chrono::steady_clock::now();  // training stands still from here
-    // Collective part: a sharded optimizer state is gathered to full size first.
-    // Rank 0 gathers straight into its full-size state; ZeRO-1's others into one full-size
-    // backend buffer (GPU memory with NCCL), used for m then v; ZeRO-2/3's through their buckets.
-    std::unique_ptr<AdamW> gathered;
-    if (sharded && tp == 1) {
-      if (rank0) gathered = full_adam();
-      // ZeRO-2/3's other ranks take part through their bucket buffers (full == null).
-      BackendBuffer buf(*backend, rank0 || z2 ? 0 : N);
-      for (int which = 0; which < 2; which++) gather_moment(which, rank0 ? (which ? gathered->v() : gathered->m()) : z2 ? nullptr : buf.data());
-    }
-    // Tensor parallelism: world rank 0's TP group (DP rank 0) gathers its shards into the full
-    // layout on rank 0 (tp_gather_full), so the checkpoint is the unsplit model's. With ZeRO,
-    // that group's ranks first gather their full-layout weights (ZeRO-3) and moments over their
-    // DP groups, in which the other groups' ranks take part through their bucket buffers (ZeRO-1:
-    // its full-size gradient-sized buffer); only rank 0 ever holds the full model.
-    HostCheckpoint tp_full;
-    if (tp > 1) {
-      const bool gathering = dpc.rank() == 0;
-      tp_full.model = mc;
-      if (z3) {
-        if (gathering) model.acquire_params();
-        z3->gather_params(gathering ? model.params() : nullptr);
-      }
-      if (gathering) tp_full.params = tp_gather_full(*groups.tp, *backend, mc, model.params());
-      if (z3 && gathering) model.release_params();
-      BackendBuffer buf(*backend, sharded && (gathering || !z2) ? N : 0);
-      for (int which = 0; which < 2; which++) {
-        const float* local = which ? adam.v() : adam.m();
-        if (sharded) {
-          gather_moment(which, gathering || !z2 ? buf.data() : nullptr);
-          local = buf.data();
-        }
-        if (gathering) (which ? tp_full.v : tp_full.m) = tp_gather_full(*groups.tp, *backend, mc, local);
-      }
-    }
-    // ZeRO-3: the weights gathered bucket by bucket, into a full-size buffer on rank 0 only
-    // (freed again after the write); the other ranks take part through their bucket buffers.
-    if (z3 && tp == 1) {
-      if (rank0) model.acquire_params();
-      z3->gather_params(rank0 ? model.params() : nullptr);
-    }
+    ps.gather_checkpoint();  // collective: the sharded state to full size on rank 0
     last_ckpt_step = st.step;
     if (!rank0) return;
     st.loader = train_loader.state();
     st.sample_rng = sample_rng.state();
     const auto write_t0 = std::chrono::steady_clock::now();
-    CheckpointInfo ci = tp > 1 ? save_checkpoint(ckpt_root, tp_full, st) : save_checkpoint(ckpt_root, model, sharded ? gathered.get() : &adam, st);
-    if (z3 && tp == 1) model.release_params();
+    CheckpointInfo ci = ps.write_checkpoint(ckpt_root, st);
     const double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_t0).count();
     if (!ci.problem.empty())
       warn("damaged_checkpoint", "the checkpoint just written does not verify and is deleted (older ones are kept): " + ci.path + ": " + ci.problem,
@@ -840,7 +613,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   auto sample = [&]() {
     // ZeRO-3: every rank generates in step (each forward all-gathers the weights; the same
     // weights, prompt and sampling state give the same tokens); rank 0 alone reports.
-    if (!rank0 && !z3 && tp == 1) return;  // tensor parallelism: every forward is collective too
+    if (!rank0 && !ps.zero3() && tp == 1) return;  // tensor parallelism: every forward is collective too
     SampleOptions so{tc.sample_tokens, tc.sample_temperature, tc.sample_top_k};
     std::vector<uint32_t> prompt = tokenizer->encode(tc.sample_prompt);
     auto ids = generate(model, prompt, tokenizer->eot_id(), so, sample_rng);
@@ -878,7 +651,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   while (st.step < tc.steps) {
     auto t0 = clk::now();
     const double cpu0 = process_cpu_seconds();
-    const dist::CommStats c0 = comm_stats();
+    const dist::CommStats c0 = ps.comm_stats();
     if (const std::string why = agreed_stop(); !why.empty()) {
       // A stop before the first step has nothing worth a checkpoint (nor a run to resume).
       if (last_ckpt_step != st.step && st.step > 0) checkpoint();
@@ -886,7 +659,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       if (!quiet) std::fprintf(stderr, "stopped at step %d (%s); resume with --resume\n", st.step, why.c_str());
       return 0;
     }
-    if (z2) z2->begin_step();
+    ps.begin_step();
     model.zero_grad();
     double loss_sum = 0.0;
     const LoaderStats data0 = train_loader.stats();
@@ -906,28 +679,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       if (s == step_no) loss = std::nan("");
     for (int s : opt.inject_loss_spike_steps)
       if (s == step_no) loss *= 10;  // testing: the step reports ten times its loss (the update is unchanged)
-    double norm;
-    if (zero1) {
-      // ZeRO-1: this rank's shard of the summed gradient; the global norm from every shard's.
-      dpc.reduce_scatter(model.grads(), N, dist::ReduceOp::sum);
-      float* g = model.grads() + shard_lo;
-      const size_t n = shard_hi - shard_lo;
-      norm = std::sqrt(all_sum_double(*comm, counted_norm_squared(*backend, g, shard_lo, shard_hi, counted)));
-      if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) backend->scale(g, (float)(tc.grad_clip / (norm + 1e-6)), n);
-    } else if (z2) {
-      // ZeRO-2: the gradient was reduce-scattered during backward; this rank holds its slices.
-      norm = std::sqrt(all_sum_double(*comm, z2->local_norm_squared(counted)));
-      if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) z2->scale((float)(tc.grad_clip / (norm + 1e-6)));
-    } else if (tp > 1) {
-      // Tensor parallelism: sum over the replicas, then the norm of the whole model over the TP
-      // group (replicated tensors counted once) and the clip applied to every shard alike.
-      if (dp > 1) dpc.all_reduce(model.grads(), N, dist::ReduceOp::sum);
-      norm = std::sqrt(all_sum_double(*groups.tp, tp_norm_squared(*backend, mc, tp_rank, tp, model.grads())));
-      if (std::isfinite(norm) && tc.grad_clip > 0 && norm > tc.grad_clip) backend->scale(model.grads(), (float)(tc.grad_clip / (norm + 1e-6)), N);
-    } else {
-      if (world > 1) comm->all_reduce(model.grads(), N, dist::ReduceOp::sum);
-      norm = clip_grad_norm(*backend, model.grads(), N, tc.grad_clip);
-    }
+    const double norm = ps.reduce_and_clip();  // collective: gradients summed, global norm, clip
     double lr = lr_at(st.step, tc.lr, tc.min_lr, tc.warmup, tc.steps);
     st.step = step_no;
     st.tokens_seen += tokens_per_step;
@@ -949,14 +701,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
     }
     nonfinite_streak = 0;
     st.adam_t++;
-    if (zero1) {
-      adam.step(model.params() + shard_lo, model.grads() + shard_lo, lr, st.adam_t);
-      dpc.all_gather(model.params(), N);
-    } else if (z2) {
-      z2->step(lr, st.adam_t);
-    } else {
-      adam.step(model.params(), model.grads(), lr, st.adam_t);
-    }
+    ps.optimizer_step(lr, st.adam_t);
     if (opt.inject_nonfinite_weights_step == st.step && model.params()) {  // testing: an update that diverged
       const float nan = std::nanf("");
       backend->upload(model.params(), &nan, sizeof nan);
@@ -990,44 +735,21 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       fig.set(step_field("gpu_mem_peak_bytes"), (double)now.memory_peak);
     }
     const std::optional<nvml::GpuSample> gpu = read_gpu();
-    if (gpu) set_gpu_figures(fig, kGpuStepFields, *gpu);
+    if (gpu) set_gpu_figures(fig, FieldScope::Global, *gpu);
     std::vector<StepFigures> rank_figs;
     if (world > 1) {
       // Per-rank figures of this step (collectives since its start), gathered to every rank:
-      // each rank's kRankMetricFields as doubles, which travel bit for bit as two floats each.
-      const dist::CommStats c1 = comm_stats();
-      const double comm_s = c1.seconds - c0.seconds;
+      // this rank's figures, then every rank's (all_gather_rank_figures).
       StepFigures mine;
-      if (gpu) set_gpu_figures(mine, kGpuRankFields, *gpu);
+      if (gpu) set_gpu_figures(mine, FieldScope::Rank, *gpu);
       mine.set(rank_field("tokens_per_s"), (double)tokens_per_step / dp / step_s);
-      mine.set(rank_field("comm_bytes_sent"), (double)(c1.bytes_sent - c0.bytes_sent));
-      mine.set(rank_field("comm_bytes_received"), (double)(c1.bytes_received - c0.bytes_received));
-      mine.set(rank_field("comm_ms"), comm_s * 1e3);
-      // By kind (all-reduce, reduce-scatter, all-gather): the planner's collective_bytes_by_kind.
-      constexpr std::array<std::pair<FieldIndex, FieldIndex>, dist::kCollectiveKinds> kKindFields{
-          {{rank_field("all_reduce_bytes"), rank_field("all_reduce_ms")},
-           {rank_field("reduce_scatter_bytes"), rank_field("reduce_scatter_ms")},
-           {rank_field("all_gather_bytes"), rank_field("all_gather_ms")}}};
-      for (int k = 0; k < dist::kCollectiveKinds; k++) {
-        mine.set(kKindFields[k].first, (double)(c1.by_kind[k].bytes_sent - c0.by_kind[k].bytes_sent));
-        mine.set(kKindFields[k].second, (c1.by_kind[k].seconds - c0.by_kind[k].seconds) * 1e3);
-      }
-      mine.set(rank_field("busbw_gb_s"), comm_s > 0 ? (c1.bus_bytes - c0.bus_bytes) / comm_s * 1e-9 : 0.0);
+      const double comm_s = set_comm_figures(mine, c0, ps.comm_stats());
       mine.set(rank_field("rss_bytes"), (double)current_rss_bytes());
       mine.set(rank_field("data_wait_ms"), data_wait_s * 1e3);
       mine.set(rank_field("cpu_util_pct"), cpu_pct);
       mine.set(rank_field("step_ms"), step_s * 1e3);
       mine.set(rank_field("compute_ms"), std::max(0.0, step_s - comm_s) * 1e3);
-      const auto packed = mine.pack_rank();
-      constexpr size_t kFloats = sizeof packed / sizeof(float);
-      std::vector<float> all(kFloats * (size_t)world);
-      std::memcpy(&all[kFloats * (size_t)rank], packed.data(), sizeof packed);
-      comm->all_gather(all.data(), all.size());
-      for (int r = 0; r < world; r++) {
-        std::array<double, kRankMetricFields.size()> v;
-        std::memcpy(v.data(), &all[kFloats * (size_t)r], sizeof v);
-        rank_figs.push_back(StepFigures::unpack_rank(v.data()));
-      }
+      rank_figs = all_gather_rank_figures(*comm, mine);
     }
     json fields = step_event_json(fig, rank_figs, world > 1 ? comm->hosts() : std::vector<std::string>{});
     if (gpu && gpu->throttle_reasons) fields["gpu_throttle_reasons"] = nvml::throttle_reason_names(*gpu->throttle_reasons);

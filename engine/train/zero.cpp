@@ -8,12 +8,6 @@
 
 namespace td {
 
-namespace {
-
-// n floats from src to dst, both backend memory, through the host (the Backend interface has no
-// device-to-device copy). On the CPU backend both are host memory: one upload (a memcpy), no
-// temporary (a slice-sized allocation, page faults and a free at every bucket: 8-10 % of a
-// ZeRO-3 step at 6 M parameters on 2 ranks).
 void copy_backend(Backend& be, float* dst, const float* src, size_t n) {
   if (n == 0) return;
   if (be.name() == "cpu") {
@@ -25,8 +19,6 @@ void copy_backend(Backend& be, float* dst, const float* src, size_t n) {
   be.upload(dst, host.data(), n * sizeof(float));
 }
 
-// The tensors of [lo, hi) of the layout, offsets relative to lo (an AdamW over that slice;
-// weight decay stays per tensor).
 std::vector<ParamTensor> slice_tensors(const std::vector<ParamTensor>& all, size_t lo, size_t hi) {
   std::vector<ParamTensor> out;
   for (const auto& t : all) {
@@ -39,8 +31,6 @@ std::vector<ParamTensor> slice_tensors(const std::vector<ParamTensor>& all, size
   }
   return out;
 }
-
-}  // namespace
 
 Zero2::Zero2(GPT& model, dist::Communicator& comm, const TrainConfig& tc)
     : model_(model), comm_(comm), be_(model.backend()), buckets_(model.grad_buckets()) {
