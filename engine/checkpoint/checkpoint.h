@@ -43,7 +43,9 @@ struct CheckpointInfo {
   std::string problem;  // "" or why it does not verify: non-finite weights or moments (it is written all the same)
 };
 
-/// Writes a checkpoint of model (and optimizer, when non-null) at state.step under root, with
+/// Writes a checkpoint of model (and optimizer, when non-null: an AdamW over all num_params) at
+/// state.step under root, tensor by tensor: the CPU backend's memory read in place, a device's
+/// through one host buffer of the largest tensor (no host copy of the whole state), with
 /// SHA256SUMS computed from the files as written. Throws td::Error on I/O failure; a failed
 /// write leaves no .tmp directory behind (removed).
 CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state);

@@ -17,6 +17,13 @@ using json = nlohmann::json;
 uint64_t write_safetensors(const std::string& path, const std::vector<SafeTensor>& tensors,
                            const std::map<std::string, std::string>& metadata,
                            const std::function<void()>& on_tensor) {
+  return write_safetensors_from(path, tensors, [&](size_t i) { return tensors[i].data; }, metadata, on_tensor);
+}
+
+uint64_t write_safetensors_from(const std::string& path, const std::vector<SafeTensor>& tensors,
+                                const std::function<const float*(size_t)>& data_of,
+                                const std::map<std::string, std::string>& metadata,
+                                const std::function<void()>& on_tensor) {
   json header = json::object();
   uint64_t off = 0;
   for (const auto& t : tensors) {
@@ -32,10 +39,10 @@ uint64_t write_safetensors(const std::string& path, const std::vector<SafeTensor
   uint64_t hn = h.size();  // little-endian on every platform we build for (x86-64, aarch64)
   f.write_all(&hn, 8);
   f.write_all(h.data(), h.size());
-  for (const auto& t : tensors) {
+  for (size_t i = 0; i < tensors.size(); i++) {
     uint64_t n = 1;
-    for (auto s : t.shape) n *= (uint64_t)s;
-    f.write_all(t.data, n * 4);
+    for (auto s : tensors[i].shape) n *= (uint64_t)s;
+    f.write_all(data_of(i), n * 4);
     if (on_tensor) on_tensor();
   }
   f.sync();

@@ -27,6 +27,16 @@ uint64_t write_safetensors(const std::string& path, const std::vector<SafeTensor
                            const std::map<std::string, std::string>& metadata = {},
                            const std::function<void()>& on_tensor = {});
 
+/// The same file with the data streamed tensor by tensor: data_of(i) returns tensors[i]'s
+/// product(shape) floats in host memory, valid until the next call (tensors[i].data is not
+/// read). Called once per tensor, in order, after the header is written, so that a state in
+/// device memory is written through one tensor-sized buffer instead of a host copy of all of it.
+/// Throws td::Error on I/O failure, and what data_of throws.
+uint64_t write_safetensors_from(const std::string& path, const std::vector<SafeTensor>& tensors,
+                                const std::function<const float*(size_t)>& data_of,
+                                const std::map<std::string, std::string>& metadata = {},
+                                const std::function<void()>& on_tensor = {});
+
 /// A safetensors file opened for reading: header parsed and checked against the file size.
 class SafetensorsFile {
  public:

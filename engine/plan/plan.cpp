@@ -69,6 +69,21 @@ void rank_memory(Plan& p, const RunConfig& c, int tp_rank, int tp, int dp) {
 
 }  // namespace
 
+uint64_t checkpoint_host_bytes(const RunConfig& c, int world_size) {
+  const ModelConfig& m = c.model;
+  const uint64_t n = model_num_params(m);
+  world_size = std::max(1, world_size);
+  const int t = c.train.tensor_parallel;
+  // Tensor parallelism: rank 0 gathers the unsplit weights, m and v (tp_gather_full).
+  if (t > 1 && world_size % t == 0 && tp_problem(m, t).empty()) return 12 * n;
+  const bool sharded = c.train.zero >= 1 && world_size > 1;
+  if (c.train.device == "cpu")  // backend memory is host memory; the writer reads it in place
+    return (sharded ? 8 * n : 0) + (c.train.zero == 3 && world_size > 1 ? 4 * n : 0);
+  uint64_t largest = 0;
+  for (const auto& pt : model_param_tensors(m)) largest = std::max<uint64_t>(largest, pt.numel);
+  return 4 * largest;
+}
+
 Plan make_plan(const RunConfig& c, int world_size) {
   const ModelConfig& m = c.model;
   Plan p;
@@ -78,12 +93,12 @@ Plan make_plan(const RunConfig& c, int world_size) {
   p.kv_cache_bytes_per_token = kv_cache_bytes(m, 1, 2);
   p.kv_cache_bytes = kv_cache_bytes(m, (uint64_t)m.seq_len, 2);
   p.flops_per_token = flops_per_token(m);
-  p.checkpoint_host_bytes = 12 * p.n_params;
   world_size = std::max(1, world_size);
   const int t = c.train.tensor_parallel;
   p.tensor_parallel = t > 1 && world_size % t == 0 && tp_problem(m, t).empty() ? t : 1;
   const int dp = world_size / p.tensor_parallel;
   p.tokens_per_step = (uint64_t)c.train.micro_batch * c.train.grad_accum * dp * m.seq_len;
+  p.checkpoint_host_bytes = checkpoint_host_bytes(c, world_size);
   // The largest rank's figures (tensor-parallel ranks differ by a vocabulary row and GPT-2's
   // zero position table).
   for (int r = 0; r < p.tensor_parallel; r++) {

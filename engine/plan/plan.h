@@ -43,11 +43,22 @@ struct Plan {
   uint64_t activations_bytes = 0;       // what forward keeps for backward at micro_batch, plus backward
                                         // scratch (the model's, and on the CPU the backend's: cpu_backend_scratch_bytes)
   uint64_t total_bytes = 0;
-  // Rank 0's host memory while it writes a consolidated checkpoint (engine/checkpoint): the
-  // full model's fp32 weights and AdamW m and v, 12 N bytes, beside the above (every layout:
-  // the shards are gathered to rank 0 first; the writer takes the whole state at once).
+  // Rank 0's host memory while it writes a consolidated checkpoint, beside the above:
+  // checkpoint_host_bytes() below.
   uint64_t checkpoint_host_bytes = 0;
 };
+
+/// Bytes of host memory rank 0 adds while it writes a consolidated checkpoint of config c on
+/// world_size ranks (engine/train/parallel_state.h, engine/checkpoint): the writer streams the
+/// state tensor by tensor (save_checkpoint), so
+///   * tensor parallelism: 12 N (N = the whole model's parameters): the unsplit weights and
+///     AdamW m and v, gathered from the TP group into host memory first (tp_gather_full);
+///   * train.device "cpu": 8 N with ZeRO-1/2/3 on more than one rank (the gathered full-size m
+///     and v), plus 4 N with ZeRO-3 (its gathered weights), else 0 (written in place);
+///   * a GPU: one tensor's download buffer, 4 x the largest tensor's elements (GPT-2 124M: wte,
+///     154.5 MB); the gathered ZeRO state is device memory there (8 N, ZeRO-3 12 N on rank 0).
+/// Before streaming every layout staged 12 N (and the CPU's ZeRO layouts 20-24 N).
+uint64_t checkpoint_host_bytes(const RunConfig& c, int world_size);
 
 /// Bytes the CPU backend keeps from step to step beside the model's own buffers: the gradient of
 /// the attention scores of one micro-batch, (B, NH, T, T) fp32 (CpuBackend::attention_backward's

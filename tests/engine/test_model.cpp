@@ -4,7 +4,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <random>
 
@@ -42,6 +44,46 @@ void random_batch(int B, int T, int V, uint64_t seed, std::vector<int32_t>& in, 
 }
 
 std::vector<float> copy(const float* p, size_t n) { return std::vector<float>(p, p + n); }
+
+// The CPU backend under another name, as a device's memory looks to the checkpoint writer (not
+// host memory it may read in place): it counts the bytes of every download.
+class DeviceLikeBackend final : public Backend {
+ public:
+  explicit DeviceLikeBackend(Backend& inner) : be_(inner) {}
+  std::string name() const override { return "device-like"; }
+  bool supports(Op op, DType dtype) const override { return be_.supports(op, dtype); }
+  DeviceInfo device_info() const override { return be_.device_info(); }
+  void* alloc(size_t bytes) override { return be_.alloc(bytes); }
+  void free(void* p) override { be_.free(p); }
+  void upload(void* dst, const void* src_host, size_t bytes) override { be_.upload(dst, src_host, bytes); }
+  void download(void* dst_host, const void* src, size_t bytes) override {
+    largest_download = std::max(largest_download, bytes);
+    downloaded += bytes;
+    be_.download(dst_host, src, bytes);
+  }
+  void zero(void* p, size_t bytes) override { be_.zero(p, bytes); }
+  void synchronize() override { be_.synchronize(); }
+  void convert(bf16* dst, const float* src, size_t n) override { be_.convert(dst, src, n); }
+  void adamw(float* params, const float* grads, float* m, float* v, const AdamWSpan* spans, size_t n_spans, float lr, float beta1,
+             float beta2, float eps, float weight_decay, int t) override {
+    be_.adamw(params, grads, m, v, spans, n_spans, lr, beta1, beta2, eps, weight_decay, t);
+  }
+  double grad_norm_squared(const float* g, size_t n) override { return be_.grad_norm_squared(g, n); }
+  void scale(float* x, float s, size_t n) override { be_.scale(x, s, n); }
+  size_t largest_download = 0, downloaded = 0;
+
+ protected:
+  ActivationOps<float>& ops_f32() override { return be_.ops<float>(); }
+  ActivationOps<bf16>& ops_bf16() override { return be_.ops<bf16>(); }
+
+ private:
+  Backend& be_;
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
 
 }  // namespace
 
@@ -337,6 +379,58 @@ class TestModel : public QObject {
     GPT again(m, *be, 1);
     load_checkpoint(info.path, again, nullptr);
     QVERIFY(std::memcmp(again.params(), model.params(), model.num_params() * 4) == 0);
+  }
+
+  void checkpoint_streams_tensor_by_tensor() {
+    // The writer reads a state in device memory one tensor at a time (one download of each
+    // tensor's weights, m and v: 12 N bytes in all, none larger than the largest tensor), and its
+    // files are byte for byte those of the same state written from host memory (HostCheckpoint,
+    // the tensor-parallel gather's path) and in place from the CPU backend.
+    ModelConfig m = tiny(23, false);  // untied: the LM head (23 x 16) is a tensor of its own
+    auto cpu = make_cpu_backend();
+    DeviceLikeBackend dev(*cpu);
+    GPT model(m, dev, 1);
+    model.init_weights(9);
+    const size_t n = model.num_params();
+    AdamW adam(dev, model.tensors(), n, 0.9, 0.95, 1e-8, 0.1);
+    std::vector<float> mv(2 * n);
+    for (size_t i = 0; i < mv.size(); i++) mv[i] = 1e-3f * (float)(i % 1000) - 0.25f;
+    dev.upload(adam.m(), mv.data(), n * 4);
+    dev.upload(adam.v(), mv.data() + n, n * 4);
+    TrainerState st;
+    st.run_id = "streamed";
+    st.step = 3;
+    QTemporaryDir dir;
+    const std::string root = dir.path().toStdString();
+    dev.largest_download = dev.downloaded = 0;
+    const auto streamed = save_checkpoint(root + "/device", model, &adam, st);
+    QVERIFY2(streamed.problem.empty(), streamed.problem.c_str());
+    size_t largest = 0;
+    for (const auto& t : model.tensors()) largest = std::max(largest, t.numel);
+    QCOMPARE(largest, size_t(64 * 16));  // the MLP weights (d_ff 64 x d_model 16), by hand
+    QCOMPARE(dev.downloaded, 12 * n);
+    QCOMPARE(dev.largest_download, 4 * largest);
+
+    HostCheckpoint host{m, copy(model.params(), n), copy(mv.data(), n), copy(mv.data() + n, n)};
+    const auto from_host = save_checkpoint(root + "/host", host, st);
+    GPT on_cpu(m, *cpu, 1);
+    cpu->upload(on_cpu.params(), model.params(), n * 4);
+    AdamW cpu_adam(*cpu, on_cpu.tensors(), n, 0.9, 0.95, 1e-8, 0.1);
+    cpu->upload(cpu_adam.m(), mv.data(), n * 4);
+    cpu->upload(cpu_adam.v(), mv.data() + n, n * 4);
+    const auto in_place = save_checkpoint(root + "/cpu", on_cpu, &cpu_adam, st);
+    for (const char* f : {"/model.safetensors", "/optimizer.safetensors", "/SHA256SUMS"}) {
+      const std::string a = read_all(streamed.path + f);
+      QVERIFY2(a.size() > 100, f);
+      QVERIFY2(a == read_all(from_host.path + f), f);
+      QVERIFY2(a == read_all(in_place.path + f), f);
+    }
+    // And it loads back: m of the last tensor's last element, by hand from the fill above.
+    GPT again(m, *cpu, 1);
+    AdamW again_adam(*cpu, again.tensors(), n, 0.9, 0.95, 1e-8, 0.1);
+    load_checkpoint(streamed.path, again, &again_adam);
+    QCOMPARE(again_adam.m()[n - 1], 1e-3f * (float)((n - 1) % 1000) - 0.25f);
+    QVERIFY(std::memcmp(again.params(), model.params(), n * 4) == 0);
   }
 
   void damaged_checkpoint_is_refused() {

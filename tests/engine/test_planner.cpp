@@ -182,6 +182,26 @@ class TestPlanner : public QObject {
   // (7087872 - 4608) / 2 + 4608 = 3546240 a block; wte's 50257 rows split 25128 | 25129 (rank 1
   // the larger: 25129 x 768 = 19299072); wpe (786432) and ln_f (1536) replicated:
   // 19299072 + 786432 + 12 x 3546240 + 1536 = 62641920.
+  void checkpoint_staging_by_layout_by_hand() {
+    // Rank 0's host memory while it writes a checkpoint (the writer streams tensor by tensor):
+    // on a GPU one download buffer of the largest tensor, wte 50257 x 768 = 38597376 floats,
+    // 154389504 bytes; on the CPU nothing without ZeRO (written in place), the gathered m and v
+    // (8 Ψ) with ZeRO-1/2 on 2 ranks, and ZeRO-3's gathered weights on top (12 Ψ); ZeRO on one
+    // rank shards nothing; tensor parallelism gathers the unsplit state (12 Ψ).
+    td::RunConfig c = td::parse_config(gpt2_124m(16, 1));
+    c.train.device = "cuda";
+    QCOMPARE(td::make_plan(c, 1).checkpoint_host_bytes, uint64_t(154389504));
+    c.train.zero = 3;
+    QCOMPARE(td::make_plan(c, 8).checkpoint_host_bytes, uint64_t(154389504));
+    c.train.device = "cpu";
+    const uint64_t by_zero[4][2] = {{0, 0}, {0, 8 * kPsi}, {0, 8 * kPsi}, {0, 12 * kPsi}};  // [zero][1 rank, 2 ranks]
+    for (int z = 0; z <= 3; z++) {
+      c.train.zero = z;
+      QCOMPARE(td::make_plan(c, 1).checkpoint_host_bytes, by_zero[z][0]);
+      QCOMPARE(td::make_plan(c, 2).checkpoint_host_bytes, by_zero[z][1]);
+    }
+  }
+
   void tensor_parallel_by_hand() {
     td::RunConfig c = td::parse_config(gpt2_124m(16, 1));
     c.train.tensor_parallel = 2;
