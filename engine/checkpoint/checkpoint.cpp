@@ -249,10 +249,6 @@ std::string files_problem(const std::string& dir) {
 
 }  // namespace
 
-// A state read tensor by tensor for writing: read(t, which) returns host memory holding tensor
-// t's numel floats of the weights (which 0) or AdamW's m (1) or v (2), valid until the next call.
-using StateReader = std::function<const float*(const ParamTensor&, int which)>;
-
 // Writes the checkpoint files into tmp, fsyncs them, renames tmp to final_dir. The state comes
 // tensor by tensor from `read` in the layout of `tensors` (m and v when has_opt).
 static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::string& tmp, const std::string& final_dir,
@@ -263,7 +259,7 @@ static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::s
     std::vector<SafeTensor> ts;
     for (const auto& t : tensors) ts.push_back({t.name, t.shape, nullptr});
     // "traindeck-gpt2" or "traindeck-llama": the family whose tensor names the file holds.
-    info.bytes += write_safetensors_from(tmp + "/model.safetensors", ts, [&](size_t i) { return read(tensors[i], 0); },
+    info.bytes += write_safetensors_from(tmp + "/model.safetensors", ts, [&](size_t i) { return read(i, 0); },
                                          {{"format", "traindeck-" + family}, {"step", std::to_string(state.step)}});
   }
   if (has_opt) {
@@ -272,8 +268,8 @@ static CheckpointInfo write_checkpoint_dir(const std::string& root, const std::s
       ts.push_back({t.name + ".exp_avg", t.shape, nullptr});
       ts.push_back({t.name + ".exp_avg_sq", t.shape, nullptr});
     }
-    // Entry i is tensor i / 2's m (even i) or v (odd i).
-    info.bytes += write_safetensors_from(tmp + "/optimizer.safetensors", ts, [&](size_t i) { return read(tensors[i / 2], 1 + (int)(i % 2)); },
+    // Entry i is tensor i / 2's m (even i) or v (odd i): for_each_state_read's order.
+    info.bytes += write_safetensors_from(tmp + "/optimizer.safetensors", ts, [&](size_t i) { return read(i / 2, 1 + (int)(i % 2)); },
                                          {{"format", "traindeck-adamw"}});
   }
   std::string tj = state.to_json().dump(2) + "\n";
@@ -323,6 +319,23 @@ CheckpointInfo save_checkpoint_with(const std::string& root, const TrainerState&
 
 }  // namespace
 
+void for_each_state_read(size_t n_tensors, bool moments, const std::function<void(size_t, int)>& fn) {
+  for (size_t i = 0; i < n_tensors; i++) fn(i, 0);
+  if (moments)
+    for (size_t i = 0; i < n_tensors; i++) {
+      fn(i, 1);
+      fn(i, 2);
+    }
+}
+
+CheckpointInfo save_checkpoint(const std::string& root, const ModelConfig& model, const StateReader& read, bool moments,
+                               const TrainerState& state) {
+  const std::vector<ParamTensor> tensors = model_param_tensors(model);
+  return save_checkpoint_with(root, state, [&](const std::string& tmp, const std::string& final_dir) {
+    return write_checkpoint_dir(root, tmp, final_dir, model.family, tensors, read, moments, state);
+  });
+}
+
 CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state) {
   Backend& be = model.backend();
   const std::vector<ParamTensor>& tensors = model.tensors();
@@ -334,7 +347,8 @@ CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, 
   size_t largest = 0;
   for (const auto& t : tensors) largest = std::max(largest, t.numel);
   std::vector<float> buf(in_place ? 0 : largest);
-  const StateReader read = [&](const ParamTensor& t, int which) -> const float* {
+  const StateReader read = [&](size_t i, int which) -> const float* {
+    const ParamTensor& t = tensors[i];
     const float* src = (which == 0 ? model.params() : which == 1 ? opt->m() : opt->v()) + t.offset;
     if (in_place) return src;
     be.download(buf.data(), src, t.numel * sizeof(float));
@@ -348,9 +362,7 @@ CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, 
 CheckpointInfo save_checkpoint(const std::string& root, const HostCheckpoint& c, const TrainerState& state) {
   const std::vector<ParamTensor> tensors = model_param_tensors(c.model);
   TD_ASSERT(c.params.size() == model_num_params(c.model) && (c.m.empty() || (c.m.size() == c.params.size() && c.v.size() == c.params.size())));
-  const StateReader read = [&](const ParamTensor& t, int which) {
-    return (which == 0 ? c.params : which == 1 ? c.m : c.v).data() + t.offset;
-  };
+  const StateReader read = [&](size_t i, int which) { return (which == 0 ? c.params : which == 1 ? c.m : c.v).data() + tensors[i].offset; };
   return save_checkpoint_with(root, state, [&](const std::string& tmp, const std::string& final_dir) {
     return write_checkpoint_dir(root, tmp, final_dir, c.model.family, tensors, read, !c.m.empty(), state);
   });

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,20 @@ struct HostCheckpoint {
 };
 /// save_checkpoint for a host state: the same files, names and checks.
 CheckpointInfo save_checkpoint(const std::string& root, const HostCheckpoint& c, const TrainerState& state);
+
+/// A model state read tensor by tensor while it is written: read(i, which) returns host memory
+/// holding tensor i of model_param_tensors(model) (its numel floats) of the weights (which 0) or
+/// AdamW's m (1) or v (2), valid until the next call. It may be collective (a tensor-parallel
+/// group's gather): the calls come in for_each_state_read's order, which the ranks that take
+/// part follow.
+using StateReader = std::function<const float*(size_t i, int which)>;
+/// The order save_checkpoint calls a StateReader in, for `n_tensors` tensors: each tensor's
+/// weights (which 0), then, with moments, each tensor's m (1) and v (2) (the two files' order).
+void for_each_state_read(size_t n_tensors, bool moments, const std::function<void(size_t i, int which)>& fn);
+/// save_checkpoint of the state `read` gives (with AdamW's moments when `moments`): the same
+/// files, names and checks as the others. Throws td::Error on I/O failure and what read throws.
+CheckpointInfo save_checkpoint(const std::string& root, const ModelConfig& model, const StateReader& read, bool moments,
+                               const TrainerState& state);
 /// Reads a checkpoint's weights (and, with optimizer, its moments) for model into host memory.
 /// Throws td::Error when a tensor is missing or has another shape (SafetensorsFile::read_f32).
 HostCheckpoint load_checkpoint_host(const std::string& dir, const ModelConfig& model, bool optimizer);

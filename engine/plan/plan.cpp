@@ -74,14 +74,23 @@ uint64_t checkpoint_host_bytes(const RunConfig& c, int world_size) {
   const uint64_t n = model_num_params(m);
   world_size = std::max(1, world_size);
   const int t = c.train.tensor_parallel;
-  // Tensor parallelism: rank 0 gathers the unsplit weights, m and v (tp_gather_full).
-  if (t > 1 && world_size % t == 0 && tp_problem(m, t).empty()) return 12 * n;
-  const bool sharded = c.train.zero >= 1 && world_size > 1;
-  if (c.train.device == "cpu")  // backend memory is host memory; the writer reads it in place
-    return (sharded ? 8 * n : 0) + (c.train.zero == 3 && world_size > 1 ? 4 * n : 0);
+  const bool cpu = c.train.device == "cpu";  // backend memory is host memory
   uint64_t largest = 0;
   for (const auto& pt : model_param_tensors(m)) largest = std::max<uint64_t>(largest, pt.numel);
-  return 4 * largest;
+  if (t > 1 && world_size % t == 0 && tp_problem(m, t).empty()) {
+    // Tensor parallelism (TpTensorGather): the assembled tensor and a rank's piece of it on the
+    // host, the piece in flight in backend memory; with ZeRO over dp > 1 replicas rank 0's own
+    // layout's gathered m and v (and ZeRO-3's weights), n0 = its shard's parameters.
+    uint64_t piece = 0;
+    for (int r = 0; r < t; r++)
+      for (const auto& pt : tp_param_tensors(m, r, t)) piece = std::max<uint64_t>(piece, pt.numel);
+    const bool sharded = c.train.zero >= 1 && world_size / t > 1;
+    const uint64_t n0 = tp_num_params(m, 0, t);
+    return 4 * (largest + piece) + (cpu ? 4 * piece + (sharded ? 8 * n0 : 0) + (sharded && c.train.zero == 3 ? 4 * n0 : 0) : 0);
+  }
+  const bool sharded = c.train.zero >= 1 && world_size > 1;
+  if (cpu) return (sharded ? 8 * n : 0) + (sharded && c.train.zero == 3 ? 4 * n : 0);  // read in place
+  return 4 * largest;  // one tensor's download buffer
 }
 
 Plan make_plan(const RunConfig& c, int world_size) {

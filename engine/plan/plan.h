@@ -51,13 +51,16 @@ struct Plan {
 /// Bytes of host memory rank 0 adds while it writes a consolidated checkpoint of config c on
 /// world_size ranks (engine/train/parallel_state.h, engine/checkpoint): the writer streams the
 /// state tensor by tensor (save_checkpoint), so
-///   * tensor parallelism: 12 N (N = the whole model's parameters): the unsplit weights and
-///     AdamW m and v, gathered from the TP group into host memory first (tp_gather_full);
 ///   * train.device "cpu": 8 N with ZeRO-1/2/3 on more than one rank (the gathered full-size m
 ///     and v), plus 4 N with ZeRO-3 (its gathered weights), else 0 (written in place);
 ///   * a GPU: one tensor's download buffer, 4 x the largest tensor's elements (GPT-2 124M: wte,
-///     154.5 MB); the gathered ZeRO state is device memory there (8 N, ZeRO-3 12 N on rank 0).
-/// Before streaming every layout staged 12 N (and the CPU's ZeRO layouts 20-24 N).
+///     154.4 MB); the gathered ZeRO state is device memory there (8 N, ZeRO-3 12 N on rank 0);
+///   * tensor parallelism (engine/train/tp_run.h TpTensorGather): 4 (E + P), E the largest
+///     tensor's elements, P the largest piece of a tensor a TP rank holds; on the CPU also the
+///     piece in flight (4 P) and with ZeRO over the replicas rank 0's own layout's gathered m and
+///     v (8 n0, n0 = tp_num_params of TP rank 0), with ZeRO-3 its weights (4 n0).
+/// Before streaming every layout staged 12 N (N = the whole model's parameters; the CPU's ZeRO
+/// layouts 20-24 N).
 uint64_t checkpoint_host_bytes(const RunConfig& c, int world_size);
 
 /// Bytes the CPU backend keeps from step to step beside the model's own buffers: the gradient of

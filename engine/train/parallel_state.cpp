@@ -4,25 +4,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/model/shape.h"
 #include "engine/train/tp_run.h"
 
 namespace td {
 
 namespace {
-
-// n floats of backend memory (device memory on a GPU), freed with the scope; n = 0: none.
-class BackendBuffer {
- public:
-  BackendBuffer(Backend& be, size_t n) : be_(be), p_(n ? static_cast<float*>(be.alloc(n * sizeof(float))) : nullptr) {}
-  ~BackendBuffer() { be_.free(p_); }
-  BackendBuffer(const BackendBuffer&) = delete;
-  BackendBuffer& operator=(const BackendBuffer&) = delete;
-  float* data() { return p_; }
-
- private:
-  Backend& be_;
-  float* p_;
-};
 
 void add_stats(dist::CommStats& s, const dist::CommStats& x) {
   s.calls += x.calls;
@@ -38,6 +25,20 @@ void add_stats(dist::CommStats& s, const dist::CommStats& x) {
 }
 
 }  // namespace
+
+// n floats of backend memory (device memory on a GPU), freed with the scope; n = 0: none.
+class ParallelState::BackendBuffer {
+ public:
+  BackendBuffer(Backend& be, size_t n) : be_(be), p_(n ? static_cast<float*>(be.alloc(n * sizeof(float))) : nullptr) {}
+  ~BackendBuffer() { be_.free(p_); }
+  BackendBuffer(const BackendBuffer&) = delete;
+  BackendBuffer& operator=(const BackendBuffer&) = delete;
+  float* data() { return p_; }
+
+ private:
+  Backend& be_;
+  float* p_;
+};
 
 double all_sum_double(dist::Communicator& comm, double x) {
   const int n = comm.world_size();
@@ -219,29 +220,25 @@ void ParallelState::gather_checkpoint() {
     for (int which = 0; which < 2; which++)
       gather_moment(which, rank0_ ? (which ? full_adam_->v() : full_adam_->m()) : z2_ ? nullptr : buf.data());
   }
-  // Tensor parallelism: world rank 0's TP group (DP rank 0) gathers its shards into the full
-  // layout on rank 0 (tp_gather_full), so the checkpoint is the unsplit model's. With ZeRO,
-  // that group's ranks first gather their full-layout weights (ZeRO-3) and moments over their
-  // DP groups, in which the other groups' ranks take part through their bucket buffers (ZeRO-1:
-  // its full-size gradient-sized buffer); only rank 0 ever holds the full model.
+  // Tensor parallelism: world rank 0's TP group (DP rank 0) gives its shards to the writer one
+  // full tensor at a time (write_checkpoint, follow_checkpoint_write). With ZeRO, that group's
+  // ranks first gather their own layout's weights (ZeRO-3) and moments (two backend buffers of
+  // their shard's size) over their DP groups, in which the other groups' ranks take part through
+  // their bucket buffers (ZeRO-1: one shard-sized buffer); no rank ever holds the whole model.
   if (tp_ > 1) {
     const bool gathering = dpc_.rank() == 0;
-    full_ = HostCheckpoint{};
-    full_.model = mc_;
     if (z3_) {
       if (gathering) model_.acquire_params();
       z3_->gather_params(gathering ? model_.params() : nullptr);
     }
-    if (gathering) full_.params = tp_gather_full(*groups_.tp, be_, mc_, model_.params());
-    if (z3_ && gathering) model_.release_params();
-    BackendBuffer buf(be_, sharded_ && (gathering || !z2_) ? n_ : 0);
-    for (int which = 0; which < 2; which++) {
-      const float* local = which ? adam_.v() : adam_.m();
-      if (sharded_) {
-        gather_moment(which, gathering || !z2_ ? buf.data() : nullptr);
-        local = buf.data();
+    if (sharded_) {
+      if (gathering) {
+        tp_m_ = std::make_unique<BackendBuffer>(be_, n_);
+        tp_v_ = std::make_unique<BackendBuffer>(be_, n_);
       }
-      if (gathering) (which ? full_.v : full_.m) = tp_gather_full(*groups_.tp, be_, mc_, local);
+      BackendBuffer scratch(be_, gathering || z2_ ? 0 : n_);
+      for (int which = 0; which < 2; which++)
+        gather_moment(which, gathering ? (which ? tp_v_ : tp_m_)->data() : z2_ ? nullptr : scratch.data());
     }
   }
   // ZeRO-3: the weights gathered bucket by bucket, into a full-size buffer on rank 0 only
@@ -252,12 +249,36 @@ void ParallelState::gather_checkpoint() {
   }
 }
 
-CheckpointInfo ParallelState::write_checkpoint(const std::string& root, const TrainerState& st) {
-  CheckpointInfo ci = tp_ > 1 ? save_checkpoint(root, full_, st) : save_checkpoint(root, model_, sharded_ ? full_adam_.get() : &adam_, st);
-  if (z3_ && tp_ == 1) model_.release_params();
-  full_ = HostCheckpoint{};
+void ParallelState::stream_tp_checkpoint(const std::function<void(const StateReader&)>& consume) {
+  TpTensorGather g(*groups_.tp, be_, mc_);
+  const float* m = sharded_ ? tp_m_->data() : adam_.m();
+  const float* v = sharded_ ? tp_v_->data() : adam_.v();
+  consume([&](size_t i, int which) { return g.tensor(i, which == 0 ? model_.params() : which == 1 ? m : v); });
+}
+
+void ParallelState::release_checkpoint() {
+  if (z3_ && (tp_ == 1 ? rank0_ : dpc_.rank() == 0)) model_.release_params();
+  tp_m_.reset();
+  tp_v_.reset();
   full_adam_.reset();
+}
+
+CheckpointInfo ParallelState::write_checkpoint(const std::string& root, const TrainerState& st) {
+  CheckpointInfo ci;
+  if (tp_ > 1)
+    stream_tp_checkpoint([&](const StateReader& read) { ci = save_checkpoint(root, mc_, read, true, st); });
+  else
+    ci = save_checkpoint(root, model_, sharded_ ? full_adam_.get() : &adam_, st);
+  release_checkpoint();
   return ci;
+}
+
+void ParallelState::follow_checkpoint_write() {
+  if (tp_ > 1 && dpc_.rank() == 0)
+    stream_tp_checkpoint([&](const StateReader& read) {
+      for_each_state_read(model_param_tensors(mc_).size(), true, [&](size_t i, int which) { read(i, which); });
+    });
+  release_checkpoint();
 }
 
 }  // namespace td

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -91,15 +92,22 @@ class ParallelState {
   void optimizer_step(double lr, int t);
 
   // -- A checkpoint ------------------------------------------------------------------------
-  /// Collective: the sharded state gathered to full size on rank 0 (ZeRO's moments into a
-  /// full-size AdamW, ZeRO-3's weights into the model's full-size buffer, a TP group's shards
-  /// into the unsplit layout in host memory); the other ranks take part through their bucket or
-  /// shard-sized buffers (ZeRO-1: one N-float backend buffer). Rank 0 then calls write_checkpoint().
+  /// Collective: the sharded state gathered to full size where the writer reads it (ZeRO's
+  /// moments into a full-size AdamW on rank 0, ZeRO-3's weights into the model's full-size
+  /// buffer; under tensor parallelism each rank of world rank 0's TP group gathers its own
+  /// layout's state, its shard's size); the other ranks take part through their bucket or
+  /// shard-sized buffers (ZeRO-1: one N-float backend buffer). Then rank 0 calls
+  /// write_checkpoint() and every other rank follow_checkpoint_write().
   void gather_checkpoint();
-  /// Rank 0, after gather_checkpoint(): save_checkpoint of the gathered state under root (the
-  /// same files and checks in every layout), then frees the staging. Throws td::Error on I/O
-  /// failure (save_checkpoint).
+  /// Rank 0, after gather_checkpoint(): save_checkpoint of the state under root (the same files
+  /// and checks in every layout), streamed tensor by tensor (under tensor parallelism each full
+  /// tensor gathered from the TP group as it is written: TpTensorGather), then frees what was
+  /// gathered. Throws td::Error on I/O failure (save_checkpoint) and dist::CollectiveError.
   CheckpointInfo write_checkpoint(const std::string& root, const TrainerState& st);
+  /// Every rank but 0, after gather_checkpoint(): under tensor parallelism the ranks of rank 0's
+  /// TP group send their pieces of each tensor as rank 0 writes it (collective with
+  /// write_checkpoint, in for_each_state_read's order); then frees what was gathered.
+  void follow_checkpoint_write();
 
   Zero3* zero3_state() { return z3_; }
 
@@ -111,6 +119,12 @@ class ParallelState {
   // moment (not collective).
   void gather_moment(int which, float* full);
   void load_moment(int which, const float* full);
+  // Tensor parallelism: a TpTensorGather over the TP group reading this rank's weights and
+  // moments, handed to `consume` as a StateReader (rank 0 writes, the others follow).
+  void stream_tp_checkpoint(const std::function<void(const StateReader&)>& consume);
+  // After a checkpoint: ZeRO-3's gathered weights and the gathered moments freed.
+  void release_checkpoint();
+  class BackendBuffer;  // n floats of backend memory, freed with it
 
   GPT& model_;
   Backend& be_;
@@ -131,9 +145,13 @@ class ParallelState {
   // tensors on TP rank 0 only); empty: all of them.
   std::vector<std::pair<size_t, size_t>> counted_;
   // Rank 0's consolidated state between a checkpoint file and the ranks (resume, --init-from,
-  // checkpoint): a full-size AdamW when sharded, or under tensor parallelism the unsplit state.
+  // checkpoint): a full-size AdamW when sharded, or (resume, --init-from) under tensor
+  // parallelism the unsplit state in host memory.
   std::unique_ptr<AdamW> full_adam_;
   HostCheckpoint full_;
+  // Tensor parallelism with ZeRO, world rank 0's TP group during a checkpoint: this rank's
+  // layout's gathered m and v (backend memory, N floats each).
+  std::unique_ptr<BackendBuffer> tp_m_, tp_v_;
 };
 
 }  // namespace td

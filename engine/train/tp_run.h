@@ -5,6 +5,7 @@
 // each function in the same order. Buffers are fp32.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -38,11 +39,39 @@ class GroupTensorParallel final : public TensorParallel {
 void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
                      const std::vector<float>& full, float* local);
 
-/// The TP group's shards of one vector (local: backend memory, this rank's parameter count) in
-/// the full layout (tp_place), returned on TP rank 0 (host, model_num_params(m) floats); an
-/// empty vector elsewhere. Collective over `group`: each rank's shard broadcast in turn through
-/// one shard-sized backend buffer, so only TP rank 0 ever holds the full layout.
-std::vector<float> tp_gather_full(dist::Communicator& group, Backend& be, const ModelConfig& m, const float* local);
+/// The TP group's shards gathered to TP rank 0 one full tensor at a time, for a checkpoint
+/// written tensor by tensor (save_checkpoint with a StateReader): TP rank 0 holds one tensor of
+/// the full layout at a time, never the whole model. Buffers: on TP rank 0 host memory for the
+/// largest full tensor and the largest local piece; on every rank one backend buffer of the
+/// largest local piece. Collective over `group`.
+class TpTensorGather {
+ public:
+  TpTensorGather(dist::Communicator& group, Backend& be, const ModelConfig& m);
+  ~TpTensorGather();
+  TpTensorGather(const TpTensorGather&) = delete;
+  TpTensorGather& operator=(const TpTensorGather&) = delete;
+  /// Tensor i of model_param_tensors(m), assembled from every TP rank's piece of it in `local`
+  /// (backend memory, that rank's layout: tp_param_tensors): on TP rank 0 host memory holding
+  /// the tensor's numel floats, valid until the next call; nullptr on the other ranks. Every
+  /// rank of the group calls it with the same i, in the same order. A replicated tensor is TP
+  /// rank 0's own copy (no traffic); TP rank q's piece is broadcast from q (its local tensor,
+  /// contiguous in its layout) and placed by rank 0 (tp_for_each_run's runs).
+  const float* tensor(size_t i, const float* local);
+
+ private:
+  dist::Communicator& group_;
+  Backend& be_;
+  int tp_, rank_;
+  std::vector<ParamTensor> full_;                 // model_param_tensors(m)
+  std::vector<std::vector<ParamTensor>> local_;   // per TP rank: tp_param_tensors
+  std::vector<bool> replicated_;                  // per tensor (tp_splits: dim -1)
+  // TP rank 0 only: per TP rank, its runs (full offset, local offset, count) in tensor order and,
+  // per tensor, the index of its first run (n_tensors + 1 entries).
+  std::vector<std::vector<std::array<size_t, 3>>> runs_;
+  std::vector<std::vector<size_t>> first_run_;
+  std::vector<float> out_, chunk_;  // host (TP rank 0): the full tensor; a rank's piece
+  float* buf_ = nullptr;            // backend: a rank's piece in flight
+};
 
 /// The element ranges [first, second) of this rank's layout whose gradients count toward the
 /// global norm: its own pieces, and the replicated tensors on TP rank 0 only (every rank's copy

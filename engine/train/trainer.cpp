@@ -573,9 +573,9 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
   };
   auto checkpoint = [&]() {
     const auto pause_t0 = std::chrono::steady_clock::now();  // training stands still from here
-    ps.gather_checkpoint();  // collective: the sharded state to full size on rank 0
+    ps.gather_checkpoint();  // collective: the sharded state to full size where it is written
     last_ckpt_step = st.step;
-    if (!rank0) return;
+    if (!rank0) return ps.follow_checkpoint_write();  // tensor parallelism: collective with rank 0's write
     st.loader = train_loader.state();
     st.sample_rng = sample_rng.state();
     const auto write_t0 = std::chrono::steady_clock::now();

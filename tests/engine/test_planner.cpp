@@ -211,7 +211,19 @@ class TestPlanner : public QObject {
     QCOMPARE(p.n_params_per_rank, uint64_t(62641920));
     QCOMPARE((uint64_t)td::tp_num_params(c.model, 0, 2), uint64_t(62641920 - 768));
     QCOMPARE(p.tokens_per_step, uint64_t(16 * 4 * 1024));  // 4 replicas
-    QCOMPARE(p.checkpoint_host_bytes, 12 * kPsi);
+    // Rank 0's checkpoint staging, tensor by tensor (TpTensorGather): the assembled wte
+    // (E = 50257 x 768 = 38597376 floats) and TP rank 0's piece of it (P = 25129 x 768 =
+    // 19299072), on the CPU the piece in flight too: 4 (E + 2 P) = 308782080; with ZeRO-3 over
+    // the 4 replicas plus rank 0's gathered m, v and weights, 12 x 62641152 = 751693824; on a
+    // GPU 4 (E + P) = 231585792. (Before streaming: 12 Ψ = 1493277696.)
+    QCOMPARE(p.checkpoint_host_bytes, uint64_t(308782080));
+    {
+      td::RunConfig z = c;
+      z.train.zero = 3;
+      QCOMPARE(td::make_plan(z, 8).checkpoint_host_bytes, uint64_t(308782080 + 751693824));
+      z.train.device = "cuda";
+      QCOMPARE(td::make_plan(z, 8).checkpoint_host_bytes, uint64_t(231585792));
+    }
     // A world the degree does not divide plans without TP.
     QCOMPARE(td::make_plan(c, 3).tensor_parallel, 1);
     // The TP group's bytes per step: 2 (1 + 2 x 12) = 50 all-reduces of b T C = 16 x 1024 x 768

@@ -318,8 +318,9 @@ class TestZeroMemory : public QObject {
   // TP 2 x DP 2 with ZeRO-3 is 35.7 MiB (with the initialisation's and the checkpoint gathers'
   // transients, the cgroups' peaks were 63-75 MiB with the baseline's 16), the weights,
   // gradients and AdamW moments of one unsplit rank alone 16 N = 97.7 MiB. Rank 0 alone gets
-  // more: the consolidated checkpoint is staged whole on its host (plan checkpoint_host_bytes,
-  // 12 N = 73 MiB; a writer streaming tensor by tensor would remove that allowance).
+  // more: what it gathers to write the consolidated checkpoint (plan checkpoint_host_bytes: its
+  // own layout's weights, m and v, 12 x its 3.2 M-parameter shard, and the tensor-sized buffers
+  // of the streaming writer, 37 MiB; before the writer streamed, the whole state, 12 N = 73 MiB).
   void a_model_over_one_ranks_budget_trains_split() {
     QString why;
     const auto cg = find_memory_cgroups(&why);
