@@ -12,6 +12,10 @@
 // across hosts; and a rank that exits early: its group partners' collectives throw a
 // CollectiveError naming it (world rank 3) instead of hanging, while the other TP group still
 // works; and one that freezes (SIGSTOP): they fail at the 3 s timeout saying it is not responding.
+// And a checkpoint's gather (engine/train/tp_run.h TpTensorGather): each TP group's pieces of a
+// known full state (tp_slice of it) assembled on the group's rank 0 one tensor at a time equal
+// that state's tensors bit for bit, for GPT-2 (tied, untied) and GQA Llama at tp = 2 and 4, the
+// vocabulary split unevenly; the other ranks get nullptr.
 //
 // A plain executable (no Qt): exit 0 when every check of every rank passed, else 1. Each rank
 // prints "ok"/"FAIL" lines; a rank still running 60 s after its scenario began is killed and
@@ -35,6 +39,10 @@
 #include "engine/dist/communicator.h"
 #include "engine/dist/groups.h"
 #include "engine/dist/launch.h"
+#include "engine/model/shape.h"
+#include "engine/model/tensor_parallel.h"
+#include "engine/ops/cpu_ops.h"
+#include "engine/train/tp_run.h"
 
 using namespace td;
 using namespace td::dist;
@@ -410,6 +418,43 @@ int main() {
     if (me.rank == 1 || me.rank == 2) signal_done(me, done_fd);
     if (me.rank == 0) wait_for_ranks(wait_fd, 2);
   }, 3});
+
+  // A checkpoint's tensor-by-tensor gather over each TP group, for three model shapes.
+  for (const int tp : {2, 4}) {
+    scenarios.push_back({"tp-gather" + std::to_string(tp), 4, 20, {}, [tp](Rank& me, Communicator& world, int, int) {
+      ParallelGroups g = make_parallel_groups(world, tp);
+      auto be = make_cpu_backend();
+      for (const int kv : {0, -1, 4}) {  // GPT-2 tied, GPT-2 untied, Llama with 4 of 8 heads' keys and values
+        ModelConfig m;
+        m.vocab_size = 37;  // uneven over 2 and 4 ranks
+        m.seq_len = 8, m.n_layer = 2, m.n_head = 8, m.d_model = 16, m.d_ff = 32;
+        m.tie_embeddings = kv == 0;
+        if (kv > 0) m.family = "llama", m.n_kv_head = kv;
+        const std::string what = (kv > 0 ? "llama GQA" : kv == 0 ? "gpt2 tied" : "gpt2 untied") + std::string(", tp ") + std::to_string(tp);
+        // The full state: element k is k / 7 - 3 (every value distinct, exact in fp32 here).
+        std::vector<float> full(model_num_params(m));
+        for (size_t k = 0; k < full.size(); k++) full[k] = (float)k / 7.0f - 3.0f;
+        const size_t n_local = tp_num_params(m, g.tp_rank, tp);
+        std::vector<float> host(n_local);
+        tp_slice(m, g.tp_rank, tp, full.data(), host.data());
+        float* local = static_cast<float*>(be->alloc(n_local * sizeof(float)));
+        be->upload(local, host.data(), n_local * sizeof(float));
+        TpTensorGather gather(*g.tp, *be, m);
+        const std::vector<ParamTensor> tensors = model_param_tensors(m);
+        size_t equal = 0, wrong_rank = 0;
+        for (size_t i = 0; i < tensors.size(); i++) {
+          const float* t = gather.tensor(i, local);
+          if (g.tp_rank != 0) wrong_rank += t != nullptr;
+          else if (t && std::memcmp(t, full.data() + tensors[i].offset, tensors[i].numel * sizeof(float)) == 0) equal++;
+        }
+        be->free(local);
+        if (g.tp_rank == 0)
+          me.check(equal == tensors.size(), what + ": tensors assembled", std::to_string(equal) + " of " + std::to_string(tensors.size()) + " equal");
+        else
+          me.check(wrong_rank == 0, what + ": nullptr off TP rank 0", std::to_string(wrong_rank));
+      }
+    }});
+  }
 
   int bad = 0;
   for (const auto& sc : scenarios) {
