@@ -442,42 +442,42 @@ TrainerState read_trainer_state(const std::string& dir) {
   return st;
 }
 
-void load_checkpoint(const std::string& dir, GPT& model, AdamW* opt) {
-  Backend& be = model.backend();
-  SafetensorsFile weights(dir + "/model.safetensors");
-  std::vector<float> host(model.num_params());
-  for (const auto& t : model.tensors()) weights.read_f32(t.name, host.data() + t.offset, t.numel);
-  be.upload(model.params(), host.data(), host.size() * sizeof(float));
-  if (opt) {
-    SafetensorsFile o(dir + "/optimizer.safetensors");
-    std::vector<float> v(model.num_params());
-    for (const auto& t : model.tensors()) {
-      o.read_f32(t.name + ".exp_avg", host.data() + t.offset, t.numel);
-      o.read_f32(t.name + ".exp_avg_sq", v.data() + t.offset, t.numel);
+CheckpointTensorReader::CheckpointTensorReader(const std::string& dir, const ModelConfig& model, bool optimizer)
+    : tensors_(model_param_tensors(model)), weights_(dir + "/model.safetensors") {
+  if (optimizer) moments_.emplace(dir + "/optimizer.safetensors");
+  for (const auto& t : tensors_) {
+    weights_.check_f32(t.name, t.numel);
+    if (moments_) {
+      moments_->check_f32(t.name + ".exp_avg", t.numel);
+      moments_->check_f32(t.name + ".exp_avg_sq", t.numel);
     }
-    be.upload(opt->m(), host.data(), host.size() * sizeof(float));
-    be.upload(opt->v(), v.data(), v.size() * sizeof(float));
   }
 }
 
-HostCheckpoint load_checkpoint_host(const std::string& dir, const ModelConfig& model, bool optimizer) {
-  HostCheckpoint c;
-  c.model = model;
-  const std::vector<ParamTensor> tensors = model_param_tensors(model);
-  const size_t n = model_num_params(model);
-  SafetensorsFile weights(dir + "/model.safetensors");
-  c.params.resize(n);
-  for (const auto& t : tensors) weights.read_f32(t.name, c.params.data() + t.offset, t.numel);
-  if (optimizer) {
-    SafetensorsFile o(dir + "/optimizer.safetensors");
-    c.m.resize(n);
-    c.v.resize(n);
-    for (const auto& t : tensors) {
-      o.read_f32(t.name + ".exp_avg", c.m.data() + t.offset, t.numel);
-      o.read_f32(t.name + ".exp_avg_sq", c.v.data() + t.offset, t.numel);
-    }
-  }
-  return c;
+void CheckpointTensorReader::read(size_t i, int which, float* out) const {
+  const ParamTensor& t = tensors_[i];
+  TD_ASSERT(which == 0 || moments_);
+  if (which == 0) weights_.read_f32(t.name, out, t.numel);
+  else moments_->read_f32(t.name + (which == 1 ? ".exp_avg" : ".exp_avg_sq"), out, t.numel);
+}
+
+void load_checkpoint(const std::string& dir, GPT& model, AdamW* opt) {
+  TD_ASSERT(model.num_params() == model_num_params(model.config()) && (opt == nullptr || opt->size() == model.num_params()));
+  const CheckpointTensorReader r(dir, model.config(), opt != nullptr);  // every tensor checked before one is read
+  Backend& be = model.backend();
+  // As save_checkpoint: into the CPU backend's memory in place, a device's through one buffer
+  // of the largest tensor.
+  const bool in_place = be.name() == "cpu";
+  size_t largest = 0;
+  for (const auto& t : r.tensors()) largest = std::max(largest, t.numel);
+  std::vector<float> buf(in_place ? 0 : largest);
+  for_each_state_read(r.tensors().size(), opt != nullptr, [&](size_t i, int which) {
+    const ParamTensor& t = r.tensors()[i];
+    float* dst = (which == 0 ? model.params() : which == 1 ? opt->m() : opt->v()) + t.offset;
+    if (in_place) return r.read(i, which, dst);
+    r.read(i, which, buf.data());
+    be.upload(dst, buf.data(), t.numel * sizeof(float));
+  });
 }
 
 void prune_checkpoints(const std::string& root, int keep) {

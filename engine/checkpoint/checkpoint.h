@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/checkpoint/safetensors.h"
 #include "engine/data/loader.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/adamw.h"
@@ -74,9 +75,25 @@ void for_each_state_read(size_t n_tensors, bool moments, const std::function<voi
 /// files, names and checks as the others. Throws td::Error on I/O failure and what read throws.
 CheckpointInfo save_checkpoint(const std::string& root, const ModelConfig& model, const StateReader& read, bool moments,
                                const TrainerState& state);
-/// Reads a checkpoint's weights (and, with optimizer, its moments) for model into host memory.
-/// Throws td::Error when a tensor is missing or has another shape (SafetensorsFile::read_f32).
-HostCheckpoint load_checkpoint_host(const std::string& dir, const ModelConfig& model, bool optimizer);
+/// A checkpoint's weights (and, with optimizer, AdamW moments) read one tensor at a time in the
+/// layout of model_param_tensors(model), so that a resume needs no host copy of the whole state
+/// (a tensor-parallel resume hands each rank its pieces tensor by tensor). Opening checks every
+/// tensor's presence, dtype and size in the files' headers, so read() fails only on I/O. Throws
+/// td::Error as load_checkpoint (a missing tensor, another shape, a damaged header).
+class CheckpointTensorReader {
+ public:
+  CheckpointTensorReader(const std::string& dir, const ModelConfig& model, bool optimizer);
+  const std::vector<ParamTensor>& tensors() const { return tensors_; }
+  bool optimizer() const { return moments_.has_value(); }
+  /// Tensor i's weights (which 0) or m (1) or v (2, with optimizer) into out (host,
+  /// tensors()[i].numel floats).
+  void read(size_t i, int which, float* out) const;
+
+ private:
+  std::vector<ParamTensor> tensors_;
+  SafetensorsFile weights_;
+  std::optional<SafetensorsFile> moments_;
+};
 
 /// Why a checkpoint directory does not verify ("" when it does): a missing or malformed
 /// trainer.json; a weights / optimizer file whose safetensors header does not parse or points

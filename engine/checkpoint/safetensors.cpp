@@ -112,6 +112,12 @@ void SafetensorsFile::parse_header(std::string_view h, uint64_t data_size, const
 }
 
 void SafetensorsFile::read_f32(const std::string& name, float* out, size_t count) const {
+  check_f32(name, count);
+  File f(path_, File::kRead);
+  f.pread_all(out, count * 4, data_start_ + entries_.at(name).begin);
+}
+
+void SafetensorsFile::check_f32(const std::string& name, size_t count) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) fail("'" + path_ + "' has no tensor '" + name + "': the checkpoint was written for another model shape");
   const Entry& e = it->second;
@@ -119,8 +125,6 @@ void SafetensorsFile::read_f32(const std::string& name, float* out, size_t count
   if (e.end - e.begin != count * 4)
     fail("tensor '" + name + "' in '" + path_ + "' has " + std::to_string((e.end - e.begin) / 4) +
          " elements, the model expects " + std::to_string(count) + ": the checkpoint was written for another model shape");
-  File f(path_, File::kRead);
-  f.pread_all(out, count * 4, data_start_ + e.begin);
 }
 
 }  // namespace td

@@ -54,6 +54,8 @@ class SafetensorsFile {
   /// Reads tensor `name` (dtype F32) into out, which must hold exactly `count` floats.
   /// Throws td::Error if the tensor is missing, not F32, or has another element count.
   void read_f32(const std::string& name, float* out, size_t count) const;
+  /// read_f32's checks without reading: throws the same td::Error.
+  void check_f32(const std::string& name, size_t count) const;
   /// The header check of the constructor on the header's JSON text `h`, for a data section of
   /// data_size bytes; fills entries and metadata. Pure (fuzzed); throws as the constructor.
   static void parse_header(std::string_view h, uint64_t data_size, const std::string& path,

@@ -145,7 +145,7 @@ std::string init_mismatch(const ModelConfig& source, const ModelConfig& target);
 /// The source's weights in the layout of model_param_tensors(target) (host, model_num_params
 /// floats; gpt2's wpe: the first seq_len positions). Throws td::Error with init_mismatch()'s
 /// text when the shapes do not fit ("... --init-from DIR: ..."). A tensor-parallel run slices
-/// this (tp_scatter_full, engine/train/tp_run.h).
+/// this (tp_scatter_tensors, engine/train/tp_run.h).
 std::vector<float> init_source_params(const InitSource& src, const ModelConfig& target);
 
 /// Copies the source's weights into model (init_source_params into an unsplit model's

@@ -118,7 +118,7 @@ void ParallelState::load_moment(int which, const float* full) {
 
 void ParallelState::load_checkpoint_rank0(const std::string& dir) {
   if (tp_ > 1) {
-    full_ = load_checkpoint_host(dir, mc_, true);
+    ckpt_ = std::make_unique<CheckpointTensorReader>(dir, mc_, true);  // read tensor by tensor in distribute()
   } else {
     if (sharded_) full_adam_ = full_adam();
     load_checkpoint(dir, model_, sharded_ ? full_adam_.get() : &adam_);
@@ -136,17 +136,21 @@ void ParallelState::distribute(bool resumed, bool init_from) {
   if (world_.world_size() > 1) {
     if (tp_ > 1) {
       // Tensor parallelism: a fresh run's ranks each slice the same seeded initialisation (rank 0
-      // made its own); --init-from's or a resume's full state goes from rank 0 to all, each
-      // keeping its shard.
+      // made its own); --init-from's or a resume's full state goes from rank 0 to all one tensor
+      // at a time, each rank keeping its piece (a resume's straight from the checkpoint's files).
+      const std::vector<ParamTensor> tensors = model_param_tensors(mc_);
+      auto from_ckpt = [&](int which) { return [&, which](size_t i, float* out) { ckpt_->read(i, which, out); }; };
       if (!resumed && !rank0_) model_.init_weights(tc_.seed);
-      if (!resumed && init_from) tp_scatter_full(world_, be_, mc_, tp_rank_, tp_, full_.params, model_.params());
+      if (!resumed && init_from)
+        tp_scatter_tensors(world_, be_, mc_, tp_rank_, tp_, [&](size_t i, float* out) {
+          std::memcpy(out, full_.params.data() + tensors[i].offset, tensors[i].numel * sizeof(float));
+        }, model_.params());
       if (resumed) {
-        tp_scatter_full(world_, be_, mc_, tp_rank_, tp_, full_.params, model_.params());
+        tp_scatter_tensors(world_, be_, mc_, tp_rank_, tp_, from_ckpt(0), model_.params());
         // A sharded optimizer state: the rank's full-layout moment first, then its DP shard.
         BackendBuffer full_buf(be_, sharded_ ? n_ : 0);
         for (int which = 0; which < 2; which++) {
-          tp_scatter_full(world_, be_, mc_, tp_rank_, tp_, which ? full_.v : full_.m,
-                          sharded_ ? full_buf.data() : which ? adam_.v() : adam_.m());
+          tp_scatter_tensors(world_, be_, mc_, tp_rank_, tp_, from_ckpt(1 + which), sharded_ ? full_buf.data() : which ? adam_.v() : adam_.m());
           if (sharded_) load_moment(which, full_buf.data());
         }
       }
@@ -169,6 +173,7 @@ void ParallelState::distribute(bool resumed, bool init_from) {
   }
   full_ = HostCheckpoint{};
   full_adam_.reset();
+  ckpt_.reset();
   // ZeRO-3: the parameters are final and the same on every rank; each keeps its slices only.
   if (z3_) z3_->shard_params();
 }

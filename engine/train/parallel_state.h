@@ -62,12 +62,14 @@ class ParallelState {
   // -- Start of a run ------------------------------------------------------------------------
   /// Rank 0 (not collective): reads a checkpoint's weights and AdamW moments for this layout:
   /// straight into the model and AdamW when nothing is sharded, else into rank 0's full-size
-  /// staging (an AdamW of N floats a moment; under tensor parallelism the whole model's state in
-  /// host memory, 12 bytes a parameter), which distribute() hands out. Throws td::Error as
-  /// load_checkpoint / load_checkpoint_host (a missing tensor, another shape, a damaged file).
+  /// staging (an AdamW of N floats a moment), which distribute() hands out; under tensor
+  /// parallelism it opens the files (CheckpointTensorReader) and distribute() reads them tensor
+  /// by tensor. Throws td::Error as load_checkpoint (a missing tensor, another shape, a damaged
+  /// file).
   void load_checkpoint_rank0(const std::string& dir);
   /// Rank 0 (not collective): the --init-from source's weights into the model (under tensor
-  /// parallelism into rank 0's staging, sliced by distribute()). Throws as init_source_params.
+  /// parallelism into rank 0's staging, 4 bytes a parameter, handed out by distribute()).
+  /// Throws as init_source_params.
   void init_from_rank0(const InitSource& src);
   /// Collective: after rank 0 has initialised, loaded or been given its state, every rank starts
   /// from the same values bit for bit: weights broadcast (tensor parallelism: each rank's shard
@@ -149,6 +151,7 @@ class ParallelState {
   // parallelism the unsplit state in host memory.
   std::unique_ptr<AdamW> full_adam_;
   HostCheckpoint full_;
+  std::unique_ptr<CheckpointTensorReader> ckpt_;  // rank 0, tensor-parallel resume: read in distribute()
   // Tensor parallelism with ZeRO, world rank 0's TP group during a checkpoint: this rank's
   // layout's gathered m and v (backend memory, N floats each).
   std::unique_ptr<BackendBuffer> tp_m_, tp_v_;

@@ -9,11 +9,6 @@
 namespace td {
 namespace {
 
-size_t local_count(const ModelConfig& m, int tp_rank, int tp) {
-  const auto t = tp_param_tensors(m, tp_rank, tp);
-  return t.back().offset + t.back().numel;
-}
-
 // n floats of backend memory for the scope.
 struct Scratch {
   Scratch(Backend& b, size_t n) : be(b), p(static_cast<float*>(b.alloc(n * sizeof(float)))) {}
@@ -24,65 +19,74 @@ struct Scratch {
 
 }  // namespace
 
-void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
-                     const std::vector<float>& full, float* local) {
-  size_t widest = 0;
-  for (int q = 0; q < tp; q++) widest = std::max(widest, local_count(m, q, tp));
-  // TP rank q's shard, sliced on rank 0, broadcast to all through one shard-sized buffer; the
-  // ranks of TP rank q keep it. No rank but 0 holds the full layout.
-  Scratch buf(be, widest);
-  std::vector<float> chunk(world.rank() == 0 ? widest : 0);
+TpPieces::TpPieces(const ModelConfig& m, int tp) : full(model_param_tensors(m)) {
+  for (const auto& s : tp_splits(m)) replicated.push_back(s.dim < 0);
+  for (const auto& t : full) widest_full = std::max(widest_full, t.numel);
+  runs_.resize((size_t)tp);
+  first_run_.assign((size_t)tp, std::vector<size_t>(full.size() + 1, 0));
   for (int q = 0; q < tp; q++) {
-    const size_t n = local_count(m, q, tp);
-    if (world.rank() == 0) {
-      tp_slice(m, q, tp, full.data(), chunk.data());
-      be.upload(buf.p, chunk.data(), n * sizeof(float));
+    local.push_back(tp_param_tensors(m, q, tp));
+    for (const auto& t : local.back()) widest_piece = std::max(widest_piece, t.numel);
+    auto& runs = runs_[(size_t)q];
+    auto& first = first_run_[(size_t)q];
+    size_t tensor = 0;
+    tp_for_each_run(m, q, tp, [&](size_t fo, size_t lo, size_t n) {
+      // Runs come tensor by tensor with ascending full offsets: tensors without runs start here.
+      while (fo >= full[tensor].offset + full[tensor].numel) first[++tensor] = runs.size();
+      runs.push_back({fo, lo, n});
+    });
+    while (tensor < full.size()) first[++tensor] = runs.size();
+  }
+}
+
+void tp_scatter_tensors(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
+                        const std::function<void(size_t, float*)>& source, float* local) {
+  const TpPieces p(m, tp);
+  const bool root = world.rank() == 0;
+  Scratch buf(be, p.widest_piece);
+  std::vector<float> full(root ? p.widest_full : 0), chunk(p.widest_piece);
+  // buf (backend) -> this rank's piece of a tensor in local, through the host (the Backend
+  // interface has no device copy).
+  auto keep = [&](const ParamTensor& lt) {
+    be.download(chunk.data(), buf.p, lt.numel * sizeof(float));
+    be.upload(local + lt.offset, chunk.data(), lt.numel * sizeof(float));
+  };
+  for (size_t i = 0; i < p.full.size(); i++) {
+    if (root) source(i, full.data());
+    if (p.replicated[i]) {  // every rank's piece is the whole tensor: one broadcast
+      const size_t n = p.full[i].numel;
+      if (root) be.upload(buf.p, full.data(), n * sizeof(float));
+      world.broadcast(buf.p, n * sizeof(float), 0);
+      keep(p.local[(size_t)tp_rank][i]);
+      continue;
     }
-    world.broadcast(buf.p, n * sizeof(float), 0);
-    if (q == tp_rank) {
-      std::vector<float> mine(n);  // backend to backend through the host
-      be.download(mine.data(), buf.p, n * sizeof(float));
-      be.upload(local, mine.data(), n * sizeof(float));
+    for (int q = 0; q < tp; q++) {
+      const ParamTensor& lt = p.local[(size_t)q][i];
+      if (lt.numel == 0) continue;
+      if (root) {  // TP rank q's piece packed from the full tensor
+        p.for_each_run(q, i, [&](size_t fo, size_t lo, size_t c) { std::memcpy(chunk.data() + lo, full.data() + fo, c * sizeof(float)); });
+        be.upload(buf.p, chunk.data(), lt.numel * sizeof(float));
+      }
+      world.broadcast(buf.p, lt.numel * sizeof(float), 0);
+      if (q == tp_rank) keep(lt);
     }
   }
 }
 
 TpTensorGather::TpTensorGather(dist::Communicator& group, Backend& be, const ModelConfig& m)
-    : group_(group), be_(be), tp_(group.world_size()), rank_(group.rank()), full_(model_param_tensors(m)) {
-  const std::vector<TpSplit> splits = tp_splits(m);
-  for (const auto& s : splits) replicated_.push_back(s.dim < 0);
-  size_t widest_piece = 0, widest_full = 0;
-  for (const auto& t : full_) widest_full = std::max(widest_full, t.numel);
-  for (int q = 0; q < tp_; q++) {
-    local_.push_back(tp_param_tensors(m, q, tp_));
-    for (const auto& t : local_.back()) widest_piece = std::max(widest_piece, t.numel);
-  }
-  buf_ = static_cast<float*>(be.alloc(widest_piece * sizeof(float)));
+    : group_(group), be_(be), tp_(group.world_size()), rank_(group.rank()), pieces_(m, tp_) {
+  buf_ = static_cast<float*>(be.alloc(pieces_.widest_piece * sizeof(float)));
   if (rank_ != 0) return;
-  out_.resize(widest_full);
-  chunk_.resize(widest_piece);
-  runs_.resize((size_t)tp_);
-  first_run_.assign((size_t)tp_, std::vector<size_t>(full_.size() + 1, 0));
-  for (int q = 0; q < tp_; q++) {
-    auto& runs = runs_[(size_t)q];
-    auto& first = first_run_[(size_t)q];
-    size_t tensor = 0;
-    tp_for_each_run(m, q, tp_, [&](size_t fo, size_t lo, size_t n) {
-      // Runs come tensor by tensor with ascending full offsets: tensors without runs start here.
-      while (fo >= full_[tensor].offset + full_[tensor].numel) first[++tensor] = runs.size();
-      runs.push_back({fo, lo, n});
-    });
-    while (tensor < full_.size()) first[++tensor] = runs.size();
-  }
+  out_.resize(pieces_.widest_full);
+  chunk_.resize(pieces_.widest_piece);
 }
 
 TpTensorGather::~TpTensorGather() { be_.free(buf_); }
 
 const float* TpTensorGather::tensor(size_t i, const float* local) {
-  const ParamTensor& ft = full_[i];
   for (int q = 0; q < tp_; q++) {
-    if (q > 0 && replicated_[i]) break;  // every rank's copy is the same: TP rank 0's is written
-    const ParamTensor& lt = local_[(size_t)q][i];
+    if (q > 0 && pieces_.replicated[i]) break;  // every rank's copy is the same: TP rank 0's is written
+    const ParamTensor& lt = pieces_.local[(size_t)q][i];
     const size_t n = lt.numel;
     if (n == 0) continue;
     if (q == 0) {
@@ -98,12 +102,8 @@ const float* TpTensorGather::tensor(size_t i, const float* local) {
       group_.broadcast(buf_, n * sizeof(float), q);
       if (rank_ == 0) be_.download(chunk_.data(), buf_, n * sizeof(float));
     }
-    if (rank_ != 0) continue;
-    const auto& runs = runs_[(size_t)q];
-    for (size_t k = first_run_[(size_t)q][i]; k < first_run_[(size_t)q][i + 1]; k++) {
-      const auto& [fo, lo, c] = runs[k];
-      std::memcpy(out_.data() + (fo - ft.offset), chunk_.data() + (lo - lt.offset), c * sizeof(float));
-    }
+    if (rank_ == 0)
+      pieces_.for_each_run(q, i, [&](size_t fo, size_t lo, size_t c) { std::memcpy(out_.data() + fo, chunk_.data() + lo, c * sizeof(float)); });
   }
   return rank_ == 0 ? out_.data() : nullptr;
 }

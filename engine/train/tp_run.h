@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -31,13 +32,40 @@ class GroupTensorParallel final : public TensorParallel {
   dist::Communicator& g_;
 };
 
-/// Rank 0 of `world` holds `full` (host, model_num_params(m) floats; the others pass an empty
-/// vector): each TP rank's shard (tp_slice) is sliced there and broadcast to every rank through
-/// one shard-sized backend buffer, and each rank writes its own (tp rank tp_rank of tp) into
-/// `local` (backend memory, that rank's parameter count). For a resume's weights and AdamW
-/// moments, and --init-from's weights.
-void tp_scatter_full(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
-                     const std::vector<float>& full, float* local);
+/// Where each TP rank's piece of each full tensor lies (tp_param_tensors, tp_for_each_run), for
+/// moving one full tensor at a time between the full layout and the ranks' layouts.
+class TpPieces {
+ public:
+  TpPieces(const ModelConfig& m, int tp);
+  std::vector<ParamTensor> full;                // model_param_tensors(m)
+  std::vector<std::vector<ParamTensor>> local;  // per TP rank: tp_param_tensors (the same names, local shapes)
+  std::vector<bool> replicated;                 // per tensor: every rank holds all of it (tp_splits: dim -1)
+  size_t widest_full = 0, widest_piece = 0;     // the largest full tensor's and local piece's elements
+  /// fn(offset in the full tensor, offset in TP rank q's piece, count) for each contiguous run
+  /// of rank q's piece of tensor i.
+  template <class F> void for_each_run(int q, size_t i, F&& fn) const {
+    for (size_t k = first_run_[(size_t)q][i]; k < first_run_[(size_t)q][i + 1]; k++) {
+      const auto& [fo, lo, c] = runs_[(size_t)q][k];
+      fn(fo - full[i].offset, lo - local[(size_t)q][i].offset, c);
+    }
+  }
+
+ private:
+  // Per TP rank: its runs (full offset, local offset, count) in tensor order, and per tensor the
+  // index of its first run (n_tensors + 1 entries).
+  std::vector<std::vector<std::array<size_t, 3>>> runs_;
+  std::vector<std::vector<size_t>> first_run_;
+};
+
+/// Rank 0 of `world` gives the full state one tensor at a time (source(i, out): tensor i of
+/// model_param_tensors(m) into out, host memory of its numel floats; called on rank 0 only, in
+/// tensor order) and every rank writes its TP rank's (tp_rank of tp) piece into `local` (backend
+/// memory, that rank's layout). Each piece is broadcast over `world` from rank 0 through one
+/// piece-sized backend buffer (a replicated tensor once), so no rank holds more than one full
+/// tensor. Collective over world. For a resume's weights and AdamW moments (straight from the
+/// checkpoint's files: CheckpointTensorReader) and --init-from's weights.
+void tp_scatter_tensors(dist::Communicator& world, Backend& be, const ModelConfig& m, int tp_rank, int tp,
+                        const std::function<void(size_t, float*)>& source, float* local);
 
 /// The TP group's shards gathered to TP rank 0 one full tensor at a time, for a checkpoint
 /// written tensor by tensor (save_checkpoint with a StateReader): TP rank 0 holds one tensor of
@@ -55,20 +83,14 @@ class TpTensorGather {
   /// the tensor's numel floats, valid until the next call; nullptr on the other ranks. Every
   /// rank of the group calls it with the same i, in the same order. A replicated tensor is TP
   /// rank 0's own copy (no traffic); TP rank q's piece is broadcast from q (its local tensor,
-  /// contiguous in its layout) and placed by rank 0 (tp_for_each_run's runs).
+  /// contiguous in its layout) and placed by rank 0 (TpPieces' runs).
   const float* tensor(size_t i, const float* local);
 
  private:
   dist::Communicator& group_;
   Backend& be_;
   int tp_, rank_;
-  std::vector<ParamTensor> full_;                 // model_param_tensors(m)
-  std::vector<std::vector<ParamTensor>> local_;   // per TP rank: tp_param_tensors
-  std::vector<bool> replicated_;                  // per tensor (tp_splits: dim -1)
-  // TP rank 0 only: per TP rank, its runs (full offset, local offset, count) in tensor order and,
-  // per tensor, the index of its first run (n_tensors + 1 entries).
-  std::vector<std::vector<std::array<size_t, 3>>> runs_;
-  std::vector<std::vector<size_t>> first_run_;
+  TpPieces pieces_;
   std::vector<float> out_, chunk_;  // host (TP rank 0): the full tensor; a rank's piece
   float* buf_ = nullptr;            // backend: a rank's piece in flight
 };

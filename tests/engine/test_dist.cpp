@@ -407,7 +407,7 @@ class TestDist : public QObject {
   }
 
   // --init-from under tensor parallelism: rank 0 reads the source, every rank keeps its slice
-  // (tp_scatter_full). TP 2 from the single run's last checkpoint equals one process started
+  // (tp_scatter_tensors). TP 2 from the single run's last checkpoint equals one process started
   // from it (apply_init_source, the unsplit path), and both start below the fresh run's loss.
   void tensor_parallel_starts_from_init_from() {
     const QString src = single_ + "/checkpoints/step_00000006";

@@ -422,6 +422,30 @@ class TestZeroMemory : public QObject {
     const bool ok = compare_ranks((double)plan_parts.total_bytes, (double)td::make_plan(ec, kRanks).total_bytes, rss, base, &cmp);
     qInfo("plan vs measured, split under the budget:\n%s", qPrintable(cmp));
     QVERIFY2(ok, qPrintable(cmp));
+    // 5. The split run resumes under the same limits (rank 0 reads the checkpoint one tensor at
+    // a time and hands each rank its pieces: CheckpointTensorReader, tp_scatter_tensors) and
+    // trains a fourth step.
+    const int port2 = free_tcp_port();
+    std::vector<QProcess*> resumed;
+    for (int r = 0; r < kRanks; r++) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("TRAINDECK_RANK", QString::number(r));
+      env.insert("TRAINDECK_WORLD_SIZE", QString::number(kRanks));
+      env.insert("TRAINDECK_LOCAL_RANK", QString::number(r));
+      env.insert("TRAINDECK_LOCAL_WORLD_SIZE", QString::number(kRanks));
+      env.insert("TRAINDECK_MASTER_ADDR", "127.0.0.1");
+      env.insert("TRAINDECK_MASTER_PORT", QString::number(port2));
+      resumed.push_back(start(groups[1 + r], train_args(out) + split + QStringList{"--resume", "--set", "train.steps=4"}, env));
+    }
+    for (int r = 0; r < kRanks; r++) {
+      QVERIFY2(resumed[r]->waitForFinished(300000), qPrintable(QString("awaited rank %1 of the resumed split run").arg(r)));
+      QVERIFY2(resumed[r]->exitStatus() == QProcess::NormalExit && resumed[r]->exitCode() == 0,
+               qPrintable(QString("resumed rank %1: %2").arg(r).arg(QString::fromUtf8(resumed[r]->readAllStandardError()))));
+    }
+    const auto after = step_losses(out);
+    QCOMPARE(after.size(), size_t(4));
+    for (size_t k = 0; k < 3; k++) QCOMPARE(after[k], ld[k]);  // the first attempt's steps, kept
+    QVERIFY(std::isfinite(after[3]));
   }
 
   void plan_vs_measured_between_stages_data() {
