@@ -15,7 +15,8 @@
 // And a checkpoint's gather (engine/train/tp_run.h TpTensorGather): each TP group's pieces of a
 // known full state (tp_slice of it) assembled on the group's rank 0 one tensor at a time equal
 // that state's tensors bit for bit, for GPT-2 (tied, untied) and GQA Llama at tp = 2 and 4, the
-// vocabulary split unevenly; the other ranks get nullptr.
+// vocabulary split unevenly; the other ranks get nullptr. And the resume's way back
+// (tp_scatter_tensors): every rank's layout equals tp_slice of the state world rank 0 hands out.
 //
 // A plain executable (no Qt): exit 0 when every check of every rank passed, else 1. Each rank
 // prints "ok"/"FAIL" lines; a rank still running 60 s after its scenario began is killed and
@@ -447,6 +448,15 @@ int main() {
           if (g.tp_rank != 0) wrong_rank += t != nullptr;
           else if (t && std::memcmp(t, full.data() + tensors[i].offset, tensors[i].numel * sizeof(float)) == 0) equal++;
         }
+        // And back (a resume): world rank 0 hands out the same state one full tensor at a time;
+        // every rank's layout equals tp_slice of it.
+        std::vector<float> zeros(n_local, 0.0f), back(n_local);
+        be->upload(local, zeros.data(), n_local * sizeof(float));
+        tp_scatter_tensors(world, *be, m, g.tp_rank, tp, [&](size_t i, float* out) {
+          std::memcpy(out, full.data() + tensors[i].offset, tensors[i].numel * sizeof(float));
+        }, local);
+        be->download(back.data(), local, n_local * sizeof(float));
+        me.check(back == host, what + ": scattered piece = tp_slice", std::to_string(n_local) + " floats");
         be->free(local);
         if (g.tp_rank == 0)
           me.check(equal == tensors.size(), what + ": tensors assembled", std::to_string(equal) + " of " + std::to_string(tensors.size()) + " equal");
