@@ -368,6 +368,17 @@ class TestZeroMemory : public QObject {
       p->start("sh", QStringList{"-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\"", cgdir, TD_ENGINE_EXE} + args);
       return p;
     };
+    // Rank r of kRanks on this machine, as `traindeck-engine launch` starts it.
+    auto rank_env = [](int r, int port) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("TRAINDECK_RANK", QString::number(r));
+      env.insert("TRAINDECK_WORLD_SIZE", QString::number(kRanks));
+      env.insert("TRAINDECK_LOCAL_RANK", QString::number(r));
+      env.insert("TRAINDECK_LOCAL_WORLD_SIZE", QString::number(kRanks));
+      env.insert("TRAINDECK_MASTER_ADDR", "127.0.0.1");
+      env.insert("TRAINDECK_MASTER_PORT", QString::number(port));
+      return env;
+    };
     auto train_args = [&](const QString& out) {
       return QStringList{"train", "--config", big_cfg_, "--out", out, "--no-events-stdout", "--quiet", "--peak-flops", "1e10"};
     };
@@ -382,14 +393,7 @@ class TestZeroMemory : public QObject {
     const QString out = dir_.filePath("budget_split");
     std::vector<QProcess*> ranks;
     for (int r = 0; r < kRanks; r++) {
-      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-      env.insert("TRAINDECK_RANK", QString::number(r));
-      env.insert("TRAINDECK_WORLD_SIZE", QString::number(kRanks));
-      env.insert("TRAINDECK_LOCAL_RANK", QString::number(r));
-      env.insert("TRAINDECK_LOCAL_WORLD_SIZE", QString::number(kRanks));
-      env.insert("TRAINDECK_MASTER_ADDR", "127.0.0.1");
-      env.insert("TRAINDECK_MASTER_PORT", QString::number(port));
-      ranks.push_back(start(group(QString("rank%1").arg(r), r == 0 ? rank0_budget : budget), train_args(out) + split, env));
+      ranks.push_back(start(group(QString("rank%1").arg(r), r == 0 ? rank0_budget : budget), train_args(out) + split, rank_env(r, port)));
     }
     QString said;
     for (int r = 0; r < kRanks; r++) {
@@ -428,14 +432,7 @@ class TestZeroMemory : public QObject {
     const int port2 = free_tcp_port();
     std::vector<QProcess*> resumed;
     for (int r = 0; r < kRanks; r++) {
-      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-      env.insert("TRAINDECK_RANK", QString::number(r));
-      env.insert("TRAINDECK_WORLD_SIZE", QString::number(kRanks));
-      env.insert("TRAINDECK_LOCAL_RANK", QString::number(r));
-      env.insert("TRAINDECK_LOCAL_WORLD_SIZE", QString::number(kRanks));
-      env.insert("TRAINDECK_MASTER_ADDR", "127.0.0.1");
-      env.insert("TRAINDECK_MASTER_PORT", QString::number(port2));
-      resumed.push_back(start(groups[1 + r], train_args(out) + split + QStringList{"--resume", "--set", "train.steps=4"}, env));
+      resumed.push_back(start(groups[1 + r], train_args(out) + split + QStringList{"--resume", "--set", "train.steps=4"}, rank_env(r, port2)));
     }
     for (int r = 0; r < kRanks; r++) {
       QVERIFY2(resumed[r]->waitForFinished(300000), qPrintable(QString("awaited rank %1 of the resumed split run").arg(r)));
