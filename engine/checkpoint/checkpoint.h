@@ -52,9 +52,8 @@ struct CheckpointInfo {
 /// write leaves no .tmp directory behind (removed).
 CheckpointInfo save_checkpoint(const std::string& root, GPT& model, AdamW* opt, const TrainerState& state);
 
-/// A model's full (consolidated) state in host memory, in the layout of model_param_tensors(model):
-/// what a tensor-parallel run gathers on rank 0 to write, and what it reads to slice each rank's
-/// shard from (engine/model/tensor_parallel.h). m, v: AdamW's moments, empty for none.
+/// A model's full (consolidated) state in host memory, in the layout of model_param_tensors(model)
+/// (a state built on the host, e.g. by a tool or test). m, v: AdamW's moments, empty for none.
 struct HostCheckpoint {
   ModelConfig model;
   std::vector<float> params, m, v;

@@ -127,7 +127,7 @@ void ParallelState::load_checkpoint_rank0(const std::string& dir) {
 
 void ParallelState::init_from_rank0(const InitSource& src) {
   if (tp_ > 1)
-    full_.params = init_source_params(src, mc_);  // sliced by every rank in distribute()
+    init_params_ = init_source_params(src, mc_);  // sliced by every rank in distribute()
   else
     apply_init_source(src, model_);
 }
@@ -143,7 +143,7 @@ void ParallelState::distribute(bool resumed, bool init_from) {
       if (!resumed && !rank0_) model_.init_weights(tc_.seed);
       if (!resumed && init_from)
         tp_scatter_tensors(world_, be_, mc_, tp_rank_, tp_, [&](size_t i, float* out) {
-          std::memcpy(out, full_.params.data() + tensors[i].offset, tensors[i].numel * sizeof(float));
+          std::memcpy(out, init_params_.data() + tensors[i].offset, tensors[i].numel * sizeof(float));
         }, model_.params());
       if (resumed) {
         tp_scatter_tensors(world_, be_, mc_, tp_rank_, tp_, from_ckpt(0), model_.params());
@@ -171,7 +171,7 @@ void ParallelState::distribute(bool resumed, bool init_from) {
       }
     }
   }
-  full_ = HostCheckpoint{};
+  init_params_ = {};
   full_adam_.reset();
   ckpt_.reset();
   // ZeRO-3: the parameters are final and the same on every rank; each keeps its slices only.

@@ -146,11 +146,10 @@ class ParallelState {
   // The gradient elements this rank counts in the global norm (tensor parallelism: replicated
   // tensors on TP rank 0 only); empty: all of them.
   std::vector<std::pair<size_t, size_t>> counted_;
-  // Rank 0's consolidated state between a checkpoint file and the ranks (resume, --init-from,
-  // checkpoint): a full-size AdamW when sharded, or (resume, --init-from) under tensor
-  // parallelism the unsplit state in host memory.
+  // Rank 0's consolidated state between a checkpoint file and the ranks (resume, checkpoint):
+  // a full-size AdamW when sharded.
   std::unique_ptr<AdamW> full_adam_;
-  HostCheckpoint full_;
+  std::vector<float> init_params_;  // rank 0, tensor-parallel --init-from: the source's weights (host, full layout)
   std::unique_ptr<CheckpointTensorReader> ckpt_;  // rank 0, tensor-parallel resume: read in distribute()
   // Tensor parallelism with ZeRO, world rank 0's TP group during a checkpoint: this rank's
   // layout's gathered m and v (backend memory, N floats each).

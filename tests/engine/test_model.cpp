@@ -384,8 +384,8 @@ class TestModel : public QObject {
   void checkpoint_streams_tensor_by_tensor() {
     // The writer reads a state in device memory one tensor at a time (one download of each
     // tensor's weights, m and v: 12 N bytes in all, none larger than the largest tensor), and its
-    // files are byte for byte those of the same state written from host memory (HostCheckpoint,
-    // the tensor-parallel gather's path) and in place from the CPU backend.
+    // files are byte for byte those of the same state written from host memory (HostCheckpoint)
+    // and in place from the CPU backend.
     ModelConfig m = tiny(23, false);  // untied: the LM head (23 x 16) is a tensor of its own
     auto cpu = make_cpu_backend();
     DeviceLikeBackend dev(*cpu);
