@@ -49,10 +49,6 @@ class ParallelState {
   ParallelState(const ParallelState&) = delete;
   ParallelState& operator=(const ParallelState&) = delete;
 
-  int tp() const { return tp_; }
-  int dp() const { return dp_; }
-  bool zero1() const { return zero1_; }
-  bool zero2() const { return zero2_; }  // ZeRO-2 or ZeRO-3 (bucketed gradient and optimizer sharding)
   bool zero3() const { return zero3_; }
   /// ", ZeRO-1" / ", ZeRO-2" / ", ZeRO-3" or "" (for the run line).
   const char* zero_label() const;
@@ -110,8 +106,6 @@ class ParallelState {
   /// TP group send their pieces of each tensor as rank 0 writes it (collective with
   /// write_checkpoint, in for_each_state_read's order); then frees what was gathered.
   void follow_checkpoint_write();
-
-  Zero3* zero3_state() { return z3_; }
 
  private:
   std::unique_ptr<AdamW> full_adam();
