@@ -211,13 +211,15 @@ const std::vector<Field>& fields() {
     v.push_back(make_int<T>("train", "alert_spike_window", t, &T::alert_spike_window, 2, 1 << 20, "Alerts (docs/events.md \"Alerts\"): a loss spike is judged against the mean and standard deviation of the finite losses of this many previous steps (at least 10 of them, or all when fewer)."));
     v.push_back(make_real<T>("train", "alert_spike_sigma", t, &T::alert_spike_sigma, 0, 1e6, true, "A step's loss is a spike when it exceeds mean + alert_spike_sigma * std of the window ..."));
     v.push_back(make_real<T>("train", "alert_spike_factor", t, &T::alert_spike_factor, 1, 1e6, false, "... and alert_spike_factor * mean."));
-    v.push_back(make_int<T>("train", "alert_throughput_window", t, &T::alert_throughput_window, 1, 1 << 20, "A throughput drop compares the median tokens/s of this many last steps with the median of all earlier steps (the first 10 steps not counted)."));
+    v.push_back(make_int<T>("train", "alert_throughput_window", t, &T::alert_throughput_window, 1, 1 << 20, "A throughput drop compares the median tokens/s of at least this many last steps with the median of all earlier steps (the first 10 steps not counted) ..."));
+    v.push_back(make_real<T>("train", "alert_throughput_window_s", t, &T::alert_throughput_window_s, 0, 1e7, false, "... and of as many more as it takes to cover this many seconds of step time, so that millisecond steps do not turn scheduler noise into alerts. The alert re-arms after a whole window back above the limit."));
     v.push_back(make_real<T>("train", "alert_throughput_fraction", t, &T::alert_throughput_fraction, 0, 1, false, "A throughput drop alert fires when the recent median falls below this fraction of the earlier one; 0 disables it."));
     v.push_back(make_real<T>("train", "alert_stall_factor", t, &T::alert_stall_factor, 0, 1e6, true, "The workbench reports a stall when no step came for this many times the median step time ..."));
     v.push_back(make_real<T>("train", "alert_stall_min_s", t, &T::alert_stall_min_s, 0, 1e7, false, "... and at least this many seconds."));
     v.push_back(make_u64<T>("train", "alert_disk_min_free_bytes", t, &T::alert_disk_min_free_bytes, "Disk alert: the run directory's filesystem has fewer free bytes than this ..."));
     v.push_back(make_real<T>("train", "alert_disk_min_free_fraction", t, &T::alert_disk_min_free_fraction, 0, 1, false, "... or less than this fraction of its size free (checked every 50 steps and after each checkpoint)."));
     v.push_back(make_real<T>("train", "alert_connection_lost_s", t, &T::alert_connection_lost_s, 0, 1e7, true, "The workbench reports a remote run's connection lost after this many seconds without it."));
+    v.push_back(make_real<T>("train", "alert_interval_s", t, &T::alert_interval_s, 0, 1e7, false, "At most one loss spike alert and one throughput drop alert per this many seconds of the run's step time, however often the figure crosses its limit."));
 
     v.push_back(make_string<D>("data", "path", d, &D::path, {}, "A prepared dataset directory (traindeck-engine prepare); relative paths are taken from the config file's directory."));
     return v;
@@ -243,6 +245,8 @@ alerts::AlertRules alert_rules(const TrainConfig& t) {
   r.spike_sigma = t.alert_spike_sigma;
   r.spike_factor = t.alert_spike_factor;
   r.throughput_window = t.alert_throughput_window;
+  r.throughput_window_s = t.alert_throughput_window_s;
+  r.alert_interval_s = t.alert_interval_s;
   r.throughput_fraction = t.alert_throughput_fraction;
   r.stall_factor = t.alert_stall_factor;
   r.stall_min_s = t.alert_stall_min_s;

@@ -87,12 +87,14 @@ struct TrainConfig {
   double alert_spike_sigma = 6.0;
   double alert_spike_factor = 1.5;
   int alert_throughput_window = 20;
+  double alert_throughput_window_s = 60.0;
   double alert_throughput_fraction = 0.5;  // 0 disables
   double alert_stall_factor = 10.0;
   double alert_stall_min_s = 120.0;
   uint64_t alert_disk_min_free_bytes = 1ull << 30;
   double alert_disk_min_free_fraction = 0.02;
   double alert_connection_lost_s = 180.0;
+  double alert_interval_s = 600.0;
 };
 
 struct DataConfig {

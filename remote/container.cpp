@@ -1,6 +1,7 @@
 // The engine in a container on a node (container.h): spec, JSON, checks, the run argv.
 #include "remote/container.h"
 
+#include <filesystem>
 #include <set>
 
 #include "engine/common/error.h"
@@ -89,7 +90,9 @@ ContainerMount parse_mount(const std::string& text) {
     throw Error("mount '" + text + "': the node path '" + m.host + "' is not absolute" + form);
   if (m.container.empty() || m.container[0] != '/')
     throw Error("mount '" + text + "': the container path '" + m.container + "' is not absolute" + form);
-  if (m.container.find_first_not_of('/') == std::string::npos)
+  // "/mnt/..", "/./" and "//" name the root too: judged on the normal form.
+  const std::string normal = std::filesystem::path(m.container).lexically_normal().string();
+  if (normal.find_first_not_of('/') == std::string::npos)
     throw Error("mount '" + text + "': the container's root '/' cannot be a mount target" + form);
   return m;
 }

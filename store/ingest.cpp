@@ -101,6 +101,20 @@ double now_seconds() {
 struct Malformed {
   std::string why;
 };
+// A line naming another run than the file's: caught per line, counted (skipped and foreign).
+struct Foreign {
+  std::string why;
+};
+
+constexpr size_t kMaxWarned = 1000;     // unknown types / fields remembered per Ingester
+constexpr size_t kMaxNameInMessage = 64;  // bytes of a hostile name quoted in a warning
+
+// `name` for a warning: at most kMaxNameInMessage bytes (then "..." and the full length), so a
+// 10 MB field name never reaches a terminal or the store whole.
+std::string quoted_name(std::string_view name) {
+  if (name.size() <= kMaxNameInMessage) return "\"" + std::string(name) + "\"";
+  return "\"" + std::string(name.substr(0, kMaxNameInMessage)) + "...\" (" + std::to_string(name.size()) + " bytes)";
+}
 
 }  // namespace
 
@@ -109,6 +123,7 @@ IngestStats& IngestStats::operator+=(const IngestStats& o) {
   rows += o.rows;
   metric_rows += o.metric_rows;
   skipped += o.skipped;
+  foreign += o.foreign;
   ignored += o.ignored;
   unknown_fields += o.unknown_fields;
   bytes += o.bytes;
@@ -126,7 +141,6 @@ struct Ingester::Batch {
   IngestStats stats;
   int64_t line_no = 0;      // 1-based number of the line being processed
   int64_t experiment = -1;  // experiments.id, resolved when a run is first created
-  int64_t first_run = -1;   // first run seen, recorded as the file's run
   size_t batch_rows = 0;
   std::set<std::string> warned;  // unknown types and type.field names first noted in this batch
   // Per run: the last step seen (file order).
@@ -202,27 +216,76 @@ void Ingester::prepare() {
   attempt_end_ = Stmt(db,
                       "UPDATE run_attempts SET end_time = ?3, status = ?4 WHERE run = ?1 AND attempt = ?2"
                       " AND start_time IS NOT NULL");
-  find_run_ = Stmt(db, "SELECT id FROM runs WHERE run_id = ?1");
+  find_run_ = Stmt(db, "SELECT id, coalesce(events_path, '') FROM runs WHERE run_id = ?1");
   new_run_ = Stmt(db, "INSERT INTO runs(run_id, experiment, events_path) VALUES(?1, ?2, ?3)");
   prepared_ = true;
 }
 
-int64_t Ingester::run_for(const std::string& run_id, Batch& b) {
-  if (auto it = runs_.find(run_id); it != runs_.end()) return it->second;
-  int64_t key;
-  find_run_.bind(1, run_id);
+// The file's run, as far as the store knows it, before the batch reads a line: the caller's
+// (IngestOptions::run_id), else the run the file was recorded for (event_files.run), else the
+// newest run recorded from this path; else undecided until the first valid line (claim_line).
+void Ingester::resolve_file_run(std::optional<int64_t> recorded) {
+  file_run_key_ = -1;
+  file_run_id_ = opts_.run_id;
+  if (!file_run_id_.empty()) return;
+  sqlite3* db = store_.handle();
+  if (recorded) {
+    Stmt st(db, "SELECT run_id FROM runs WHERE id = ?1");
+    st.bind(1, *recorded);
+    if (st.step()) {
+      file_run_id_ = st.col_text(0);
+      file_run_key_ = *recorded;
+      return;
+    }
+  }
+  Stmt st(db, "SELECT id, run_id FROM runs WHERE events_path = ?1 ORDER BY id DESC LIMIT 1");
+  st.bind(1, path_);
+  if (st.step()) {
+    file_run_key_ = st.col_int(0);
+    file_run_id_ = st.col_text(1);
+  }
+}
+
+// A valid line naming run `run_id`: throws Foreign unless it is the file's run. While the file's
+// run is undecided (a file the store has never seen), the first valid line decides it, unless
+// the store records that run from another events file (a hand-written file naming someone
+// else's run: every such line is refused).
+void Ingester::claim_line(std::string_view run_id) {
+  if (!file_run_id_.empty()) {
+    if (run_id == file_run_id_) return;
+    throw Foreign{"line names run '" + std::string(run_id) + "', but this file is run '" + file_run_id_ +
+                  "''s (an events file feeds one run)"};
+  }
+  find_run_.bind(1, std::string(run_id));
+  std::optional<int64_t> key;
+  std::string from;
   if (find_run_.step()) {
     key = find_run_.col_int(0);
-    find_run_.reset();
-  } else {
-    find_run_.reset();
-    if (b.experiment < 0) b.experiment = store_.ensure_experiment(experiment_);
-    new_run_.bind(1, run_id).bind(2, b.experiment).bind(3, path_).exec();
-    key = sqlite3_last_insert_rowid(store_.handle());
+    from = find_run_.col_text(1);
   }
-  if (b.first_run < 0) b.first_run = key;
-  runs_.emplace(run_id, key);
-  return key;
+  find_run_.reset();
+  if (!from.empty() && from != path_)
+    throw Foreign{"line names run '" + std::string(run_id) + "', which the store records from another events file ('" + from +
+                  "'); an events file feeds one run, so this file cannot change it"};
+  file_run_id_.assign(run_id);
+  file_run_key_ = key.value_or(-1);
+}
+
+// The runs.id of the file's run (claim_line decided it), creating its row the first time.
+int64_t Ingester::file_run(Batch& b) {
+  TD_ASSERT(!file_run_id_.empty());
+  if (file_run_key_ >= 0) return file_run_key_;
+  find_run_.bind(1, file_run_id_);
+  if (find_run_.step()) {
+    file_run_key_ = find_run_.col_int(0);
+    find_run_.reset();
+    return file_run_key_;
+  }
+  find_run_.reset();
+  if (b.experiment < 0) b.experiment = store_.ensure_experiment(experiment_);
+  new_run_.bind(1, file_run_id_).bind(2, b.experiment).bind(3, path_).exec();
+  file_run_key_ = sqlite3_last_insert_rowid(store_.handle());
+  return file_run_key_;
 }
 
 int64_t Ingester::metric_id(const std::string& name) {
@@ -336,26 +399,24 @@ bool Ingester::fast_step(const char* begin, const char* end, Batch& b) {
   const FlatValue* a = o.get("attempt");
   if (a && (a->kind != FlatValue::Int || a->i < 0 || a->i > kMaxAttempt)) return false;
   const FlatValue* r = o.get("rank");
-  if (r && (r->kind != FlatValue::Int || r->i < 0)) return false;
+  if (r && (r->kind != FlatValue::Int || r->i < 0 || r->i > kMaxRank)) return false;
   const FlatValue* s = o.get("step");
-  if (!s || s->kind != FlatValue::Int) return false;
+  if (!s || s->kind != FlatValue::Int || s->i < 0 || s->i > kMaxStep) return false;
   const int attempt = a ? static_cast<int>(a->i) : 0;
   const int rank = r ? static_cast<int>(r->i) : 0;
   // Members this build knows: type, run_id, t, step, then the optional ones present.
   int known = 4 + (a != nullptr) + (r != nullptr) + (o.get("v") != nullptr);
-  if (run_id->s != last_run_id_) {
-    last_run_id_.assign(run_id->s);
-    last_run_ = run_for(last_run_id_, b);
-  }
+  claim_line(run_id->s);  // throws Foreign before anything is written
+  const int64_t run = file_run(b);
   for (size_t k = 0; k < kStepMetricFields.size(); ++k) {
     const EventField& f = kEventFields[kStepMetricFields[k].i];
     const FlatValue* v = o.get(f.key);
     known += v != nullptr;
     if (!v || !v->is_number()) continue;  // null (e.g. mfu with an unknown peak): no row
     if (step_ids_[k] < 0) step_ids_[k] = metric_id(f.metric);
-    put_metric(b, last_run_, step_ids_[k], rank, s->i, attempt, t->d, v->d);
+    put_metric(b, run, step_ids_[k], rank, s->i, attempt, t->d, v->d);
   }
-  track(b, last_run_, s->i);
+  track(b, run, s->i);
   // More members than known ones: unknown fields (or a repeated key, which reports nothing).
   if (o.n != known) {
     bool any = false;
@@ -400,15 +461,30 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     attempt = static_cast<int>(a->get<int64_t>());
   }
   if (const json* r = field(j, "rank")) {
-    if (!is_int(r) || r->get<int64_t>() < 0) throw Malformed{"\"rank\" is not an integer >= 0"};
+    if (!is_int(r) || r->get<int64_t>() < 0 || r->get<int64_t>() > kMaxRank)
+      throw Malformed{"\"rank\" is not an integer in 0.." + std::to_string(kMaxRank)};
     rank = static_cast<int>(r->get<int64_t>());
   }
+  claim_line(run_id->get_ref<const std::string&>());  // throws Foreign before anything is written
   const std::string& ty = type->get_ref<const std::string&>();
   bool rank_unknown = false;  // a `ranks` entry of a step carries a field the table lacks
+  // A step outside 0..kMaxStep is impossible (a forged or corrupted line): malformed.
+  auto bounded_step = [&](const json* s) -> int64_t {
+    if (!s->is_number_integer() || s->get<int64_t>() < 0 || s->get<int64_t>() > kMaxStep)
+      throw Malformed{"\"" + ty + "\" event's \"step\" is outside 0.." + std::to_string(kMaxStep)};
+    return s->get<int64_t>();
+  };
   auto need_step = [&]() -> int64_t {
     const json* s = field(j, "step");
     if (!is_int(s)) throw Malformed{"\"" + ty + "\" event without an integer \"step\""};
-    return s->get<int64_t>();
+    return bounded_step(s);
+  };
+  // An optional step (warning, alert, run_end, run_start's resumed_from_step): absent or null
+  // is none; present, it must be a possible step.
+  auto opt_step = [&](const char* k) -> std::optional<int64_t> {
+    const json* s = field(j, k);
+    if (!is_int(s)) return std::nullopt;
+    return bounded_step(s);
   };
   auto opt_string = [&](const char* k) -> std::optional<std::string> {
     const json* s = field(j, k);
@@ -429,7 +505,7 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
 
   if (ty == "step") {
     const int64_t step = need_step();
-    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    const int64_t run = file_run(b);
     for (size_t k = 0; k < kStepMetricFields.size(); ++k) {
       const EventField& f = kEventFields[kStepMetricFields[k].i];
       const json* v = field(j, f.key);
@@ -462,7 +538,7 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     const int64_t step = need_step();
     const json* v = field(j, "val_loss");
     if (!v || !v->is_number()) throw Malformed{"\"eval\" event without a \"val_loss\" number"};
-    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    const int64_t run = file_run(b);
     static_assert(find_event_field(EventKind::Eval, FieldScope::Global, "val_loss") != nullptr);
     put_metric(b, run, metric_id(find_event_field(EventKind::Eval, FieldScope::Global, "val_loss")->metric), rank, step, attempt, t,
                v->get<double>());
@@ -471,7 +547,7 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     const int64_t step = need_step();
     const auto text = opt_string("text");
     if (!text) throw Malformed{"\"sample\" event without a \"text\" string"};
-    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    const int64_t run = file_run(b);
     sample_.bind(1, run).bind(2, rank).bind(3, step).bind(4, attempt).bind(5, t);
     sample_.bind(6, opt_string("prompt").value_or("")).bind(7, *text).exec();
     wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
@@ -480,7 +556,7 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     const int64_t step = need_step();
     const auto path = opt_string("path");
     if (!path) throw Malformed{"\"checkpoint\" event without a \"path\" string"};
-    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    const int64_t run = file_run(b);
     checkpoint_.bind(1, run).bind(2, rank).bind(3, step).bind(4, attempt).bind(5, t);
     checkpoint_.bind(6, *path).bind(7, opt_int("bytes")).exec();
     wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
@@ -491,8 +567,8 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
           put_metric(b, run, metric_id(f.metric), rank, step, attempt, t, v->get<double>());
     track(run, std::nullopt);
   } else if (ty == "warning") {
-    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
-    warning_.bind(1, run).bind(2, rank).bind(3, opt_int("step")).bind(4, attempt).bind(5, t);
+    const int64_t run = file_run(b);
+    warning_.bind(1, run).bind(2, rank).bind(3, opt_step("step")).bind(4, attempt).bind(5, t);
     warning_.bind(6, opt_string("code").value_or("warning"));
     warning_.bind(7, opt_string("message").value_or("")).exec();
     wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
@@ -501,18 +577,18 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
     // docs/events.md "Alerts"; kept once by (run, 'engine', kind, attempt, step).
     const auto kind = opt_string("kind");
     if (!kind || kind->empty()) throw Malformed{"\"alert\" event without a \"kind\" string"};
-    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
-    alert_.bind(1, run).bind(2, attempt).bind(3, opt_int("step").value_or(0)).bind(4, t).bind(5, *kind);
+    const int64_t run = file_run(b);
+    alert_.bind(1, run).bind(2, attempt).bind(3, opt_step("step").value_or(0)).bind(4, t).bind(5, *kind);
     alert_.bind(6, opt_string("severity").value_or("warning")).bind(7, opt_string("message").value_or(""));
     alert_.bind(8, opt_number("value")).bind(9, opt_number("threshold")).exec();
     wrote_rows(b, static_cast<size_t>(sqlite3_changes(store_.handle())));
     track(run, std::nullopt);
   } else if (ty == "run_start") {
-    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    const int64_t run = file_run(b);
     std::optional<std::string> config;
     if (const json* c = field(j, "config"); c && !c->is_null()) config = c->dump();
     const auto host = opt_string("host");
-    const auto resumed = opt_int("resumed_from_step");
+    const auto resumed = opt_step("resumed_from_step");
     run_start_.bind(1, run).bind(2, config).bind(3, host).bind(4, opt_string("device"));
     run_start_.bind(5, opt_int("world_size")).bind(6, opt_int("n_params"));
     run_start_.bind(7, opt_number("flops_per_token")).bind(8, opt_number("peak_flops"));
@@ -563,15 +639,16 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
   } else if (ty == "run_end") {
     const auto status = opt_string("status");
     if (!status || status->empty()) throw Malformed{"\"run_end\" event without a \"status\" string"};
-    const int64_t run = run_for(run_id->get_ref<const std::string&>(), b);
+    const std::optional<int64_t> end_step = opt_step("step");  // refused before anything is written
+    const int64_t run = file_run(b);
     run_end_.bind(1, run).bind(2, *status).bind(3, t).bind(4, opt_string("reason")).bind(5, attempt).exec();
     const bool counts = sqlite3_changes(store_.handle()) > 0;
     attempt_end_.bind(1, run).bind(2, attempt).bind(3, t).bind(4, *status).exec();
-    if (counts) track(run, opt_int("step"));
+    if (counts) track(run, end_step);
   } else {
     ++b.stats.ignored;  // a type from a newer engine: ignored, as events.md asks
-    if (warned(b, ty))
-      note(b, "unknown event type \"" + ty + "\" (from a newer engine?); its lines are ignored");
+    if (warned(b, ty.substr(0, kMaxNameInMessage)))
+      note(b, "unknown event type " + quoted_name(ty) + " (from a newer engine?); its lines are ignored");
     return;
   }
   // Fields this build does not know are ignored (events.md), the rest of the line kept.
@@ -585,7 +662,9 @@ void Ingester::process_line(const char* begin, const char* end, Batch& b) {
 }
 
 bool Ingester::warned(Batch& b, const std::string& key) {
-  if (warned_.count(key) || !b.warned.insert(key).second) return false;
+  if (warned_.count(key) || b.warned.count(key)) return false;
+  if (warned_.size() + b.warned.size() >= kMaxWarned) return false;  // a hostile file's millionth name
+  b.warned.insert(key);
   return true;
 }
 
@@ -595,20 +674,18 @@ void Ingester::note(Batch& b, const std::string& why) {
 }
 
 void Ingester::note_unknown_field(Batch& b, std::string_view type, std::string_view key) {
-  const std::string k = std::string(type) + "." + std::string(key);
+  const std::string k = std::string(type.substr(0, kMaxNameInMessage)) + "." + std::string(key.substr(0, kMaxNameInMessage));
   if (warned(b, k))
-    note(b, "unknown field \"" + std::string(key) + "\" in a \"" + std::string(type) +
-                "\" event (from a newer engine?); the field is ignored, the rest of the line kept");
+    note(b, "unknown field " + quoted_name(key) + " in a " + quoted_name(type) +
+                " event (from a newer engine?); the field is ignored, the rest of the line kept");
 }
 
 IngestStats Ingester::poll(size_t max_lines) {
   if (max_lines == 0) max_lines = 1;
   prepare();
-  runs_.clear();  // another connection may have deleted runs since the last batch
-  names_.clear();
+  names_.clear();  // another connection may have changed the store since the last batch
   step_ids_.fill(-1);
   rank_ids_.fill(-1);
-  last_run_id_.clear();
   sqlite3* db = store_.handle();
   Batch b;
   const auto deadline = std::chrono::steady_clock::now() +
@@ -617,21 +694,28 @@ IngestStats Ingester::poll(size_t max_lines) {
   Transaction tx(db);
   lod_.begin(db);  // drops what a rolled-back batch left
   appends_.clear();
-  int64_t offset = 0, skipped_total = 0;
+  int64_t offset = 0, skipped_total = 0, foreign_total = 0;
+  bool long_line = false;  // the offset is inside a line longer than kMaxEventLineBytes
+  std::optional<int64_t> recorded;
   {
-    Stmt st(db, "SELECT byte_offset, lines, skipped FROM event_files WHERE path = ?1");
+    Stmt st(db, "SELECT byte_offset, lines, skipped, run, foreign_lines, long_line FROM event_files WHERE path = ?1");
     st.bind(1, path_);
     if (st.step()) {
       offset = st.col_int(0);
       b.line_no = st.col_int(1);
       skipped_total = st.col_int(2);
+      recorded = st.col_opt_int(3);
+      foreign_total = st.col_int(4);
+      long_line = st.col_int(5) != 0;
     }
   }
+  resolve_file_run(recorded);
   b.stats.offset = offset;
 
   // Never through a link (the engine refuses to write one: a link there is planted, and would
-  // make the store read whatever file it names); O_NOFOLLOW, then a stdio stream on the fd.
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // make the store read whatever file it names): O_NOFOLLOW. Only a regular file: O_NONBLOCK so
+  // that a FIFO planted there cannot block the open, then fstat, then blocking reads again.
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) {
       b.stats.at_eof = true;
@@ -642,13 +726,20 @@ IngestStats Ingester::poll(size_t max_lines) {
                   "delete the link (the run's own events file is never one)");
     fail_errno("cannot open events file", path_);
   }
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    const bool regular = S_ISREG(sb.st_mode);
+    ::close(fd);
+    if (!regular)
+      throw Error("events file '" + path_ + "' is not a regular file (a FIFO, device or folder): TrainDeck reads a run's events "
+                  "only from the file the engine writes; delete what is there");
+    fail_errno("cannot examine events file", path_);
+  }
   std::unique_ptr<std::FILE, FileCloser> f(::fdopen(fd, "rb"));
   if (!f) {
     ::close(fd);
     fail_errno("cannot open events file", path_);
   }
-  struct stat sb {};
-  if (fstat(fileno(f.get()), &sb) != 0) fail_errno("cannot stat events file", path_);
   TD_CHECK(sb.st_size >= offset,
            "events file '" + path_ + "' is " + std::to_string(sb.st_size) +
                " bytes, shorter than the " + std::to_string(offset) +
@@ -659,27 +750,55 @@ IngestStats Ingester::poll(size_t max_lines) {
   std::string buf;     // unconsumed bytes: buf[pos..] start at file offset `offset`
   size_t pos = 0;
   bool eof = false, stop = false;
+  auto consume = [&](size_t len) {
+    pos += len;
+    offset += static_cast<int64_t>(len);
+    b.stats.bytes += len;
+  };
+  auto end_line = [&] {
+    ++b.stats.lines;
+    if (b.stats.lines >= max_lines || ((b.stats.lines & 63) == 0 && std::chrono::steady_clock::now() >= deadline))
+      stop = true;
+  };
   while (!stop) {
     // Consume complete lines already in the buffer.
     while (!stop) {
       const char* base = buf.data() + pos;
       const void* nl = std::memchr(base, '\n', buf.size() - pos);
-      if (!nl) break;
+      if (!nl) {
+        // No end in sight: a line already longer than the cap is skipped as it is read, never
+        // held whole (its end may come in a later poll, or after a restart: event_files.long_line).
+        if (long_line || buf.size() - pos > kMaxEventLineBytes) {
+          if (!long_line) ++b.line_no;
+          long_line = true;
+          consume(buf.size() - pos);
+        }
+        break;
+      }
       const char* end = static_cast<const char*>(nl);
+      const size_t len = static_cast<size_t>(end - base) + 1;
+      if (long_line || len - 1 > kMaxEventLineBytes) {
+        if (!long_line) ++b.line_no;
+        long_line = false;
+        ++b.stats.skipped;
+        note(b, "line longer than " + std::to_string(kMaxEventLineBytes) + " bytes (no event is); line skipped");
+        consume(len);
+        end_line();
+        continue;
+      }
       ++b.line_no;
       try {
         process_line(base, end, b);
       } catch (const Malformed& m) {
         ++b.stats.skipped;
         note(b, m.why + "; line skipped");
+      } catch (const Foreign& m) {
+        ++b.stats.skipped;
+        ++b.stats.foreign;
+        note(b, m.why + "; line skipped");
       }
-      const size_t len = static_cast<size_t>(end - base) + 1;
-      pos += len;
-      offset += static_cast<int64_t>(len);
-      b.stats.bytes += len;
-      ++b.stats.lines;
-      if (b.stats.lines >= max_lines || ((b.stats.lines & 63) == 0 && std::chrono::steady_clock::now() >= deadline))
-        stop = true;
+      consume(len);
+      end_line();
     }
     if (stop || eof) break;
     buf.erase(0, pos);
@@ -694,9 +813,9 @@ IngestStats Ingester::poll(size_t max_lines) {
     }
   }
   b.stats.at_eof = eof && std::memchr(buf.data() + pos, '\n', buf.size() - pos) == nullptr;
-  b.stats.partial_line = b.stats.at_eof && pos < buf.size();
+  b.stats.partial_line = b.stats.at_eof && (pos < buf.size() || long_line);
   b.stats.offset = offset;
-  if (b.stats.lines == 0) return b.stats;  // nothing consumed: roll back the empty transaction
+  if (b.stats.bytes == 0) return b.stats;  // nothing consumed: roll back the empty transaction
 
   flush_appends();
   lod_.flush();  // the level of detail commits with the rows it summarises
@@ -704,14 +823,15 @@ IngestStats Ingester::poll(size_t max_lines) {
   Stmt prog(db, "UPDATE runs SET last_step = coalesce(?2, last_step) WHERE id = ?1");
   for (const auto& [run, last] : b.progress) prog.bind(1, run).bind(2, last).exec();
   Stmt off(db,
-           "INSERT INTO event_files(path, run, byte_offset, lines, skipped, updated)"
-           " VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(path) DO UPDATE SET"
-           " run = coalesce(event_files.run, excluded.run), byte_offset = excluded.byte_offset,"
-           " lines = excluded.lines, skipped = excluded.skipped, updated = excluded.updated");
+           "INSERT INTO event_files(path, run, byte_offset, lines, skipped, updated, foreign_lines, long_line)"
+           " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(path) DO UPDATE SET"
+           " run = coalesce(excluded.run, event_files.run), byte_offset = excluded.byte_offset,"
+           " lines = excluded.lines, skipped = excluded.skipped, updated = excluded.updated,"
+           " foreign_lines = excluded.foreign_lines, long_line = excluded.long_line");
   off.bind(1, path_);
-  if (b.first_run >= 0) off.bind(2, b.first_run); else off.bind_null(2);
+  if (file_run_key_ >= 0) off.bind(2, file_run_key_); else off.bind_null(2);
   off.bind(3, offset).bind(4, b.line_no).bind(5, skipped_total + static_cast<int64_t>(b.stats.skipped));
-  off.bind(6, now_seconds()).exec();
+  off.bind(6, now_seconds()).bind(7, foreign_total + static_cast<int64_t>(b.stats.foreign)).bind(8, int64_t(long_line)).exec();
   tx.commit();
   warned_.insert(b.warned.begin(), b.warned.end());
   b.stats.batches = 1;
@@ -736,7 +856,7 @@ int64_t Ingester::offset() {
 
 void Ingester::reset() {
   Stmt st(store_.handle(),
-          "UPDATE event_files SET byte_offset = 0, lines = 0, skipped = 0 WHERE path = ?1");
+          "UPDATE event_files SET byte_offset = 0, lines = 0, skipped = 0, foreign_lines = 0, long_line = 0 WHERE path = ?1");
   st.bind(1, path_).exec();
 }
 

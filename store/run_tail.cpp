@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "engine/common/error.h"
+
 namespace td::store {
 
 namespace {
@@ -12,10 +14,20 @@ double now_s() {
 }  // namespace
 
 RunTail::RunTail(Store& store, std::string run_id, std::string events_path, std::string experiment)
-    : store_(store), run_id_(std::move(run_id)), ingester_(store, std::move(events_path), std::move(experiment)) {}
+    : store_(store), run_id_(std::move(run_id)), ingester_(store, std::move(events_path), std::move(experiment), ingest_options_for(run_id_)) {}
+
+void RunTail::check_released() {
+  std::string found;
+  for (const std::string& p : store_.release_open_state()) found += (found.empty() ? "" : "; ") + p;
+  if (!found.empty()) throw Error("store '" + store_.path() + "' after ingesting run " + run_id_ + ": " + found);
+}
 
 IngestStats RunTail::ingest(double budget_s) {
-  if (budget_s <= 0) return ingester_.poll_all();
+  if (budget_s <= 0) {
+    IngestStats st = ingester_.poll_all();
+    check_released();
+    return st;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   IngestStats all;
   IngestStats st;
@@ -23,6 +35,7 @@ IngestStats RunTail::ingest(double budget_s) {
     st = ingester_.poll();
     all += st;
   } while (!st.at_eof && std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < budget_s);
+  check_released();
   return all;
 }
 

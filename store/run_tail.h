@@ -21,7 +21,8 @@ namespace td::store {
 class RunTail {
  public:
   /// Follows run `run_id` whose events file here is `events_path` (absolute; it may not exist
-  /// yet). Runs first seen go to `experiment`. `store` must outlive the RunTail. Touches neither
+  /// yet). The file feeds that run only: lines naming another run are skipped and counted
+  /// (IngestStats::foreign), never written. Runs first seen go to `experiment`. `store` must outlive the RunTail. Touches neither
   /// the file nor the store until the first call.
   RunTail(Store& store, std::string run_id, std::string events_path, std::string experiment = kDefaultExperiment);
 
@@ -57,6 +58,9 @@ class RunTail {
   int64_t offset() { return ingester_.offset(); }
 
  private:
+  // Throws td::Error when an ingest left a transaction or statement open (Store::release_open_state
+  // closed it): a bug that would keep this connection's writes uncommitted or its reads stale.
+  void check_released();
   Store& store_;
   std::string run_id_;
   Ingester ingester_;

@@ -58,7 +58,7 @@ CREATE TABLE run_attempts (
 -- ingested, updated in the same transaction as the rows that line produced.
 CREATE TABLE event_files (
   path          TEXT PRIMARY KEY,
-  run           INTEGER REFERENCES runs(id) ON DELETE CASCADE, -- first run seen in the file
+  run           INTEGER REFERENCES runs(id) ON DELETE CASCADE, -- the one run the file feeds
   byte_offset   INTEGER NOT NULL DEFAULT 0,
   lines         INTEGER NOT NULL DEFAULT 0,  -- complete lines ingested
   skipped       INTEGER NOT NULL DEFAULT 0,  -- malformed lines skipped
@@ -267,6 +267,13 @@ constexpr const char* kV10 =
     ");\n"
     "CREATE INDEX alerts_unseen ON alerts(run) WHERE seen = 0;\n";
 
+// Version 11: an events file feeds exactly one run (store/ingest.h). event_files.run is that run;
+// foreign_lines counts the lines naming another run (skipped); long_line is 1 while the ingest's
+// offset is inside a line longer than kMaxEventLineBytes, so its rest is skipped after a restart.
+constexpr const char* kV11 =
+    "ALTER TABLE event_files ADD COLUMN foreign_lines INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE event_files ADD COLUMN long_line INTEGER NOT NULL DEFAULT 0;\n";
+
 constexpr Migration kMigrations[] = {
     {1, kV1},
     {2, kV2, fill_v2},
@@ -278,6 +285,7 @@ constexpr Migration kMigrations[] = {
     {8, kV8},
     {9, kV9},
     {10, kV10},
+    {11, kV11},
 };
 
 }  // namespace

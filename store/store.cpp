@@ -113,6 +113,24 @@ Store::~Store() {
   if (db_) sqlite3_close_v2(db_);
 }
 
+std::vector<std::string> Store::release_open_state() {
+  std::vector<std::string> found;
+  if (!db_) return found;
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db_, nullptr); s; s = sqlite3_next_stmt(db_, s))
+    if (sqlite3_stmt_busy(s)) {
+      const char* sql = sqlite3_sql(s);
+      std::string text = sql ? sql : "?";
+      if (text.size() > 120) text = text.substr(0, 120) + "...";
+      found.push_back("a statement was left unfinished, holding an old snapshot of the store: " + text);
+      sqlite3_reset(s);
+    }
+  if (!sqlite3_get_autocommit(db_)) {
+    found.push_back("a transaction was left open (its writes were not committed); rolled back");
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  return found;
+}
+
 // ---- experiments ---------------------------------------------------------------------------
 
 int64_t Store::ensure_experiment(const std::string& name) {

@@ -48,6 +48,14 @@ class Store {
   const std::string& path() const { return path_; }
   sqlite3* handle() { return db_; }
 
+  /// Ends what a unit of work (a GUI store job, an ingest poll) must not leave behind, and says
+  /// what it found: an open transaction (its writes would never be committed, and a killed
+  /// process would lose them) is rolled back; a statement stepped but not reset (it holds a read
+  /// snapshot, so this connection would go on seeing the store as it was) is reset. Returns one
+  /// line per finding, naming the SQL; empty when the connection was clean (the normal case).
+  /// Never throws.
+  std::vector<std::string> release_open_state();
+
   // ---- experiments -------------------------------------------------------------------------
 
   /// The id of experiment `name`, created (empty notes and tags) when missing.

@@ -34,7 +34,7 @@ json TrainerState::to_json() const {
   return {{"format", "traindeck-trainer-state"}, {"version", 1}, {"step", step},
           {"tokens_seen", tokens_seen}, {"adam_t", adam_t}, {"run_id", run_id},
           {"attempt", attempt}, {"sample_rng", sample_rng}, {"loader", loader.to_json()},
-          {"config", config}};
+          {"config", config}, {"checksums", kChecksumsFile}};
 }
 
 TrainerState TrainerState::from_json(const json& j) {
@@ -47,16 +47,12 @@ TrainerState TrainerState::from_json(const json& j) {
   s.sample_rng = j.at("sample_rng").get<uint64_t>();
   s.loader = LoaderState::from_json(j.at("loader"));
   s.config = j.at("config");
+  const auto c = j.find("checksums");
+  s.checksums = c != j.end() && c->is_string() && c->get<std::string>() == kChecksumsFile;
   return s;
 }
 
 namespace {
-
-std::string step_dir_name(int step) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "step_%08d", step);
-  return buf;
-}
 
 // Step number of a complete checkpoint directory name, or -1 (keep.h).
 int parse_step_dir(const std::string& name) { return checkpoint_step_of_name(name); }
@@ -219,7 +215,14 @@ std::vector<std::pair<std::string, std::string>> read_sums(const std::string& pa
 std::string files_problem(const std::string& dir) {
   const std::string sums_path = dir + "/" + kChecksumsFile;
   struct stat st;
-  if (::lstat(sums_path.c_str(), &st) != 0) {  // written before checksums: finite values only
+  if (::lstat(sums_path.c_str(), &st) != 0) {
+    // A checkpoint written with checksums says so in trainer.json: its list missing is damage
+    // (deleted, or a copy that left it out), never a reason to check less.
+    if (read_trainer_state(dir).checksums)
+      return std::string(kChecksumsFile) + " is missing, but trainer.json says the checkpoint was written with it: the list was "
+             "deleted or the checkpoint was copied without it, so its files cannot be verified; restore " + kChecksumsFile +
+             " from where the checkpoint came from, or use an older checkpoint";
+    // Written before checksums: finite values only.
     for (const char* name : {"model.safetensors", "optimizer.safetensors"}) {
       const std::string p = dir + "/" + name;
       if (::lstat(p.c_str(), &st) != 0) continue;  // the structural check said which are required
@@ -300,9 +303,10 @@ namespace {
 
 template <class Write>
 CheckpointInfo save_checkpoint_with(const std::string& root, const TrainerState& state, Write&& write) {
+  refuse_linked_checkpoint_root(root);
   if (std::error_code ec = create_private_dirs(root))
     fail("cannot create the checkpoint folder '" + root + "': " + ec.message() + "; check that the run directory is writable");
-  const std::string final_dir = root + "/" + step_dir_name(state.step);
+  const std::string final_dir = checkpoint_dir_of(root, state.step);
   const std::string tmp = final_dir + ".tmp";
   fs::remove_all(tmp);  // a link planted there is removed, never followed
   // A fresh owner-only folder (exclusive: nothing planted between the remove and here); its
@@ -387,11 +391,23 @@ std::string file_sha256(const std::string& path) { return scan_file(path, false)
 std::string checkpoint_note(const std::string& dir) {
   struct stat st;
   if (::lstat((dir + "/" + kChecksumsFile).c_str(), &st) == 0) return "";
+  try {
+    if (read_trainer_state(dir).checksums) return "";  // checkpoint_problem refuses it instead
+  } catch (const Error&) {
+  }
   return "checkpoint '" + dir + "' has no " + kChecksumsFile +
          " (it was written before TrainDeck recorded checksums): only its structure and finite weights were checked";
 }
 
-std::string checkpoint_path(const std::string& root, int step) { return root + "/" + step_dir_name(step); }
+std::string checkpoint_path(const std::string& root, int step) { return checkpoint_dir_of(root, step); }
+
+void refuse_linked_checkpoint_root(const std::string& root) {
+  std::error_code ec;
+  if (fs::symlink_status(root, ec).type() == fs::file_type::symlink)
+    fail("the checkpoint folder '" + root + "' is a symbolic link: TrainDeck never writes or reads a run's checkpoints through a "
+         "link (it would change or load whatever the link points to); replace the link with a real folder (move the "
+         "checkpoints into it) and run again");
+}
 
 namespace {
 
@@ -400,8 +416,9 @@ std::vector<std::pair<int, fs::path>> checkpoint_dirs(const std::string& root) {
   std::vector<std::pair<int, fs::path>> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root, ec)) {
+    // A step folder that is a link is not one of the run's checkpoints: never followed.
     int s = parse_step_dir(e.path().filename().string());
-    if (s >= 0 && e.is_directory(ec)) out.push_back({s, e.path()});
+    if (s >= 0 && e.symlink_status(ec).type() == fs::file_type::directory) out.push_back({s, e.path()});
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -8,7 +8,9 @@
 // those marked keep (<root>/step_NNNNNNNN.keep beside the directory, keep.h).
 // A checkpoint "verifies" when trainer.json and the safetensors headers parse, every file
 // matches SHA256SUMS, and the weights and moments are all finite. One written before checksums
-// (no SHA256SUMS) verifies on the rest; checkpoint_note() says so for a warning.
+// (no SHA256SUMS, and no "checksums" in trainer.json) verifies on the rest; checkpoint_note()
+// says so for a warning. One whose trainer.json says it was written with SHA256SUMS but that
+// lacks the file does not verify (the list was deleted: its files cannot be checked).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,10 @@ struct TrainerState {
   uint64_t sample_rng = 0;      // state of the sampling RNG
   LoaderState loader;
   nlohmann::json config;        // the run's full config
+  /// trainer.json's "checksums": "SHA256SUMS": the checkpoint was written with its checksum
+  /// list, so a missing list is damage (checkpoint_problem), not an older checkpoint. Always
+  /// written; false only for checkpoints written before checksums.
+  bool checksums = false;
   nlohmann::json to_json() const;
   static TrainerState from_json(const nlohmann::json& j);
 };
@@ -128,6 +134,12 @@ std::vector<CheckpointStatus> checkpoint_statuses(const std::string& root, bool 
 /// The newest checkpoint directory under root (by step) that verifies, or nullopt. Newer ones
 /// that do not are skipped; if `damaged` is given, "<dir>: <problem>" is appended for each.
 std::optional<std::string> latest_checkpoint(const std::string& root, std::vector<std::string>* damaged = nullptr);
+
+/// Throws td::Error saying what to do when the checkpoint folder `root` (<run>/checkpoints) is a
+/// symbolic link: the trainer refuses it before anything is read or written, and the writer
+/// before each checkpoint (a link planted while the run trains). A missing folder is fine.
+/// Step folders that are links are not listed as checkpoints (checkpoint_statuses).
+void refuse_linked_checkpoint_root(const std::string& root);
 
 /// Reads trainer.json of a checkpoint directory (td::Error when missing or malformed, or when its
 /// run_id is not a valid run id: td::valid_run_id, engine/common/run_id.h).

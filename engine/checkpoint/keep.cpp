@@ -20,11 +20,13 @@ int checkpoint_step_of_name(const std::string& name) {
   return step;
 }
 
-std::string checkpoint_keep_marker(const std::string& root, int step) {
+std::string checkpoint_dir_of(const std::string& root, int step) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "step_%08d.keep", step);
+  std::snprintf(buf, sizeof buf, "step_%08d", step);
   return root + "/" + buf;
 }
+
+std::string checkpoint_keep_marker(const std::string& root, int step) { return checkpoint_dir_of(root, step) + ".keep"; }
 
 bool checkpoint_is_kept(const std::string& root, int step) {
   struct stat st;

@@ -17,6 +17,9 @@ namespace td {
 /// (exactly "step_" and 8 digits; "step_00000120.tmp" and "step_00000120.keep" are -1).
 int checkpoint_step_of_name(const std::string& name);
 
+/// root/step_NNNNNNNN: the directory of the checkpoint of `step` (whether it exists or not).
+std::string checkpoint_dir_of(const std::string& root, int step);
+
 /// root/step_NNNNNNNN.keep: the marker of the checkpoint of `step` (whether it exists or not).
 std::string checkpoint_keep_marker(const std::string& root, int step);
 

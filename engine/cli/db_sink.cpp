@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/common/error.h"
+#include "engine/metrics/events.h"
 #include "store/ingest.h"
 #include "store/store.h"
 
@@ -27,7 +28,7 @@ DbSink::DbSink(const std::string& db_path, const std::string& events_path, const
                const std::string& run_id, bool fresh)
     : db_path_(db_path), events_path_(events_path), run_id_(run_id) {
   store_ = std::make_unique<store::Store>(db_path);  // errors here stop the run before it starts
-  ingester_ = std::make_unique<store::Ingester>(*store_, events_path, experiment);
+  ingester_ = std::make_unique<store::Ingester>(*store_, events_path, experiment, store::ingest_options_for(run_id));
   if (fresh) {
     std::string other;
     const auto claim = store_->claim_run(run_id, experiment, events_path, static_cast<int64_t>(::getpid()), &other);
@@ -88,7 +89,22 @@ void DbSink::poll() {
   ingest(false);
 }
 
-bool DbSink::finish(std::chrono::milliseconds patience) {
+void DbSink::end_without_run_end(const std::string& failure) {
+  try {
+    const auto run = store_->find_run(run_id_);
+    if (!run || run->attempts == 0 || run->end_time) return;  // never started, or its end is recorded
+    const std::string reason =
+        (failure.empty() ? std::string("the engine ended without a reason") : failure) +
+        " (its run_end could not be written to the events file; the store recorded the end directly)";
+    if (store_->mark_run_ended(run_id_, "failed", reason, unix_time_s()))
+      std::fprintf(stderr, "note: the events file '%s' has no end for run %s; the store records it as failed: %s\n",
+                   events_path_.c_str(), run_id_.c_str(), reason.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: the store '%s' could not record the run's end: %s\n", db_path_.c_str(), e.what());
+  }
+}
+
+bool DbSink::finish(const std::string& failure, std::chrono::milliseconds patience) {
   const auto deadline = std::chrono::steady_clock::now() + patience;
   bool done = ingest(true);
   while (!done && std::chrono::steady_clock::now() < deadline) {
@@ -111,6 +127,7 @@ bool DbSink::finish(std::chrono::milliseconds patience) {
     } catch (const std::exception&) {
     }
   }
+  end_without_run_end(failure);
   return true;
 }
 

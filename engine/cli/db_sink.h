@@ -43,12 +43,16 @@ class DbSink {
   /// throws and never waits more than about kBusyMs for a lock.
   void poll();
   /// Ingests every complete line left, retrying a failing store for up to `patience`; gives a
-  /// claimed run that never started back (Store::release_claim). Never throws. Returns whether
-  /// the store holds every complete line of the events file.
-  bool finish(std::chrono::milliseconds patience = std::chrono::seconds(60));
+  /// claimed run that never started back (Store::release_claim). A run that started but whose
+  /// end is not in the store (its run_end could not be written: a full disk, an unwritable
+  /// events file) gets it directly: status failed, reason `failure` (the engine's error; "" when
+  /// training returned without one). Never throws. Returns whether the store holds every complete
+  /// line of the events file.
+  bool finish(const std::string& failure = "", std::chrono::milliseconds patience = std::chrono::seconds(60));
 
  private:
   bool ingest(bool all);  // true when the batch(es) committed
+  void end_without_run_end(const std::string& failure);
   void report(const store::IngestStats& s);
   std::string db_path_, events_path_, run_id_;
   std::unique_ptr<store::Store> store_;

@@ -411,11 +411,15 @@ int main(int argc, char** argv) {
       }
       // The store gets the run's end in every exit path: a run that throws (a full disk at a
       // checkpoint) wrote `run_end failed` to its events file first.
+      // When that write fails too (the disk is full), the sink records the end directly.
       int rc = 1;
       try {
         rc = td::run_training(cfg, topt);
+      } catch (const std::exception& e) {
+        if (sink) sink->finish(e.what());
+        throw;
       } catch (...) {
-        if (sink) sink->finish();
+        if (sink) sink->finish("an unknown error");
         throw;
       }
       if (sink) sink->finish();

@@ -1,6 +1,7 @@
 // `traindeck-engine runs list|show|export` (see runs_cmd.h).
 #include "engine/cli/runs_cmd.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +13,10 @@
 #include <fstream>
 #include <memory>
 
+#include "engine/checkpoint/keep.h"
 #include "engine/common/error.h"
+#include "engine/common/process.h"
+#include "engine/metrics/sysinfo.h"
 #include "engine/plan/compare.h"
 #include "store/format.h"
 #include "store/ingest.h"
@@ -105,6 +109,18 @@ std::string first_line(const std::string& s, size_t n) {
   return l;
 }
 
+// A run the store says is running on THIS machine whose engine process is gone: killed, crashed,
+// or ended without its run_end reaching the events file (a full disk). The same check as the
+// workbench's re-attach (td::process_alive with the engine's name and the run's folder): true
+// only when the store records the engine's pid and this host, and no remote target holds it.
+bool engine_gone(store::Store& st, const store::RunInfo& r) {
+  if (r.status != "running" || r.end_time || !r.pid || *r.pid <= 0) return false;
+  if (r.host.empty() || r.host != host_name() || st.remote_run(r.run_id)) return false;  // another machine's pid
+  std::vector<std::string> marks{"traindeck-engine"};
+  if (!r.events_path.empty()) marks.push_back(std::filesystem::path(r.events_path).parent_path().filename().string());
+  return !process_alive(static_cast<pid_t>(*r.pid), marks);
+}
+
 std::unique_ptr<store::Store> open_existing(const std::string& db) {
   store::Store::Options o;
   o.create = false;
@@ -129,8 +145,14 @@ void print_runs_table(store::Store& st, std::ostream& out, const std::string& ex
     right.insert(right.begin() + 1, false);
   }
   Table t(header, right);
+  bool any_gone = false;
   for (const auto& r : runs) {
-    std::vector<std::string> row{r.run_id, r.experiment, r.status, format_time(r.start_time), opt_int(r.last_step),
+    std::string status = r.status;
+    if (r.status == "running" && engine_gone(st, st.get_run(r.run_id))) {
+      status = "gone";
+      any_gone = true;
+    }
+    std::vector<std::string> row{r.run_id, r.experiment, status, format_time(r.start_time), opt_int(r.last_step),
                                  format_short(r.best_val_loss, 4), store::format_tokens_per_s(r.tokens_per_s),
                                  r.host.empty() ? "-" : r.host};
     if (names) row.insert(row.begin() + 1, r.name.empty() ? "-" : r.name);
@@ -138,6 +160,9 @@ void print_runs_table(store::Store& st, std::ostream& out, const std::string& ex
   }
   t.print(out);
   out << "TOKENS/S: " << kTokensPerSDefinition << '\n';
+  if (any_gone)
+    out << "gone: the store says running, but the engine's process on this machine has ended without writing its end "
+           "(killed, crashed, or a full disk); `runs show RUN` says more\n";
 }
 
 void print_plan_vs_measured(store::Store& st, const std::string& run_id, std::ostream& out) {
@@ -163,7 +188,14 @@ void print_run_details(store::Store& st, const std::string& run_id, std::ostream
   Table kv({"run", r.run_id}, {false, false});
   if (!r.name.empty()) kv.add({"name", r.name});
   kv.add({"experiment", r.experiment});
-  kv.add({"status", r.status + (r.end_reason.empty() ? "" : " (" + r.end_reason + ")")});
+  const bool gone = engine_gone(st, r);
+  if (gone)
+    kv.add({"status", "gone: the store says running, but its engine (pid " + std::to_string(*r.pid) +
+                          " on this machine) has ended without writing its end (killed, crashed, or a full disk); the "
+                          "events file ends at step " + opt_int(r.last_step) + ". Continue it with: traindeck-engine train "
+                          "--resume --out " + (r.events_path.empty() ? std::string("RUN_DIR") : std::filesystem::path(r.events_path).parent_path().string())});
+  else
+    kv.add({"status", r.status + (r.end_reason.empty() ? "" : " (" + r.end_reason + ")")});
   std::string host = r.host.empty() ? "-" : r.host;
   if (!r.device.empty()) host += ", device " + r.device;
   if (r.world_size) host += ", world_size " + std::to_string(*r.world_size);
@@ -179,7 +211,9 @@ void print_run_details(store::Store& st, const std::string& run_id, std::ostream
                   std::to_string(*a.resumed_from_step);
   kv.add({"attempts", attempts});
   kv.add({"last step", opt_int(r.last_step)});
-  kv.add({"progress", progress_text(st.run_progress(run_id))});
+  store::RunProgress progress = st.run_progress(run_id);
+  if (gone) progress.status = "gone";  // no percentage, no time left: nothing is training
+  kv.add({"progress", progress_text(progress)});
   kv.add({"best val_loss", format_short(r.best_val_loss, 6)});
   kv.add({"tokens/s", store::format_tokens_per_s(r.tokens_per_s) + " (" + kTokensPerSLabel + ")"});
   if (r.n_params) kv.add({"n_params", human_count(static_cast<double>(*r.n_params))});
@@ -214,11 +248,30 @@ void print_run_details(store::Store& st, const std::string& run_id, std::ostream
   if (cps.empty()) {
     out << "  (none)\n";
   } else {
-    Table t({"  STEP", "SIZE", "PATH"}, {true, true, false});
-    for (const auto& c : cps)
-      t.add({"  " + std::to_string(c.step),
-             c.bytes ? human_bytes(static_cast<double>(*c.bytes)) : "-", c.path});
+    // Where the run's checkpoints are (its folder's checkpoints/, whatever an event says), and
+    // whether each is still there: train.keep_checkpoints prunes the older ones, as the
+    // workbench's Checkpoints tab shows. A remote run's are on its node.
+    const bool remote = st.remote_run(run_id).has_value();
+    const store::RunInfo info = st.get_run(run_id);
+    const std::string root =
+        info.events_path.empty() ? std::string() : (std::filesystem::path(info.events_path).parent_path() / "checkpoints").string();
+    Table t({"  STEP", "SIZE", "ON DISK", "PATH"}, {true, true, false, false});
+    size_t pruned = 0;
+    for (const auto& c : cps) {
+      std::string where = remote ? "on the node" : "?";
+      std::string path = c.path;
+      if (!remote && !root.empty()) {
+        path = checkpoint_dir_of(root, static_cast<int>(c.step));
+        struct stat sb;
+        const bool there = ::lstat(path.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode);
+        where = there ? (checkpoint_is_kept(root, static_cast<int>(c.step)) ? "yes, kept" : "yes") : "pruned";
+        pruned += !there;
+      }
+      t.add({"  " + std::to_string(c.step), c.bytes ? human_bytes(static_cast<double>(*c.bytes)) : "-", where, path});
+    }
     t.print(out);
+    if (pruned > 0)
+      out << "  " << pruned << " of " << cps.size() << " pruned (train.keep_checkpoints keeps the newest; marked ones stay)\n";
   }
   const auto samples = st.samples(run_id);
   out << "\nsamples (" << samples.size() << ")\n";
@@ -271,7 +324,7 @@ store::IngestStats ingest_run_dir(store::Store& st, const std::string& run_dir, 
   if (st.claim_run(run_id, experiment, events, std::nullopt, &other) == store::Store::Claim::other_file)
     throw Error("run '" + run_id + "' is already in the store '" + st.path() + "' from another events file (" + other +
                 "); two runs with one id are never merged: ingest this one into another --db");
-  store::Ingester ing(st, events, experiment);
+  store::Ingester ing(st, events, experiment, store::ingest_options_for(run_id));
   const store::IngestStats s = ing.poll_all();
   for (const auto& m : s.messages) std::cerr << "warning: " << m << '\n';
   out << "ingested " << s.lines << " new lines (" << s.rows << " rows, " << s.skipped << " skipped) of " << events

@@ -117,6 +117,8 @@ class Output {
   }
   void write(const uint32_t* t, size_t n) { (in_val_ ? val_ : train_).write(t, n); }
   void finish() { train_.close(); val_.close(); }
+  /// The input offset (bytes) where val begins.
+  uint64_t split_byte() const { return split_byte_; }
   SplitWriter& train() { return train_; }
   SplitWriter& val() { return val_; }
 
@@ -360,7 +362,18 @@ std::vector<uint32_t> encode_bpe(const Corpus& c, Output& out, Progress& progres
         if (jsonl_text(line, f.path, "line " + std::to_string(lineno), text))
           add(fi, text, off, base + off, true);
       } else {
-        add(fi, line, off, base + off, false);
+        // A text unit that straddles the split point is cut there (at a UTF-8 character's start),
+        // as the byte path splits exactly: a one-line corpus is cut into 1 MiB units, and a split
+        // only between units would give a 2.5 MB one a val split of nothing.
+        const uint64_t split = out.split_byte();
+        size_t k = base + off < split && split < base + off + line.size() ? static_cast<size_t>(split - (base + off)) : 0;
+        while (k > 0 && (static_cast<unsigned char>(line[k]) & 0xC0) == 0x80) --k;
+        if (k > 0) {
+          add(fi, line.substr(0, k), off, base + off, false);
+          add(fi, line.substr(k), off + k, base + off + k, false);
+        } else {
+          add(fi, line, off, base + off, false);
+        }
         any = true;
       }
       progress.add(line.size());
@@ -727,6 +740,22 @@ PrepareResult prepare_dataset(const PrepareOptions& opt,
   res.encode_seconds = seconds_since(t1);
   res.train_tokens = output.train().tokens();
   res.val_tokens = output.val().tokens();
+  // The split is made in bytes, at a unit's start (a JSONL document is never cut): with a few
+  // large documents the tokens can end up far from --val-fraction. Say so rather than let
+  // `train` later blame the corpus.
+  if (const uint64_t all = res.train_tokens + res.val_tokens; all > 0 && opt.val_fraction > 0) {
+    const double got = static_cast<double>(res.val_tokens) / static_cast<double>(all);
+    if (std::fabs(got - opt.val_fraction) > 0.25 * opt.val_fraction) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "the validation split holds %.1f %% of the tokens, not the %.1f %% of --val-fraction: the split falls "
+                    "between documents and this corpus has few, large ones; split the documents or give a separate "
+                    "validation file",
+                    100 * got, 100 * opt.val_fraction);
+      res.warnings.push_back(buf);
+      if (!opt.quiet) std::fprintf(stderr, "warning: prepare: %s\n", buf);
+    }
+  }
   res.bytes_read = corpus.total_bytes;
   res.vocab_size = vocab;
 

@@ -40,6 +40,7 @@ struct PrepareResult {
   uint64_t bytes_read = 0;
   int vocab_size = 0;
   std::vector<std::string> skipped;  // "path: reason"
+  std::vector<std::string> warnings; // e.g. a split far from --val-fraction (also on stderr unless quiet)
   bool reused = false;               // <out> already held this dataset; nothing was done
   double train_seconds = 0;          // bpe: sampling + training the tokenizer (wall time)
   double encode_seconds = 0;         // reading, encoding and writing shards (wall time)

@@ -64,6 +64,35 @@ double median(std::vector<double> v) {
   return 0.5 * (lo + hi);
 }
 
+void WindowMedian::balance() {
+  while (lo_.size() > hi_.size() + 1) {
+    hi_.insert(*std::prev(lo_.end()));
+    lo_.erase(std::prev(lo_.end()));
+  }
+  while (hi_.size() > lo_.size()) {
+    lo_.insert(*hi_.begin());
+    hi_.erase(hi_.begin());
+  }
+}
+
+void WindowMedian::push(double x) {
+  if (lo_.empty() || x <= *std::prev(lo_.end())) lo_.insert(x);
+  else hi_.insert(x);
+  balance();
+}
+
+void WindowMedian::erase(double x) {
+  if (auto it = lo_.find(x); it != lo_.end()) lo_.erase(it);
+  else if (auto jt = hi_.find(x); jt != hi_.end()) hi_.erase(jt);
+  balance();
+}
+
+double WindowMedian::median() const {
+  if (lo_.empty()) return kNaN;
+  if (lo_.size() > hi_.size()) return *std::prev(lo_.end());
+  return 0.5 * (*std::prev(lo_.end()) + *hi_.begin());
+}
+
 AlertEvaluator::AlertEvaluator(AlertRules rules) : rules_(rules) {
   rules_.spike_window = std::max(rules_.spike_window, 1);
   rules_.throughput_window = std::max(rules_.throughput_window, 1);
@@ -98,6 +127,7 @@ std::vector<Alert> AlertEvaluator::on_step(int64_t step, double loss, double gra
     return out;
   }
   in_nonfinite_ = false;
+  if (std::isfinite(step_s) && step_s >= 0) clock_s_ += step_s;
 
   // Loss spike against the previous window.
   const size_t n = losses_.size();
@@ -110,12 +140,14 @@ std::vector<Alert> AlertEvaluator::on_step(int64_t step, double loss, double gra
     const double s = std::sqrt(ss / n);
     const double limit = std::max(m + rules_.spike_sigma * s, rules_.spike_factor * m);
     if (loss > limit) {
-      if (!in_spike_) {
+      if (!in_spike_ && clock_s_ >= next_spike_s_) {
         in_spike_ = true;
+        next_spike_s_ = clock_s_ + rules_.alert_interval_s;
         out.push_back({Kind::LossSpike, Severity::Warning,
                        fmt("step %.0f: loss %.4g is far above the last steps' mean %.4g", (double)step, loss, m) +
                            fmt(" (limit %.4g = max(mean + %g std, ", limit, rules_.spike_sigma) +
-                           fmt("%g x mean))", rules_.spike_factor),
+                           fmt("%g x mean) over the last %.0f steps", rules_.spike_factor, (double)n) +
+                           fmt("; at most one such alert per %.0f s)", rules_.alert_interval_s),
                        step, loss, limit});
       }
     } else {
@@ -130,29 +162,42 @@ std::vector<Alert> AlertEvaluator::on_step(int64_t step, double loss, double gra
     if ((int)step_s_.size() > rules_.spike_window) step_s_.pop_front();
   }
 
-  // Throughput drop: the last W steps against every earlier one (after the warmup).
+  // Throughput drop: the recent window against every earlier step (after the warmup).
   steps_seen_++;
   if (steps_seen_ > rules_.throughput_warmup && std::isfinite(tokens_per_s)) {
-    recent_tps_.push_back(tokens_per_s);
-    if ((int)recent_tps_.size() > rules_.throughput_window) {
-      add_earlier(recent_tps_.front());
-      recent_tps_.pop_front();
+    const double s = std::isfinite(step_s) && step_s >= 0 ? step_s : 0.0;
+    recent_.push_back({tokens_per_s, s});
+    recent_median_.push(tokens_per_s);
+    recent_s_ += s;
+    // The oldest step leaves for the earlier median while the window still holds W steps and
+    // throughput_window_s seconds without it.
+    while ((int)recent_.size() > rules_.throughput_window && recent_s_ - recent_.front().step_s >= rules_.throughput_window_s) {
+      add_earlier(recent_.front().tps);
+      recent_median_.erase(recent_.front().tps);
+      recent_s_ -= recent_.front().step_s;
+      recent_.pop_front();
     }
-    if ((int)recent_tps_.size() == rules_.throughput_window &&
-        (int64_t)(low_.size() + high_.size()) >= rules_.throughput_window) {
-      const double now = median({recent_tps_.begin(), recent_tps_.end()});
+    const size_t earlier = low_.size() + high_.size();
+    if ((int)recent_.size() >= rules_.throughput_window && earlier >= recent_.size()) {
+      const double now = recent_median_.median();
       const double before = earlier_median();
       const double limit = rules_.throughput_fraction * before;
       if (now < limit) {
-        if (!in_drop_) {
+        recovered_steps_ = 0;
+        if (!in_drop_ && clock_s_ >= next_drop_s_) {
           in_drop_ = true;
+          next_drop_s_ = clock_s_ + rules_.alert_interval_s;
           out.push_back({Kind::ThroughputDrop, Severity::Warning,
-                         fmt("step %.0f: throughput fell to %.4g tokens/s (median of the last steps), ", (double)step, now) +
-                             fmt("below %g of the earlier median %.4g tokens/s", rules_.throughput_fraction, before),
+                         fmt("step %.0f: throughput fell to %.4g tokens/s (median of the last %.0f steps, ", (double)step, now,
+                             (double)recent_.size()) +
+                             fmt("%.3g s), below %g of the earlier median ", recent_s_, rules_.throughput_fraction) +
+                             fmt("%.4g tokens/s (limit %.4g); it re-arms after a whole window back above the limit", before, limit) +
+                             fmt(", at most one such alert per %.0f s", rules_.alert_interval_s),
                          step, now, limit});
         }
-      } else {
-        in_drop_ = false;
+      } else if (in_drop_ && ++recovered_steps_ >= recent_.size()) {
+        in_drop_ = false;  // hysteresis: a whole window back at or above the limit
+        recovered_steps_ = 0;
       }
     }
   }

@@ -6,7 +6,10 @@
 //
 // Every rule fires ONCE per episode: the first observation past its threshold gives an Alert,
 // later ones in the same state give nothing, and the rule re-arms when an observation is back
-// inside the threshold. The formulas (all documented in docs/events.md, "Alerts"):
+// inside the threshold (the throughput drop only after a whole window back inside: hysteresis).
+// The step rules (loss spike, throughput drop) also fire at most once per alert_interval_s of
+// the run's step time, so a figure that hovers at its limit cannot storm. The formulas (all
+// documented in docs/events.md, "Alerts"):
 //
 //  * non-finite: loss or grad_norm is NaN or +-inf.
 //  * loss spike: over the finite losses of the previous N = spike_window steps (at least
@@ -15,9 +18,13 @@
 //    The first condition is the usual k-sigma outlier test; the second keeps a flat, noise-free
 //    curve (s ~ 0) from firing on a tiny wobble. The step's own loss joins the window afterwards.
 //  * throughput drop: skipping the first throughput_warmup steps (compilation, caches), the
-//    median tokens/s of the last W = throughput_window steps is compared with the median of all
-//    the run's steps before that window (at least W of them); fires when
-//        median(last W) < throughput_fraction * median(earlier).
+//    median tokens/s of the recent window is compared with the median of all the run's steps
+//    before it (at least as many as the window holds); fires when
+//        median(recent) < throughput_fraction * median(earlier).
+//    The recent window is the last W = throughput_window steps, extended back until they cover
+//    throughput_window_s seconds of step time: with millisecond steps a window of 20 steps is
+//    20 ms, where scheduler noise alone halves a median. It re-arms once the recent median has
+//    stayed at or above the limit for as many consecutive steps as the window holds.
 //  * stall: with M the median step time (seconds) of the last spike_window steps, fires when the
 //    time since the last step exceeds max(stall_factor * M, stall_min_s). Before the first step
 //    there is no stall (start-up, data loading and compilation may take long).
@@ -31,6 +38,7 @@
 #include <deque>
 #include <optional>
 #include <queue>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,13 +79,29 @@ struct AlertRules {
   double spike_sigma = 6.0;     // k in m + k*s
   double spike_factor = 1.5;    // and above this multiple of the mean
   int throughput_window = 20;   // W
+  double throughput_window_s = 60.0;  // the recent window covers at least this much step time
   int throughput_warmup = 10;   // first steps never counted
   double throughput_fraction = 0.5;
+  double alert_interval_s = 600.0;  // at most one spike and one drop alert per this much step time
   double stall_factor = 10.0;   // times the median step time
   double stall_min_s = 120.0;   // never a stall sooner than this (checkpoints, evaluations pause)
   double disk_min_free_bytes = 1024.0 * 1024 * 1024;  // 1 GiB
   double disk_min_free_fraction = 0.02;               // 2 % of the filesystem
   double connection_lost_s = 180.0;
+};
+
+/// The median of a window of values added at the back and removed from the front, in
+/// O(log n) per change (two balanced multisets), for windows of many thousand steps.
+class WindowMedian {
+ public:
+  void push(double x);
+  void erase(double x);  // x must be in the window
+  double median() const;  // NaN when empty
+  size_t size() const { return lo_.size() + hi_.size(); }
+
+ private:
+  std::multiset<double> lo_, hi_;  // lower half (ceil(n/2) values), upper half
+  void balance();
 };
 
 /// Keeps the recent history of one run and answers each rule. Not thread-safe (one owner).
@@ -117,7 +141,15 @@ class AlertEvaluator {
   int64_t last_step_ = 0;
   std::deque<double> losses_;       // last spike_window finite losses
   std::deque<double> step_s_;       // last spike_window step times
-  std::deque<double> recent_tps_;   // last throughput_window tokens/s
+  struct Timed {
+    double tps, step_s;
+  };
+  std::deque<Timed> recent_;        // the recent window's tokens/s and step times, oldest first
+  WindowMedian recent_median_;      // of recent_'s tokens/s
+  double recent_s_ = 0;             // step time the recent window covers (seconds)
+  double clock_s_ = 0;              // the run's step time so far (seconds): the rate limit's clock
+  double next_spike_s_ = 0, next_drop_s_ = 0;  // no spike / drop alert before these clock_s_
+  size_t recovered_steps_ = 0;      // consecutive steps back at or above the drop limit
   // All earlier tokens/s (after the warmup, before the window): a streaming median in two heaps,
   // low_ a max-heap of the lower half, high_ a min-heap of the upper half.
   std::priority_queue<double> low_;

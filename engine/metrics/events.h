@@ -3,6 +3,7 @@
 // attempt, rank) to every event.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -15,6 +16,12 @@ constexpr int kEventSchemaVersion = 1;
 /// years. A line outside 0..kMaxAttempt is malformed (the store skips it, the trainer ignores it),
 /// so a forged number can never make the next attempt wrap around.
 constexpr int kMaxAttempt = 1000000;
+/// The highest `step` an event may carry (docs/events.md): a trillion optimizer steps, beyond any
+/// run (GPT-3 took about 1e5). A step outside 0..kMaxStep is malformed, so a forged number can
+/// neither be stored as a run's progress nor overflow a sum of steps.
+constexpr int64_t kMaxStep = 1000000000000;
+/// The highest `rank` an event may carry: a million processes, beyond any cluster's world size.
+constexpr int kMaxRank = 1000000;
 
 class EventWriter {
  public:

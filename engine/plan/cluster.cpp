@@ -265,6 +265,9 @@ std::string cluster_table(const ClusterPlan& p) {
 static nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 nlohmann::json cluster_json(const ClusterPlan& p) {
+  // The figures that follow from a peak: null when the device has none for the precision (never
+  // 0.0, which would read as "no throughput").
+  auto timed = [&](double v) { return p.peak_flops ? nlohmann::json(v) : nlohmann::json(nullptr); };
   nlohmann::json mem = nlohmann::json::array();
   for (const auto& z : p.memory)
     mem.push_back({{"stage", z.stage}, {"params_bytes", z.params_bytes}, {"grads_bytes", z.grads_bytes},
@@ -288,18 +291,18 @@ nlohmann::json cluster_json(const ClusterPlan& p) {
           {"tokens", p.tokens},
           {"total_flops", p.total_flops},
           {"peak_flops", opt(p.peak_flops)},
-          {"tokens_per_s", p.tokens_per_s},
-          {"train_seconds", p.train_seconds},
-          {"step_seconds", p.step_seconds},
+          {"tokens_per_s", timed(p.tokens_per_s)},
+          {"train_seconds", timed(p.train_seconds)},
+          {"step_seconds", timed(p.step_seconds)},
           {"collective_bytes_per_step", p.collective_bytes_per_step},
           {"collective_bytes_by_kind",
            {{"all_reduce", p.collective_bytes_by_kind.all_reduce},
             {"reduce_scatter", p.collective_bytes_by_kind.reduce_scatter},
             {"all_gather", p.collective_bytes_by_kind.all_gather}}},
           {"tp_collective_bytes", {{"all_reduce", p.tp_collective_bytes.all_reduce}, {"all_gather", p.tp_collective_bytes.all_gather}}},
-          {"network_bytes_per_s", p.network_bytes_per_s},
+          {"network_bytes_per_s", timed(p.network_bytes_per_s)},
           {"token_bytes", p.token_bytes},
-          {"storage_bytes_per_s", p.storage_bytes_per_s},
+          {"storage_bytes_per_s", timed(p.storage_bytes_per_s)},
           {"price_per_hour", opt(p.price_per_hour)},
           {"cost", opt(p.cost)},
           {"devices_needed", needs}};

@@ -1,6 +1,7 @@
 #include "engine/plan/devices.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -96,13 +97,24 @@ uint64_t meminfo_total_bytes() {
   return 0;
 }
 
-// A non-negative number, or empty for null/absent. Throws for anything else.
-static std::optional<double> number(const nlohmann::json& e, const std::string& key, const std::string& where) {
+// A number in [0, max], or empty for null/absent. Throws for anything else, saying the range:
+// 1e300 GiB would overflow the byte count it becomes (and read as "missing").
+static std::optional<double> number(const nlohmann::json& e, const std::string& key, const std::string& where, double max) {
   if (!e.contains(key) || e[key].is_null()) return std::nullopt;
-  if (!e[key].is_number() || e[key].get<double>() < 0)
-    throw Error(where + "." + key + ": expected a non-negative number or null, got " + e[key].dump());
+  if (!e[key].is_number() || !(e[key].get<double>() >= 0) || e[key].get<double>() > max) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%g", max);
+    throw Error(where + "." + key + ": expected a number in [0, " + range + "] or null, got " + e[key].dump());
+  }
   return e[key].get<double>();
 }
+
+// Upper bounds of a catalogue's figures: far beyond any device, and small enough that the byte
+// and FLOP/s counts they become stay exact.
+constexpr double kMaxMemoryGiB = 1e7;       // 10 PiB of device memory
+constexpr double kMaxPeakTflops = 1e7;      // 10 EFLOP/s
+constexpr double kMaxBandwidthGBps = 1e7;   // 10 PB/s
+constexpr double kMaxPricePerHour = 1e9;
 
 static const char* const kKnownFields[] = {"name", "kind", "description", "memory_gib", "peak_tflops",
                                            "memory_bandwidth_gbps", "price_per_hour", "planning_only",
@@ -123,7 +135,7 @@ std::vector<Device> parse_devices(const nlohmann::json& doc, const std::string& 
     d.source = e.value("source", std::string());
     d.planning_only = e.value("planning_only", false);
     d.this_machine = e.value("this_machine", false);
-    if (auto gib = number(e, "memory_gib", where)) d.memory_bytes = (uint64_t)(*gib * double(1ull << 30) + 0.5);
+    if (auto gib = number(e, "memory_gib", where, kMaxMemoryGiB)) d.memory_bytes = (uint64_t)(*gib * double(1ull << 30) + 0.5);
     if (e.contains("peak_tflops") && !e["peak_tflops"].is_null()) {
       const auto& pk = e["peak_tflops"];
       if (!pk.is_object()) throw Error(where + ".peak_tflops: expected an object like {\"fp32\": 67, \"bf16\": 989}");
@@ -131,7 +143,7 @@ std::vector<Device> parse_devices(const nlohmann::json& doc, const std::string& 
         if (q.key() != "fp32" && q.key() != "bf16" && q.key() != "fp16")
           throw Error(where + ".peak_tflops: unknown precision '" + q.key() + "' (known: fp32, bf16, fp16)");
       auto tf = [&](const char* k) -> std::optional<double> {
-        auto v = number(pk, k, where + ".peak_tflops");
+        auto v = number(pk, k, where + ".peak_tflops", kMaxPeakTflops);
         if (v && *v == 0) return std::nullopt;
         return v ? std::optional<double>(*v * 1e12) : std::nullopt;
       };
@@ -139,8 +151,8 @@ std::vector<Device> parse_devices(const nlohmann::json& doc, const std::string& 
       d.peak_bf16 = tf("bf16");
       d.peak_fp16 = tf("fp16");
     }
-    if (auto bw = number(e, "memory_bandwidth_gbps", where)) d.memory_bytes_per_s = *bw * 1e9;
-    d.price_per_hour = number(e, "price_per_hour", where);
+    if (auto bw = number(e, "memory_bandwidth_gbps", where, kMaxBandwidthGBps)) d.memory_bytes_per_s = *bw * 1e9;
+    d.price_per_hour = number(e, "price_per_hour", where, kMaxPricePerHour);
     if (d.this_machine) {
       if (d.memory_bytes == 0) d.memory_bytes = meminfo_total_bytes();
       if (!d.peak_fp32) d.peak_fp32 = cached_peak_flops(cpu_cores());

@@ -382,6 +382,7 @@ int run_training(const RunConfig& cfg, const TrainOptions& opt) {
       // before a checkpoint is read or anything is written.
       if (std::error_code lec; fs::exists(fs::symlink_status(events_path, lec)))
         ::close(open_private_file(events_path, O_RDONLY, "the run's events file"));
+      refuse_linked_checkpoint_root(ckpt_root);
       if (opt.resume || opt.resume_from) {
         std::optional<std::string> latest;
         if (opt.resume_from) {

@@ -4,9 +4,15 @@
 //   --demo-dataset  a prepared dataset the demo experiment of a first start trains on
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
+#include <QMessageBox>
 #include <QSettings>
+#include <QStandardPaths>
+
+#include <cstdio>
 
 #include "gui/app/main_window.h"
+#include "gui/core/crash_note.h"
 #include "gui/look/i18n.h"
 #include "gui/look/icons.h"
 #include "gui/look/theme.h"
@@ -59,7 +65,24 @@ int main(int argc, char** argv) {
   if (store.isEmpty()) store = QSettings().value(QStringLiteral("store/last")).toString();
   if (store.isEmpty()) store = QString::fromStdString(td::store::default_db_path());
 
+  // A crash leaves a note (gui/core/crash_note.h); the one the last crash left is shown now.
+  const QString data_dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+  QDir().mkpath(data_dir);
+  const std::string note_path = QDir(data_dir).filePath(QStringLiteral("last-crash.txt")).toStdString();
+  const auto last_crash = td::gui::take_crash_note(note_path);
+  td::gui::install_crash_note(note_path);
+
   td::gui::MainWindow window(store, cli.value(demo_opt));
   window.show();
+  if (last_crash) {
+    std::fprintf(stderr, "traindeck: the last run of the workbench ended unexpectedly:\n%s", last_crash->c_str());
+    auto* box = new QMessageBox(QMessageBox::Warning, QObject::tr("TrainDeck"),
+                                QObject::tr("TrainDeck stopped unexpectedly the last time it ran. What it noted:\n\n%1\n"
+                                            "Everything the store had saved is kept. The note is in %2.seen.")
+                                    .arg(QString::fromStdString(*last_crash), QString::fromStdString(note_path)),
+                                QMessageBox::Ok, &window);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  }
   return app.exec();
 }

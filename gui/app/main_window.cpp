@@ -385,6 +385,8 @@ void MainWindow::wireStore() {
   first_start_->begin();
   updateStartEnabled();
   connect(s, &StoreClient::error, this, &MainWindow::showError);
+  // Every store failure, also those a page handles itself, reaches the status bar (and stderr).
+  connect(s, &StoreClient::problem, this, [this](const QString& m) { statusBar()->showMessage(tr("Store: %1").arg(m), 15000); });
   experiments_->setStoreClient(s);
   if (auto* w = findChild<AlertWatch*>()) w->setStoreClient(s);  // before the targets re-attach
   targets_->setStoreClient(s);  // every target re-attaches to the store's live runs

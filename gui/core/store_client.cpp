@@ -1,9 +1,12 @@
 #include "gui/core/store_client.h"
 
+#include "gui/core/crash_note.h"
+
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QMetaObject>
 
+#include <cstdio>
 #include <exception>
 
 namespace td::gui {
@@ -61,12 +64,27 @@ quint64 StoreClient::post(QObject* context, std::function<void(td::store::Store&
           pending_.fetch_sub(1);
           return;
         }
+        // For the crash note (crash_note.h): what the store thread began last.
+        char what[128];
+        std::snprintf(what, sizeof what, "job %llu for %s", static_cast<unsigned long long>(id),
+                      ctx ? ctx->metaObject()->className() : "a closed page");
+        note_store_operation(what);
         QString error;
         try {
           if (!*store) *store = std::make_unique<td::store::Store>(path);
           work(**store);
         } catch (const std::exception& e) {
           error = QString::fromStdString(e.what());
+        }
+        // Nothing a job leaves open survives it: its writes are committed or rolled back now,
+        // and no statement keeps this connection on an old snapshot.
+        QStringList problems;
+        if (!error.isEmpty()) problems << error;
+        if (*store)
+          for (const std::string& p : (*store)->release_open_state()) problems << QString::fromStdString(p);
+        for (const QString& p : problems) {
+          std::fprintf(stderr, "traindeck: store: %s\n", qPrintable(p));
+          QMetaObject::invokeMethod(this, [self, p] { if (self) emit self->problem(p); }, Qt::QueuedConnection);
         }
         auto back = [=, deliver = std::move(deliver), fail = std::move(fail)]() {
           // Runs on the context's thread.

@@ -64,6 +64,10 @@ class StoreClient : public QObject {
   /// A job without its own fail handler failed (message says what and, where the store knows,
   /// what to do).
   void error(const QString& message);
+  /// Every store failure, also of jobs with their own fail handler, and every transaction or
+  /// statement a job left open (Store::release_open_state), for the terminal and the status bar:
+  /// nothing the store refused goes unsaid. Also written to stderr ("traindeck: store: ...").
+  void problem(const QString& message);
 
  private:
   quint64 post(QObject* context, std::function<void(td::store::Store&)> work, std::function<void()> deliver,

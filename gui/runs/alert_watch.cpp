@@ -109,6 +109,40 @@ bool AlertNotifier::notify(const QString& run_label, const RunAlert& a) {
   return ok;
 }
 
+int AlertNotifier::coalesce(const QString& run_id, const QString& run_label, const std::vector<RunAlert>& alerts) {
+  if (!now_ms_) {
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    now_ms_ = [clock] { return clock->elapsed(); };
+  }
+  // Newest alert and count per kind, in the order kinds first appear.
+  std::vector<std::pair<QString, std::pair<const RunAlert*, int>>> kinds;
+  for (const auto& a : alerts) {
+    const QString kind = QString::fromStdString(a.kind);
+    auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == kind; });
+    if (it == kinds.end()) kinds.push_back({kind, {&a, 1}});
+    else it->second = {&a, it->second.second + 1};
+  }
+  const qint64 now = now_ms_();
+  int shown = 0;
+  for (const auto& [kind, newest] : kinds) {
+    Recent& r = recent_[run_id + QLatin1Char('\n') + kind];
+    const int count = newest.second + r.held;
+    if (r.shown_ms >= 0 && now - r.shown_ms < kCoalesceS * 1000) {
+      r.held = count;  // told with the next one
+      continue;
+    }
+    RunAlert a = *newest.first;
+    if (count > 1) a.message += " " + tr("(+%1 more alerts of this kind)").arg(count - 1).toStdString();
+    if (notify(run_label, a)) {
+      ++shown;
+      r.shown_ms = now;
+      r.held = 0;
+    }
+  }
+  return shown;
+}
+
 AlertWatch::AlertWatch(RunTarget* targets, AlertNotifier* notifier, QObject* parent)
     : QObject(parent), targets_(targets), notifier_(notifier) {
   timer_.setInterval(5000);
@@ -259,8 +293,7 @@ void AlertWatch::storeAndNotify(const QString& run_id, std::optional<RunAlert> a
       },
       [this, run_id](Out o) {
         if (o.fresh.empty() && !o.added) return;
-        if (notifier_)
-          for (const auto& x : o.fresh) notifier_->notify(QString::fromStdString(o.label.empty() ? run_id.toStdString() : o.label), x);
+        if (notifier_) notifier_->coalesce(run_id, o.label.empty() ? run_id : QString::fromStdString(o.label), o.fresh);
         emit alertsChanged(run_id);
       },
       [](const QString&) {});

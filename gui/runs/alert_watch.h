@@ -59,12 +59,29 @@ class AlertNotifier : public QObject {
   /// Shows `a` of run `run_label` when its kind notifies and a backend is set; returns whether shown.
   bool notify(const QString& run_label, const td::store::RunAlert& a);
 
+  /// Seconds between two notifications of one kind for one run (coalesce()).
+  static constexpr qint64 kCoalesceS = 60;
+  /// Shows the alerts of run `run_id` (named `run_label`) coalesced, so that a rule that fires
+  /// often never floods the desktop: one notification per kind (the newest alert's message, with
+  /// "(+N more)" for the others), and at most one per run and kind per kCoalesceS seconds; the
+  /// alerts held back meanwhile are counted into the next one of that kind. Every alert stays in
+  /// the store and the run's badge either way. Returns how many notifications were shown.
+  int coalesce(const QString& run_id, const QString& run_label, const std::vector<td::store::RunAlert>& alerts);
+  /// The clock coalesce() reads (milliseconds, monotonic); tests set their own.
+  void setClock(std::function<qint64()> now_ms) { now_ms_ = std::move(now_ms); }
+
  signals:
   /// Every alert notify() showed (for the log and tests).
   void shown(const QString& title, const QString& body, const QString& severity);
 
  private:
   Backend backend_;
+  std::function<qint64()> now_ms_;
+  struct Recent {
+    qint64 shown_ms = -1;  // when the last notification of this run and kind was shown (-1: never)
+    int held = 0;         // alerts of this run and kind not shown since
+  };
+  QHash<QString, Recent> recent_;  // by run id + '\n' + kind
 };
 
 class AlertWatch : public QObject {

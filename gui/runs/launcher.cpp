@@ -127,28 +127,6 @@ pid_t launch_detached(const LaunchSpec& spec) {
   return static_cast<pid_t>(report[0]);
 }
 
-bool process_alive(pid_t pid, const std::vector<std::string>& must_contain) {
-  if (pid <= 0) return false;
-  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-  const std::string proc = "/proc/" + std::to_string(pid);
-  std::ifstream stat(proc + "/stat");
-  std::string stat_line((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const size_t paren = stat_line.rfind(')');
-  if (paren != std::string::npos && paren + 2 < stat_line.size()) {
-    const char state = stat_line[paren + 2];
-    if (state == 'Z' || state == 'X') return false;
-  }  // an unreadable stat (the process is mid-exec or just leaving): kill(0) said it exists
-  if (must_contain.empty()) return true;
-  std::ifstream cmd(proc + "/cmdline", std::ios::binary);
-  std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-  // An empty command line while the process exists: it is inside execve (the engine re-executes
-  // itself once to pick its BLAS kernel), not gone.
-  if (cmdline.empty()) return true;
-  for (const auto& s : must_contain)
-    if (cmdline.find(s) == std::string::npos) return false;
-  return true;
-}
-
 bool request_stop(pid_t pid) { return pid > 0 && ::kill(pid, SIGTERM) == 0; }
 
 bool kill_process(pid_t pid) { return pid > 0 && ::kill(pid, SIGKILL) == 0; }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/common/process.h"
+
 namespace td::gui {
 
 struct LaunchSpec {
@@ -26,10 +28,8 @@ struct LaunchSpec {
 /// log file cannot be opened, or fork fails. Never leaves a zombie in the caller.
 pid_t launch_detached(const LaunchSpec& spec);
 
-/// True when process `pid` exists, is not a zombie, and its command line contains every one of
-/// `must_contain` (guards against a recycled pid: pass e.g. the run id or the run directory).
-/// A process whose command line reads empty is inside execve and counts as alive.
-bool process_alive(pid_t pid, const std::vector<std::string>& must_contain = {});
+/// td::process_alive (engine/common/process.h): whether the engine's process is still there.
+using td::process_alive;
 
 /// Asks process `pid` to stop gracefully (SIGTERM: the engine finishes its step, writes a
 /// checkpoint and a run_end "stopped"). Returns false when there is no such process.

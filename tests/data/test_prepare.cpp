@@ -310,6 +310,39 @@ class TestPrepare : public QObject {
     }
   }
 
+  // Issue 35: a one-line corpus of 2.5 MB (three units of about 1 MiB) with --val-fraction 0.1
+  // got no validation split at all: the unit that straddles the split byte is now cut there. The
+  // split byte is 2.5 MB - round(0.1 x 2.5 MB); the train tokens decode to the text before it.
+  void oneLineCorpusSplitsAtItsValFraction() {
+    std::string text;
+    for (uint64_t x = 11, i = 0; text.size() < 2'500'000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      static const char* const words[] = {"the", "king", "and", "queen", "of", "night", "rode", "far", "away", "home"};
+      text += words[(x >> 33) % 10];
+      text += ' ';
+    }
+    write_file(p("oneval/line.txt"), text);
+    const std::string out = p("oneval_ds");
+    td::PrepareOptions o = opts({p("oneval/line.txt")}, out);
+    o.tokenizer = "bpe";
+    o.vocab_size = 400;
+    o.val_fraction = 0.1;
+    const td::PrepareResult r = td::prepare_dataset(o);
+    QVERIFY(r.val_tokens > 0);
+    const double got = double(r.val_tokens) / double(r.train_tokens + r.val_tokens);
+    QVERIFY2(std::fabs(got - 0.1) < 0.01, qPrintable(QString("val share %1").arg(got)));
+    QVERIFY(r.warnings.empty());
+    auto tok = td::Tokenizer::load(out);
+    std::vector<uint32_t> train = tdtest::read_split(out, "train"), val = tdtest::read_split(out, "val");
+    QCOMPARE(val.back(), uint32_t(tok->eot_id()));
+    val.pop_back();
+    const size_t split = text.size() - size_t(std::llround(0.1 * double(text.size())));
+    std::vector<uint32_t> all = train;
+    all.insert(all.end(), val.begin(), val.end());
+    QVERIFY2(tok->decode(all) == text, "train + val do not decode back to the corpus");
+    QCOMPARE(tok->decode(train).size(), split);
+  }
+
   // Real text with both tokenizers: every token decodes back to the sources, in order.
   void realCorpusBothTokenizers() {
     std::string corpus = tdtest::real_corpus();

@@ -4,6 +4,8 @@
 #include <QtTest>
 
 #include <cmath>
+#include <functional>
+#include <tuple>
 #include <limits>
 
 #include "engine/metrics/alerts.h"
@@ -49,6 +51,7 @@ class TestAlerts : public QObject {
     r.spike_min_steps = 10;
     r.spike_sigma = 3;
     r.spike_factor = 1.5;
+    r.alert_interval_s = 0.25;  // steps of 0.1 s: step 14 is 0.3 s after step 11's alert
     AlertEvaluator ev(r);
     std::vector<double> series;
     for (int s = 1; s <= 10; s++) {
@@ -73,6 +76,14 @@ class TestAlerts : public QObject {
     const std::vector<double> window = {2.2, 2.0, 2.2, 2.0, 2.2, 2.0, 2.2, 3.2, 5.0, 2.1};
     QVERIFY(std::abs(a[0].threshold - spike_limit(window, 3, 1.5)) < 1e-12);
     QVERIFY(std::abs(a[0].threshold - 5.19479) < 1e-4);  // 2.51 + 3 * sqrt(0.8009)
+    // The interval: with the default 600 s between two spike alerts, step 14's is not given.
+    r.alert_interval_s = 600;
+    AlertEvaluator limited(r);
+    std::vector<int64_t> fired;
+    const double losses[] = {2.0, 2.2, 2.0, 2.2, 2.0, 2.2, 2.0, 2.2, 2.0, 2.2, 3.2, 5.0, 2.1, 9.0};
+    for (int s = 1; s <= 14; s++)
+      for (const auto& x : limited.on_step(s, losses[s - 1], 1.0, 0.1, 1000)) fired.push_back(x.step);
+    QCOMPARE(fired, (std::vector<int64_t>{11}));
   }
 
   void nonfinite_fires_once_and_stays_out_of_the_window() {
@@ -100,27 +111,110 @@ class TestAlerts : public QObject {
     QCOMPARE(a[0].threshold, 3.0);
   }
 
-  // W = 4, warmup 2: steps 1-2 (10 tokens/s) never count; steps 3-10 run at 1000, then 400.
-  // Step 11: last four {1000,1000,1000,400} median 1000; step 12: {1000,1000,400,400} median 700
-  // (above 0.5 * 1000); step 13: {1000,400,400,400} median 400 < 500: fires.
+  // W = 4 steps (no seconds floor, no interval), warmup 2: steps 1-2 (10 tokens/s) never count;
+  // 3-10 run at 1000, 11-14 at 400, 15-22 at 1000, 23- at 100. The earlier median stays 1000
+  // (limit 500) throughout.
+  //   step 11: last four {1000,1000,1000,400} median 1000; 12: {1000,1000,400,400} 700;
+  //   13: {1000,400,400,400} 400 < 500: fires. 14, 15: 400, still low.
+  //   16: {400,400,1000,1000} 700, recovered 1; 17, 18, 19: recovered 2, 3, 4 = the window: re-armed.
+  //   24: {1000,1000,100,100} 550; 25: {1000,100,100,100} 100 < 500: fires again.
+  // Without the hysteresis a median back at 700 for one step (16) would re-arm at once.
   void throughput_drop_fires_at_the_hand_computed_step() {
     AlertRules r;
     r.throughput_window = 4;
+    r.throughput_window_s = 0;
     r.throughput_warmup = 2;
     r.throughput_fraction = 0.5;
-    AlertEvaluator ev(r);
-    auto tps = [](int s) { return s <= 2 ? 10.0 : s <= 10 ? 1000.0 : s <= 14 ? 400.0 : s <= 16 ? 1000.0 : 100.0; };
-    std::vector<int64_t> fired;
-    std::vector<double> values, limits;
-    for (int s = 1; s <= 24; s++)
-      for (const auto& a : ev.on_step(s, 2.0, 1.0, 0.1, tps(s))) {
-        QCOMPARE(a.kind, Kind::ThroughputDrop);
-        fired.push_back(a.step), values.push_back(a.value), limits.push_back(a.threshold);
-      }
-    // Step 16: {400,400,1000,1000} median 700 clears; step 19: {1000,100,100,100} median 100 fires.
-    QCOMPARE(fired, (std::vector<int64_t>{13, 19}));
+    r.alert_interval_s = 0;
+    auto tps = [](int s) { return s <= 2 ? 10.0 : s <= 10 ? 1000.0 : s <= 14 ? 400.0 : s <= 22 ? 1000.0 : 100.0; };
+    auto run = [&](const std::function<double(int)>& f, int steps) {
+      AlertEvaluator ev(r);
+      std::vector<int64_t> fired;
+      std::vector<double> values, limits;
+      for (int s = 1; s <= steps; s++)
+        for (const auto& a : ev.on_step(s, 2.0, 1.0, 0.1, f(s))) {
+          if (a.kind != Kind::ThroughputDrop) continue;
+          fired.push_back(a.step), values.push_back(a.value), limits.push_back(a.threshold);
+        }
+      return std::tuple{fired, values, limits};
+    };
+    auto [fired, values, limits] = run(tps, 30);
+    QCOMPARE(fired, (std::vector<int64_t>{13, 25}));
     QCOMPARE(values, (std::vector<double>{400, 100}));
     QCOMPARE(limits, (std::vector<double>{500, 500}));
+    // A dip back below before a whole window of recovery (step 18: 100 again) fires nothing new:
+    // 16 {400,400,1000,1000} 700 rec 1, 17 {400,1000,1000,100} 700 rec 2, 18 {1000,1000,100,100}
+    // 550 rec 3, 19 {1000,100,100,100} 100: low again, same episode.
+    auto dip = [](int s) { return s <= 2 ? 10.0 : s <= 10 ? 1000.0 : s <= 14 ? 400.0 : s <= 16 ? 1000.0 : 100.0; };
+    QCOMPARE(std::get<0>(run(dip, 30)), (std::vector<int64_t>{13}));
+  }
+
+  // The recent window in seconds: steps of 2^-10 s (so that sums are exact), W = 20 but
+  // throughput_window_s = 1 s, so the recent window is the last 1,024 steps. Steps run at 1000
+  // tokens/s but 20 of every 50 at 400 (scheduler noise): a 20-step window sees medians of 400
+  // again and again; the 1,024-step window's median stays 1000. Then a real drop, every step at
+  // 100 from step 30,001: it fires once, at the step where a plain median of the last 1,024
+  // counted values (computed here, independently) first falls below half the median of all
+  // counted values before them.
+  void throughput_window_in_seconds_ignores_scheduler_noise() {
+    AlertRules r;
+    r.throughput_window = 20;
+    r.throughput_window_s = 1.0;
+    r.alert_interval_s = 0;
+    const double dt = 1.0 / 1024;
+    auto noisy = [](int s) { return s > 30000 ? 100.0 : (s % 50) < 30 ? 1000.0 : 400.0; };
+    auto count = [&](double window_s) {
+      AlertRules rr = r;
+      rr.throughput_window_s = window_s;
+      AlertEvaluator ev(rr);
+      std::vector<int64_t> fired;
+      for (int s = 1; s <= 32000; s++)
+        for (const auto& a : ev.on_step(s, 2.0, 1.0, dt, noisy(s)))
+          if (a.kind == Kind::ThroughputDrop) fired.push_back(a.step);
+      return fired;
+    };
+    // The reference: counted steps start after the warm-up (10); from step 30,001 on only.
+    int64_t expected = -1;
+    std::vector<double> counted;
+    for (int s = 11; s <= 32000 && expected < 0; s++) {
+      counted.push_back(noisy(s));
+      if (s <= 30000 || counted.size() < 2 * 1024) continue;
+      const std::vector<double> recent(counted.end() - 1024, counted.end()), earlier(counted.begin(), counted.end() - 1024);
+      if (median(recent) < 0.5 * median(earlier)) expected = s;
+    }
+    QVERIFY(expected > 30000 && expected <= 30000 + 1024);  // 30,153: the 400s of the noise count below the limit too
+    const auto by_seconds = count(1.0);
+    QCOMPARE(by_seconds, (std::vector<int64_t>{expected}));
+    const auto by_steps = count(0);  // the old rule: one alert per noise burst
+    QVERIFY2(by_steps.size() > 100, qPrintable(QString("a 20-step window gave %1 alerts").arg(by_steps.size())));
+  }
+
+  // At most one alert of a kind per alert_interval_s of step time: a drop that comes back every
+  // 140 s (steps of 1 s: 100 at 1000 tokens/s, then 40 at 100), W = 20, for 1,400 s. The earlier
+  // median stays 1000 (limit 500). Cycle k's slow steps are 101..140 + 140k; at 110 + 140k the
+  // last 20 are 10 fast, 10 slow (median 550), at 111 + 140k 9 and 11 (median 100): it fires.
+  // 20 fast steps later it is re-armed, before the next cycle. Without an interval: 111, 251, ...,
+  // 1371 (10). With 600 s: 111, then nothing before clock 711; cycle 4's drop (671) is over by
+  // 711 (the window 692..711 holds 11 fast steps), so the next is cycle 5's, 811; then 1411 > 1400.
+  void at_most_one_alert_per_interval() {
+    AlertRules r;
+    r.throughput_window = 20;
+    r.throughput_window_s = 0;
+    r.throughput_warmup = 10;
+    auto cyc = [](int s) { return (s - 1) % 140 < 100 ? 1000.0 : 100.0; };
+    auto fired_with = [&](double interval) {
+      AlertRules rr = r;
+      rr.alert_interval_s = interval;
+      AlertEvaluator ev(rr);
+      std::vector<int64_t> fired;
+      for (int s = 1; s <= 1400; s++)
+        for (const auto& a : ev.on_step(s, 2.0, 1.0, 1.0, cyc(s))) fired.push_back(a.step);
+      return fired;
+    };
+    std::vector<int64_t> every_cycle;
+    for (int k = 0; k < 10; k++) every_cycle.push_back(111 + 140 * k);
+    QCOMPARE(fired_with(0), every_cycle);
+    QCOMPARE(fired_with(600), (std::vector<int64_t>{111, 811}));
   }
 
   // Step times 1, 1, 2 s: median 1 s, factor 10, floor 5 s: limit 10 s.

@@ -162,6 +162,37 @@ class TestCheckpoint : public QObject {
     QVERIFY(!QFileInfo::exists(path("x_nan")));
   }
 
+  // Issue 35: a run whose checkpoints folder is a link (to another run's, or anywhere) is refused
+  // before anything is read or written there, for a resume and for a fresh run; a step folder
+  // that is a link is not taken for a checkpoint.
+  void a_symlinked_checkpoints_folder_is_not_followed() {
+    const QString run = path("linked_root"), other = path("linked_other");
+    trained_run(run);
+    QVERIFY(QDir().rename(run + "/checkpoints", other));
+    QVERIFY(QFile::link(other, run + "/checkpoints"));
+    const QStringList before = entries(other);
+    auto r = train(run, {"--resume", "--set", "train.steps=25"});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("checkpoints' is a symbolic link") && r.err.contains("replace the link with a real folder"),
+             qPrintable(r.err));
+    const QString fresh = path("linked_fresh");
+    QVERIFY(QDir().mkpath(fresh));
+    QVERIFY(QFile::link(other, fresh + "/checkpoints"));
+    r = train(fresh, {"--set", "train.steps=12"});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("checkpoints' is a symbolic link"), qPrintable(r.err));
+    QCOMPARE(entries(other), before);  // nothing written through either link
+    QVERIFY(!QFileInfo::exists(fresh + "/events.jsonl"));
+    // A real folder whose newest step folder is a link: that one is not a checkpoint.
+    QVERIFY(QFile::remove(run + "/checkpoints"));
+    QVERIFY(QDir().mkpath(run + "/checkpoints"));
+    QVERIFY(QDir().rename(other + "/step_00000010", run + "/checkpoints/step_00000010"));
+    QVERIFY(QFile::link(other + "/step_00000020", run + "/checkpoints/step_00000020"));
+    r = train(run, {"--resume", "--set", "train.steps=25"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QCOMPARE(events_of_type(read_events(run + "/events.jsonl"), "run_start").back()["resumed_from_step"].get<int>(), 10);
+  }
+
   void a_symlinked_file_in_a_checkpoint_is_not_followed() {
     // The same bytes behind a symlink: the checksum would match, but a checkpoint's files are
     // opened O_NOFOLLOW (files of other programs or nodes are not trusted to point elsewhere).
@@ -178,11 +209,45 @@ class TestCheckpoint : public QObject {
     QCOMPARE(events_of_type(read_events(run + "/events.jsonl"), "run_start").back()["resumed_from_step"].get<int>(), 10);
   }
 
+  // Issue 35: deleting SHA256SUMS does not turn verification off. A checkpoint whose trainer.json
+  // says it was written with checksums and that lacks the list does not verify: --resume passes
+  // over it to the older one and says why.
+  void a_deleted_checksum_list_does_not_verify() {
+    const QString run = path("nosums");
+    trained_run(run);
+    QVERIFY(QFile::remove(ckpt(run, 20) + "/SHA256SUMS"));
+    auto r = train(run, {"--resume", "--set", "train.steps=25"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    auto ev = read_events(run + "/events.jsonl");
+    QCOMPARE(events_of_type(ev, "run_start").back()["resumed_from_step"].get<int>(), 10);
+    auto w = events_of_type(ev, "warning");
+    QVERIFY(!w.empty());
+    QCOMPARE(w.back()["code"].get<std::string>(), std::string("damaged_checkpoint"));
+    const QString msg = QString::fromStdString(w.back()["message"].get<std::string>());
+    QVERIFY2(msg.contains("step_00000020") && msg.contains("SHA256SUMS is missing, but trainer.json says"), qPrintable(msg));
+    // Asked for by name, it is refused.
+    r = engine({"sample", "--checkpoint", ckpt(run, 20), "--prompt", "line", "--tokens", "8"});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("SHA256SUMS is missing"), qPrintable(r.err));
+  }
+
   void a_checkpoint_without_checksums_still_resumes_with_a_warning() {
     // Written before checksums: no SHA256SUMS. Read as before (structure and finite weights).
     const QString run = path("legacy");
     trained_run(run);
-    for (int step : {10, 20}) QVERIFY(QFile::remove(ckpt(run, step) + "/SHA256SUMS"));
+    for (int step : {10, 20}) {
+      QVERIFY(QFile::remove(ckpt(run, step) + "/SHA256SUMS"));
+      // An older engine's trainer.json: without "checksums".
+      const QString tj = ckpt(run, step) + "/trainer.json";
+      QFile f(tj);
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      json st = json::parse(f.readAll().toStdString());
+      f.close();
+      QCOMPARE(st.value("checksums", ""), std::string("SHA256SUMS"));
+      st.erase("checksums");
+      QVERIFY(QFile::remove(tj));
+      write_file(tj, QByteArray::fromStdString(st.dump(2)));
+    }
     auto r = train(run, {"--resume", "--set", "train.steps=25"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     auto ev = read_events(run + "/events.jsonl");

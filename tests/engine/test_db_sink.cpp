@@ -5,10 +5,12 @@
 // are reported.
 #include <QDir>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <set>
@@ -149,6 +151,23 @@ class TestDbSink : public QObject {
     QVERIFY2(bad.err.contains("no events file") && bad.err.contains("nowhere"), qPrintable(bad.err));
   }
 
+  // Issue 35: `runs show` marks the checkpoints train.keep_checkpoints pruned (the events record
+  // all of them) and the ones a person marked kept. Steps 10..50 every 10, keep 2: 10, 20, 30 gone.
+  void runs_show_marks_pruned_checkpoints() {
+    const QString out = path("pruned"), db = path("pruned.db");
+    auto r = train(out, {"--db", db, "--run-id", "pruned", "--set", "train.steps=50", "--set", "train.keep_checkpoints=2"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QCOMPARE(QDir(out + "/checkpoints").entryList({"step_*"}, QDir::Dirs), QStringList({"step_00000040", "step_00000050"}));
+    const auto show = engine({"runs", "show", "pruned", "--db", db});
+    QVERIFY2(show.exit_code == 0, qPrintable(show.err));
+    const QString root = QFileInfo(out).absoluteFilePath() + "/checkpoints/";
+    for (const char* gone : {"step_00000010", "step_00000020", "step_00000030"})
+      QVERIFY2(show.out.contains(QRegularExpression(QString(" pruned +") + root + gone)), qPrintable(show.out));
+    for (const char* kept : {"step_00000040", "step_00000050"})
+      QVERIFY2(show.out.contains(QRegularExpression(QString(" yes +") + root + kept)), qPrintable(show.out));
+    QVERIFY2(show.out.contains("  3 of 5 pruned (train.keep_checkpoints keeps the newest; marked ones stay)"), qPrintable(show.out));
+  }
+
   // Finding 3: two processes started together with one --run-id: one trains into the store, the
   // other is refused; the store's rows all come from one events file.
   void one_run_id_is_claimed_once() {
@@ -208,6 +227,36 @@ class TestDbSink : public QObject {
     // runs show names the skipped line.
     auto show = engine({"runs", "show", "forged", "--db", db});
     QVERIFY2(show.out.contains("skipped lines") && show.out.contains("1 malformed"), qPrintable(show.out));
+  }
+
+  // Issue 35: a full disk under events.jsonl. The engine cannot write its run_end there; the
+  // store gets the end directly (failed, the engine's reason) instead of saying "running" forever.
+  // The run folder is a 48 KiB tmpfs mounted in a mount namespace of the engine's own (root and
+  // unshare(1) needed), so nothing else on the machine sees it and it goes with the process.
+  void a_full_disk_ends_the_run_in_the_store() {
+    if (::geteuid() != 0) QSKIP("needs root to mount a small tmpfs for the run folder (unshare -m)");
+    if (run("unshare", {"-m", "true"}, 60000).exit_code != 0) QSKIP("unshare -m does not work here (no mount namespaces)");
+    const QString out = path("full"), db = path("full.db");
+    QVERIFY(QDir().mkpath(out));
+    const QStringList args = QStringList{"-m", "sh", "-c", "mount -t tmpfs -o size=48k tmpfs \"$1\" && shift && exec \"$@\"", "sh", out,
+                                         TD_ENGINE_EXE} +
+                             train_args(out, {"--db", db, "--run-id", "full", "--set", "train.steps=1000000", "--set",
+                                              "train.checkpoint_interval=0"});
+    const auto r = run("unshare", args, 300000);
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("No space left on device"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("the store records it as failed"), qPrintable(r.err));
+    td::store::Store st(db.toStdString());
+    const auto run_info = st.get_run("full");
+    QCOMPARE(run_info.status, std::string("failed"));
+    QVERIFY(run_info.end_time.has_value());
+    QVERIFY2(run_info.end_reason.find("No space left on device") != std::string::npos, run_info.end_reason.c_str());
+    QVERIFY2(run_info.end_reason.find("the store recorded the end directly") != std::string::npos, run_info.end_reason.c_str());
+    QVERIFY(run_info.last_step && *run_info.last_step > 0);  // it trained until the disk was full
+    QVERIFY(!run_info.pid);
+    const auto attempts = st.run_attempts("full");
+    QCOMPARE(attempts.size(), size_t(1));
+    QCOMPARE(attempts[0].status, std::string("failed"));
   }
 
   // Finding 4: an attempt number out of range in the checkpoint is refused, not wrapped.

@@ -452,6 +452,27 @@ class TestPlanner : public QObject {
     } catch (const td::Error& e) {
       QVERIFY2(QString(e.what()).contains("device 'X'.memory_gib"), e.what());
     }
+    // Issue 35: 1e300 GiB overflowed the byte count and read as "missing"; now it is out of range.
+    write(bad, R"({"devices": [{"name": "X", "memory_gib": 1e300}]})");
+    try {
+      td::load_device_catalogue(bad.toStdString());
+      QFAIL("1e300 GiB was accepted");
+    } catch (const td::Error& e) {
+      QVERIFY2(QString(e.what()).contains("device 'X'.memory_gib: expected a number in [0, 1e+07] or null, got 1e+300"), e.what());
+    }
+    // A device whose peak is 0 (unknown): the figures that follow from it are null, not 0.
+    write(bad, R"({"devices": [{"name": "Zero", "memory_gib": 80, "peak_tflops": {"bf16": 0}}]})");
+    {
+      const td::DeviceCatalogue zcat = td::load_device_catalogue(bad.toStdString());
+      td::ClusterOptions zo;
+      zo.device = "Zero";
+      const td::ClusterPlan zp = td::make_cluster_plan(c, zcat, zo);
+      QVERIFY(!zp.peak_flops);
+      const json zj = td::cluster_json(zp);
+      for (const char* k : {"tokens_per_s", "train_seconds", "step_seconds", "network_bytes_per_s", "storage_bytes_per_s", "peak_flops"})
+        QVERIFY2(zj[k].is_null(), (std::string(k) + " = " + zj[k].dump()).c_str());
+      QVERIFY(zj["memory_per_device"].is_array());  // memory needs no peak
+    }
     write(bad, "{ not json");
     try {
       td::load_device_catalogue(bad.toStdString());

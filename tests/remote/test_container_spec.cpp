@@ -81,6 +81,10 @@ class TestContainerSpec : public QObject {
     QVERIFY(error_of([] { parse_mount("/x:/y:rx"); }).find("'rx' is not a mount option (ro or rw)") != std::string::npos);
     QVERIFY(error_of([] { parse_mount("/x:y"); }).find("the container path 'y' is not absolute") != std::string::npos);
     QVERIFY(error_of([] { parse_mount("/x:/"); }).find("root '/' cannot be a mount target") != std::string::npos);
+    // Issue 35: the root by another name.
+    for (const char* root : {"/x:/mnt/..", "/x:/./", "/x:/a/b/../..", "/x:/mnt/../:ro"})
+      QVERIFY2(error_of([root] { parse_mount(root); }).find("root '/' cannot be a mount target") != std::string::npos, root);
+    QVERIFY(!parse_mount("/x:/mnt/../data").read_only);  // another folder: fine
     QVERIFY(error_of([] { parse_mount("/a,b:/c"); }).find("a ',' or control character") != std::string::npos);
     QVERIFY(error_of([] { parse_mount("/a\nb:/c"); }).find("a ',' or control character") != std::string::npos);
   }

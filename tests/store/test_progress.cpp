@@ -4,10 +4,16 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QDir>
+#include <QProcess>
 #include <sstream>
 
 #include "engine/cli/runs_cmd.h"
 #include "engine/common/duration.h"
+#include "engine/metrics/sysinfo.h"
 #include "cli_fixture.h"
 #include "events_fixture.h"
 #include "store/format.h"
@@ -188,6 +194,58 @@ class TestProgress : public QObject {
              show.c_str());
     const std::string done = run_cli({"runs", "show", "run-w", "--db", db_});
     QVERIFY2(done.find("progress       step 10 / 10, 12.0s\n") != std::string::npos, done.c_str());
+  }
+
+  // Issue 35: a run the store says is running on this machine whose engine process is gone (a
+  // full disk kept its run_end out of the file; a kill) is "gone" in `runs list` and `runs show`,
+  // with no time left; one whose engine lives (its command line names the engine and the run's
+  // folder) is still running with its time left.
+  void aRunWhoseEngineIsGoneSaysSo() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("gone.db").toStdString();
+    QVERIFY(QDir(dir.path()).mkpath("run-gone") && QDir(dir.path()).mkpath("run-live"));
+    // A pid that surely ended: a child that exits, reaped.
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    QVERIFY(dead > 0);
+    ::waitpid(dead, nullptr, 0);
+    // A live "engine" of run-live: argv[0] names the engine and the run's folder.
+    QProcess live;
+    live.start("bash", {"-c", "exec -a 'traindeck-engine train --out " + dir.filePath("run-live") + "' sleep 300"});
+    QVERIFY(live.waitForStarted());
+    {
+      Store st(db);
+      for (const auto& [name, pid] : {std::pair{"run-gone", int64_t(dead)}, {"run-live", int64_t(live.processId())}}) {
+        json s = start(name, 1000, 0, nullptr, 100);
+        s["host"] = td::host_name();
+        s["pid"] = pid;
+        std::string t = line(s);
+        for (int k = 1; k <= 10; ++k) t += line(step(name, 1000 + 2.0 * k, k, 5.0));
+        const std::string path = dir.filePath(QString(name) + "/events.jsonl").toStdString();
+        write_file(path, t);
+        Ingester(st, path, "exp").poll_all();
+      }
+    }
+    const std::string list = run_cli({"runs", "list", "--db", db});
+    auto row_of = [&](const std::string& run) {
+      const size_t at = list.find(run + " ");
+      return at == std::string::npos ? std::string() : list.substr(at, list.find('\n', at) - at);
+    };
+    QVERIFY2(row_of("run-gone").find(" gone ") != std::string::npos, list.c_str());
+    QVERIFY2(row_of("run-live").find(" running ") != std::string::npos, list.c_str());
+    QVERIFY2(list.find("gone: the store says running, but the engine's process on this machine has ended") != std::string::npos,
+             list.c_str());
+    const std::string gone = run_cli({"runs", "show", "run-gone", "--db", db});
+    QVERIFY2(gone.find("status         gone: the store says running, but its engine (pid " + std::to_string(dead) +
+                       " on this machine) has ended without writing its end") != std::string::npos, gone.c_str());
+    QVERIFY2(gone.find("the events file ends at step 10. Continue it with: traindeck-engine train --resume --out " +
+                       dir.filePath("run-gone").toStdString()) != std::string::npos, gone.c_str());
+    QVERIFY2(gone.find("progress       step 10 / 100, 20.0s\n") != std::string::npos, gone.c_str());  // no time left
+    const std::string running = run_cli({"runs", "show", "run-live", "--db", db});
+    QVERIFY2(running.find("status         running\n") != std::string::npos, running.c_str());
+    QVERIFY2(running.find("progress       step 10 / 100 (10 %), 20.0s elapsed, ~3m00s left\n") != std::string::npos, running.c_str());
+    live.kill();
+    live.waitForFinished();
   }
 
   void durationsForTerminals() {

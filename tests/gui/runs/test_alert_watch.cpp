@@ -150,6 +150,41 @@ class TestAlertWatch : public QObject {
     AlertNotifier::setNotifies("loss_spike", true);
   }
 
+  // Issue 35: 718 throughput drops arriving at once (a reattach) make one notification, not 718;
+  // within a minute of it, more of that kind for that run are held and counted into the next.
+  void notifications_are_coalesced() {
+    AlertNotifier n;
+    QList<Sent> sent;
+    n.setBackend([&](const QString& t, const QString& b, const QString& s) {
+      sent.push_back({t, b, s});
+      return true;
+    });
+    qint64 now = 1000;
+    n.setClock([&] { return now; });
+    auto alert = [](const char* kind, int step) {
+      td::store::RunAlert a;
+      a.kind = kind;
+      a.severity = "warning";
+      a.message = "step " + std::to_string(step);
+      return a;
+    };
+    std::vector<td::store::RunAlert> burst;
+    for (int s = 1; s <= 718; ++s) burst.push_back(alert("throughput_drop", s));
+    burst.push_back(alert("loss_spike", 719));
+    QCOMPARE(n.coalesce("r1", "my run", burst), 2);  // one per kind
+    QCOMPARE(sent.size(), 2);
+    QCOMPARE(sent[0].title, QStringLiteral("TrainDeck: my run — Throughput drop"));
+    QCOMPARE(sent[0].body, QStringLiteral("step 718 (+717 more alerts of this kind)"));  // the newest, and the count
+    QCOMPARE(sent[1].body, QStringLiteral("step 719"));
+    now += 30 * 1000;  // within the minute: held
+    QCOMPARE(n.coalesce("r1", "my run", {alert("throughput_drop", 720), alert("throughput_drop", 721)}), 0);
+    QCOMPARE(n.coalesce("r2", "other run", {alert("throughput_drop", 5)}), 1);  // another run is not held
+    now += 31 * 1000;  // past the minute: the next one tells of the held two
+    QCOMPARE(n.coalesce("r1", "my run", {alert("throughput_drop", 722)}), 1);
+    QCOMPARE(sent.size(), 4);
+    QCOMPARE(sent[3].body, QStringLiteral("step 722 (+2 more alerts of this kind)"));
+  }
+
   // A remote run whose target reports "reconnecting ..." for longer than the config's
   // alert_connection_lost_s (1 s) gives one connection_lost alert, notified; no stall meanwhile.
   void connection_lost_after_the_configs_limit() {
