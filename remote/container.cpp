@@ -32,10 +32,39 @@ ContainerRuntime parse_runtime(const std::string& s, const std::string& where) {
   throw Error(where + ".runtime: '" + s + "' is not a container runtime (podman, docker or apptainer)");
 }
 
+}  // namespace
+
+namespace detail {
+
 // podman/docker: adds --name td-<id>-r<rank> (the rank from the shell's TRAINDECK_RANK) in front
 // of the run options. $1 the runtime, $2 the run id, then `run`'s options, image and command.
-const char* kRunWrapper = "rt=$1; id=$2; shift 2\n"
-                          "exec \"$rt\" run --name \"td-$id-r${TRAINDECK_RANK:-0}\" \"$@\"\n";
+// The client keeps this shell's pid (exec): signals (a stop, the time limit's warning) reach it
+// as before, and it hands them to the engine once. Around it:
+//  * a container of this name left by an earlier attempt (its client killed: the container
+//    trained on, and the resume failed "exit code 125", the name taken) is removed first;
+//  * a watcher removes the container as soon as the client is gone however it ended (killed:
+//    `podman run`'s container outlives its client), so nothing trains outside the scheduler or
+//    the workbench. It ignores the signals of a stop and polls every second.
+const char* const kContainerRunWrapper =
+    "rt=$1; id=$2; shift 2\n"
+    "name=\"td-$id-r${TRAINDECK_RANK:-0}\"\n"
+    "\"$rt\" rm -f \"$name\" >/dev/null 2>&1\n"
+    "me=$$\n"
+    "( trap '' TERM INT HUP USR1; while kill -0 \"$me\" 2>/dev/null; do sleep 1; done; \"$rt\" rm -f \"$name\" >/dev/null 2>&1 ) "
+    "</dev/null >/dev/null 2>&1 &\n"
+    "exec \"$rt\" run --name \"$name\" \"$@\"\n";
+
+// $1 runtime, $2 run id: removes every container of the run on this node (td-<id>-r<rank>).
+const char* const kContainerCleanScript =
+    "rt=$1; id=$2\n"
+    "\"$rt\" ps -a --format '{{.Names}}' 2>/dev/null | while read -r n; do\n"
+    "  case $n in \"td-$id-r\"*) \"$rt\" rm -f \"$n\" >/dev/null 2>&1 ;; esac\n"
+    "done\n"
+    "exit 0\n";
+
+}  // namespace detail
+
+namespace {
 
 // $1 runtime, $2 image. Exit 10: no runtime on PATH; 11: no such image (stderr says why);
 // 12: docker's daemon cannot be reached.
@@ -206,7 +235,7 @@ std::vector<std::string> container_command(const ContainerSpec& c, const Contain
     argv.push_back("traindeck-engine");
   } else {
     const bool docker = c.runtime == ContainerRuntime::Docker;
-    argv = {"sh", "-c", kRunWrapper, "sh", container_runtime_name(c.runtime), run_id,
+    argv = {"sh", "-c", detail::kContainerRunWrapper, "sh", container_runtime_name(c.runtime), run_id,
             // --rm: nothing is left once the engine ends; --pull=never: an image is never fetched
             // at launch (check_container() said it is there); --network host: the rendezvous
             // address and port, and the interface names, are the node's own; --pid host: the

@@ -108,6 +108,17 @@ ContainerPaths container_paths(Session& s, const std::string& work_dir);
 /// also get --ipc host so NCCL's shared-memory transport works between the ranks' containers).
 /// `env_names`: variables passed by name from the launching shell. Errors: td::Error for an
 /// invalid spec (validate()).
+namespace detail {
+/// The `sh -c` wrapper of a podman/docker rank (container_command()'s argv[2]; $1 the runtime,
+/// $2 the run id, then `run`'s arguments): removes a stale container of the rank's name first,
+/// execs `<rt> run --name td-<id>-r<rank> ...` (the client keeps the pid: signals reach it), and
+/// leaves a watcher that removes the container once the client is gone however it ended.
+extern const char* const kContainerRunWrapper;
+/// An `sh -c` script, $1 the runtime, $2 the run id: removes every container of the run on this
+/// node (td-<id>-r*; Slurm's cleanup step after srun, docs/slurm.md). Exits 0.
+extern const char* const kContainerCleanScript;
+}  // namespace detail
+
 std::vector<std::string> container_command(const ContainerSpec& c, const ContainerPaths& p, const std::string& run_id,
                                            bool gpus, const std::vector<std::string>& env_names,
                                            const std::vector<std::string>& engine_args);

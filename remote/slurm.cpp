@@ -189,9 +189,19 @@ std::string srun_container_line(const SlurmSpec& s, const SlurmJobPaths& p, cons
   const std::vector<std::string> argv =
       container_command(s.container, cp, run_id, gpus, env,
                         {"train", "--config", p.config_path, "--out", p.run_dir, "--run-id", run_id, "--no-events-stdout"});
-  return std::string("\n# One task per rank, its engine in a ") + container_runtime_name(s.container.runtime) +
-         " container (docs/slurm.md).\nsrun --kill-on-bad-exit=1 sh -c \"$td_task\" td-rank \"$td_run_dir\" " +
-         command_line(argv) + " $td_resume_arg\n";
+  const std::string rt = container_runtime_name(s.container.runtime);
+  std::string out = "\n# One task per rank, its engine in a " + rt +
+                    " container (docs/slurm.md).\nsrun --kill-on-bad-exit=1 sh -c \"$td_task\" td-rank \"$td_run_dir\" " +
+                    command_line(argv) + " $td_resume_arg\n";
+  if (s.container.runtime != ContainerRuntime::Apptainer)  // apptainer's processes are the step's own
+    out += "td_srun_rc=$?\n"
+           "# No container of this run outlives the job, whatever ended a rank's client (killed, or Slurm's\n"
+           "# KillWait after a failed rank): one task per node removes what is left (--overlap: beside\n"
+           "# whatever of the step lingers; at most a minute).\n"
+           "timeout 60 srun --overlap --ntasks-per-node=1 --nodes=\"$SLURM_JOB_NUM_NODES\" --kill-on-bad-exit=0 sh -c " +
+           shell_quote(detail::kContainerCleanScript) + " td-clean " + rt + " \"$td_run_id\" >/dev/null 2>&1\n"
+           "(exit $td_srun_rc)\n";
+  return out;
 }
 
 const char* kBatchTail = R"SH(td_rc=$?

@@ -22,10 +22,6 @@
 
 #include <nlohmann/json.hpp>
 
-namespace httplib {
-class Server;
-}
-
 namespace td {
 
 /// One gauge sample: traindeck_<name>{labels} value.
@@ -43,6 +39,14 @@ struct PromSample {
 std::string prometheus_text(const std::vector<PromSample>& samples);
 
 /// Serves GET /metrics on address:port from a thread of its own until destroyed.
+///
+/// One thread serves every connection through poll(), so a slow client never holds a worker:
+/// each connection has kRequestDeadlineS seconds in all to send its request (however it
+/// dribbles), a request head of at most kMaxRequestBytes, and at most kMaxConnections are open
+/// at once (a new one closes the oldest), so a scrape always gets through. (cpp-httplib, used
+/// before, reset its read timeout at every header line and gave each connection one of 8
+/// workers: 8 clients dribbling headers stopped every scrape.) Each answer closes its connection
+/// (HTTP/1.0-style "Connection: close"), as Prometheus expects of a small target.
 class MetricsServer {
  public:
   /// Binds address:port (port 0: a free port, see port()). `labels` go on every series (run_id,
@@ -51,6 +55,10 @@ class MetricsServer {
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
+
+  static constexpr double kRequestDeadlineS = 5.0;  ///< a connection's whole request, seconds
+  static constexpr size_t kMaxRequestBytes = 8192;  ///< request line and headers
+  static constexpr size_t kMaxConnections = 64;     ///< open at once; a new one closes the oldest
 
   int port() const { return port_; }
   /// "http://<address>:<port>/metrics"
@@ -67,8 +75,10 @@ class MetricsServer {
   mutable std::mutex mu_;
   std::map<std::string, double> global_;                      // rank 0's step and eval figures
   std::map<int, std::pair<std::string, std::map<std::string, double>>> ranks_;  // rank -> host, figures
-  std::unique_ptr<httplib::Server> server_;
+  int listen_fd_ = -1;
+  int wake_[2] = {-1, -1};  // a pipe: the destructor's word to the serving thread
   std::thread thread_;
+  void serve();
 };
 
 }  // namespace td

@@ -314,13 +314,17 @@ class TestPrepare : public QObject {
   // got no validation split at all: the unit that straddles the split byte is now cut there. The
   // split byte is 2.5 MB - round(0.1 x 2.5 MB); the train tokens decode to the text before it.
   void oneLineCorpusSplitsAtItsValFraction() {
-    std::string text;
-    for (uint64_t x = 11, i = 0; text.size() < 2'500'000; ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      static const char* const words[] = {"the", "king", "and", "queen", "of", "night", "rode", "far", "away", "home"};
-      text += words[(x >> 33) % 10];
-      text += ' ';
+    std::string real;
+    {
+      std::ifstream in(tdtest::real_corpus() == "/usr/share/games/fortunes" ? "/usr/share/games/fortunes/fortunes"
+                                                                             : tdtest::real_corpus(), std::ios::binary);
+      real = std::string((std::istreambuf_iterator<char>(in)), {});
     }
+    QVERIFY2(real.size() > 100000, "the test corpus is too small");
+    std::replace(real.begin(), real.end(), '\n', ' ');
+    std::string text;
+    while (text.size() < 2'500'000) text += real;
+    text.resize(2'500'000);
     write_file(p("oneval/line.txt"), text);
     const std::string out = p("oneval_ds");
     td::PrepareOptions o = opts({p("oneval/line.txt")}, out);

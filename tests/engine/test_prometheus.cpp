@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <limits>
 
@@ -93,6 +95,61 @@ class TestPrometheus : public QObject {
     } catch (const td::Error& e) {
       QVERIFY2(std::string(e.what()).find("choose another --metrics-port") != std::string::npos, e.what());
     }
+  }
+
+  // Issue 35: 8 (here 70, past the connection cap) clients that dribble a header byte every
+  // 200 ms — each byte would reset a per-read timeout — never stop a scrape: it is answered while
+  // they dribble, and each of them is closed by the whole-request deadline (or, past the cap,
+  // to make room), not kept for as long as it keeps sending.
+  void slow_clients_never_stop_a_scrape() {
+    td::MetricsServer srv("127.0.0.1", 0, {{"run_id", "r1"}});
+    srv.observe("step", {{"step", 3}, {"loss", 1.5}});
+    std::vector<int> slow;
+    for (int i = 0; i < 70; ++i) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(uint16_t(srv.port()));
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      QVERIFY(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+      QVERIFY(::send(fd, "GET /metrics HTTP/1.1\r\nX-Slow: ", 32, MSG_NOSIGNAL) == 32);
+      slow.push_back(fd);
+    }
+    QElapsedTimer t;
+    t.start();
+    std::string scraped;
+    std::vector<bool> closed(slow.size(), false);
+    // Dribble for up to 60 s (a generous limit: the deadline is 5 s); scrape meanwhile.
+    while (t.elapsed() < 60000 && (scraped.empty() || std::count(closed.begin(), closed.end(), false) > 0)) {
+      for (size_t i = 0; i < slow.size(); ++i) {
+        if (closed[i]) continue;
+        char buf[256];
+        const ssize_t n = ::recv(slow[i], buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) closed[i] = true;
+        else if (::send(slow[i], "x", 1, MSG_NOSIGNAL) != 1) closed[i] = true;
+      }
+      if (scraped.empty()) scraped = http_get(srv.port(), "/metrics");
+      QTest::qWait(200);
+    }
+    QVERIFY2(scraped.find("traindeck_loss{run_id=\"r1\",rank=\"0\"} 1.5\n") != std::string::npos,
+             ("no scrape got through: '" + scraped + "'").c_str());
+    QCOMPARE(std::count(closed.begin(), closed.end(), true), std::ptrdiff_t(slow.size()));  // none kept forever
+    for (int fd : slow) ::close(fd);
+    // A head larger than the limit is answered 431, not read on.
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(srv.port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    QVERIFY(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    const std::string big = "GET /metrics HTTP/1.1\r\nX: " + std::string(9000, 'y');
+    (void)::send(fd, big.data(), big.size(), MSG_NOSIGNAL);
+    std::string reply;
+    char buf[512];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) reply.append(buf, size_t(n));
+    ::close(fd);
+    QVERIFY2(reply.rfind("HTTP/1.1 431", 0) == 0, reply.c_str());
+    QCOMPARE(http_get(srv.port(), "/nothing"), std::string());  // 404
   }
 
   void a_real_prometheus_scrapes_a_run() {

@@ -1,6 +1,8 @@
 // remote/container.h without a node: the container setting's JSON form inside a cluster (old
 // cluster JSON without it still loads), mount parsing and validation, and the argv that starts a
 // rank in a container, written out by hand per runtime (docs/containers.md lists the same flags).
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "engine/common/error.h"
@@ -111,13 +113,61 @@ class TestContainerSpec : public QObject {
     QVERIFY2(p[1].rfind("node 1: mount 'rel:/d': the node path 'rel' is not absolute", 0) == 0, p[1].c_str());
   }
 
+  // Issue 35: the wrapper and the clean script against a runtime that logs what it is asked (its
+  // `run` is a long sleep standing for the client). Before `run` a stale container of the rank's
+  // name is removed; the client keeps the wrapper's pid (signals reach it); SIGKILLed, its
+  // container is removed by the watcher; the clean script removes exactly the run's containers.
+  void wrapper_removes_the_container_when_its_client_dies() {
+    QTemporaryDir dir;
+    const QString log = dir.filePath("calls.log"), rt = dir.filePath("fakert");
+    {
+      QFile f(rt);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(("#!/bin/sh\necho \"$*\" >> '" + log + "'\n"
+               "case $1 in run) exec sleep 300 ;; ps) printf 'td-r1-r0\\ntd-r1-r1\\ntd-r10-r0\\nother\\n' ;; esac\nexit 0\n").toUtf8());
+      f.close();
+      QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+    }
+    auto calls = [&] {
+      QFile f(log);
+      return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts) : QStringList();
+    };
+    auto wait_for = [&](const QString& line, int n) {
+      for (int waited = 0; waited < 30000; waited += 50) {
+        if (calls().count(line) >= n) return true;
+        QTest::qWait(50);
+      }
+      return false;
+    };
+    QProcess client;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("TRAINDECK_RANK", "1");
+    client.setProcessEnvironment(env);
+    client.start("sh", {"-c", td::remote::detail::kContainerRunWrapper, "sh", rt, "r1", "--rm", "img", "train"});
+    QVERIFY(client.waitForStarted());
+    QVERIFY2(wait_for("run --name td-r1-r1 --rm img train", 1), qPrintable(calls().join(" | ")));
+    QCOMPARE(calls().first(), QString("rm -f td-r1-r1"));  // the stale one first
+    QFile cmdline(QString("/proc/%1/cmdline").arg(client.processId()));
+    QVERIFY(cmdline.open(QIODevice::ReadOnly));
+    QVERIFY2(cmdline.readAll().startsWith("sleep"), "the client does not keep the wrapper's pid");
+    client.kill();  // SIGKILL: the client dies without a word
+    QVERIFY(client.waitForFinished(30000));
+    QVERIFY2(wait_for("rm -f td-r1-r1", 2), qPrintable("awaited the watcher's rm: " + calls().join(" | ")));
+    QFile::remove(log);
+    QProcess clean;
+    clean.start("sh", {"-c", td::remote::detail::kContainerCleanScript, "sh", rt, "r1"});
+    QVERIFY(clean.waitForFinished(30000));
+    QCOMPARE(clean.exitCode(), 0);
+    QCOMPARE(calls(), (QStringList{"ps -a --format {{.Names}}", "rm -f td-r1-r0", "rm -f td-r1-r1"}));
+  }
+
   void run_argv_per_runtime() {
     const ContainerPaths paths{"/home/ana", "/scratch/ana/td", "1000:1000"};
     const std::vector<std::string> engine{"train", "--config", "/scratch/ana/td/runs/r1/config.json"};
     ContainerSpec c;
     c.image = "localhost/traindeck-engine:0.1.0";
     c.mounts = {"/corpora:/corpora:ro"};
-    const std::string wrapper = "rt=$1; id=$2; shift 2\nexec \"$rt\" run --name \"td-$id-r${TRAINDECK_RANK:-0}\" \"$@\"\n";
+    const std::string wrapper = td::remote::detail::kContainerRunWrapper;
     std::vector<std::string> want{"sh", "-c", wrapper, "sh", "podman", "r1", "--rm", "--pull=never", "--network", "host",
                                   "--pid", "host", "--entrypoint", "traindeck-engine", "-v", "/scratch/ana/td:/scratch/ana/td", "-w",
                                   "/scratch/ana/td", "--env", "HOME=/scratch/ana/td", "--security-opt", "label=disable",

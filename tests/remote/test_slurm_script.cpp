@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "engine/common/error.h"
+#include "remote/container.h"
+#include "remote/quote.h"
 #include "remote/slurm.h"
 #include "sshd_fixture.h"
 
@@ -306,8 +308,7 @@ class TestSlurmScript : public QObject {
     p.engine = "traindeck-engine";
     p.container = {"/home/ana", "/scratch/ana/td", "1000:1001"};
     const std::string task = "srun --kill-on-bad-exit=1 sh -c \"$td_task\" td-rank \"$td_run_dir\" ";
-    const std::string wrapper =
-        "sh -c 'rt=$1; id=$2; shift 2\nexec \"$rt\" run --name \"td-$id-r${TRAINDECK_RANK:-0}\" \"$@\"\n' sh ";
+    const std::string wrapper = "sh -c " + shell_quote(td::remote::detail::kContainerRunWrapper) + " sh ";
     const std::string rank_env =
         "--env TRAINDECK_RANK --env TRAINDECK_WORLD_SIZE --env TRAINDECK_LOCAL_RANK --env TRAINDECK_LOCAL_WORLD_SIZE "
         "--env TRAINDECK_MASTER_ADDR --env TRAINDECK_MASTER_PORT --env TRAINDECK_GLOO_IFNAME --env NCCL_SOCKET_IFNAME ";
@@ -316,7 +317,9 @@ class TestSlurmScript : public QObject {
         "--no-events-stdout $td_resume_arg\n";
     auto srun_line = [](const std::string& script) {
       const size_t at = script.find("\nsrun ");
-      return at == std::string::npos ? std::string() : script.substr(at + 1, script.find("\ntd_rc=$?") - at);
+      // The first srun, to the end of its command ($td_resume_arg; the wrapper inside spans lines).
+      const std::string end = "$td_resume_arg\n";
+      return at == std::string::npos ? std::string() : script.substr(at + 1, script.find(end, at) + end.size() - at - 1);
     };
     SlurmSpec sp = spec();  // 8 GPUs per node
     sp.container.runtime = ContainerRuntime::Podman;
@@ -329,6 +332,14 @@ class TestSlurmScript : public QObject {
                  "--security-opt 'label=disable' --device 'nvidia.com/gpu=all' --ipc host " +
                  rank_env + "--env CUDA_VISIBLE_DEVICES localhost/traindeck-engine:0.1.0 " + engine);
     QVERIFY(podman.find("\n# One task per rank, its engine in a podman container (docs/slurm.md).\nsrun ") != std::string::npos);
+    // Issue 35: after srun, one task per node removes the run's containers that are left, and the
+    // batch script goes on with srun's exit status.
+    QVERIFY2(podman.find("td_srun_rc=$?\n") != std::string::npos &&
+                 podman.find("timeout 60 srun --overlap --ntasks-per-node=1 --nodes=\"$SLURM_JOB_NUM_NODES\" --kill-on-bad-exit=0 sh -c " +
+                             shell_quote(td::remote::detail::kContainerCleanScript) + " td-clean podman \"$td_run_id\"") !=
+                     std::string::npos &&
+                 podman.find("(exit $td_srun_rc)\ntd_rc=$?") != std::string::npos,
+             podman.c_str());
     std::string out;
     QCOMPARE(run_cmd({"sh", "-n", "-c", podman}, &out), 0);
 
@@ -376,8 +387,10 @@ class TestSlurmScript : public QObject {
     write_exe(bin / "srun", "#!/bin/sh\nshift\nSLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NTASKS_PER_NODE=1 exec \"$@\"\n");
     // The stub records the variables the task wrapper sets (not the test's own environment's
     // TRAINDECK_*: fresh-check runs the suite with TRAINDECK_HEADLESS=1).
+    // Only `run` is recorded: the wrapper's `rm -f` of a stale container and its watcher's call
+    // the stub too (they are checked in test_remote_container_spec).
     write_exe(bin / "podman",
-              "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$TD_TEST/podman.args\"\n"
+              "#!/bin/sh\n[ \"$1\" = run ] || exit 0\nprintf '%s\\n' \"$@\" > \"$TD_TEST/podman.args\"\n"
               "env | grep -E '^(TRAINDECK_(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|GLOO_IFNAME)|"
               "NCCL_SOCKET_IFNAME|CUDA_VISIBLE_DEVICES)=' | sort > \"$TD_TEST/podman.env\"\necho engine-log >&2\n");
     SlurmSpec cpu;

@@ -88,9 +88,11 @@ class TestStoreAlerts : public QObject {
   void workbench_alerts_badges_and_notifications() {
     QTemporaryDir dir;
     Store st(dir.filePath("td.db").toStdString());
-    const std::string events = dir.filePath("events.jsonl").toStdString();
-    write_file(events, line(run_start("r1", 100.0)) + line(run_start("r1", 150.0, 1, 0)) + line(run_start("r2", 100.0)) +
-                           line(alert_ev("r2", 101.0, "loss_spike", 4, 8.0, 4.0)));
+    // One events file per run (a file feeds one run).
+    const std::string events1 = dir.filePath("r1.jsonl").toStdString(), events = dir.filePath("r2.jsonl").toStdString();
+    write_file(events1, line(run_start("r1", 100.0)) + line(run_start("r1", 150.0, 1, 0)));
+    Ingester(st, events1).poll_all();
+    write_file(events, line(run_start("r2", 100.0)) + line(alert_ev("r2", 101.0, "loss_spike", 4, 8.0, 4.0)));
     Ingester(st, events).poll_all();
     write_file(events, line(step("r2", 102.0, 1, 3.0)) + line(step("r2", 103.0, 2, 2.9)) + line(step("r2", 104.0, 3, 2.8)), true);
     Ingester(st, events).poll_all();

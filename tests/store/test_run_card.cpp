@@ -99,7 +99,6 @@ class TestRunCard : public QObject {
 
   void olderEngineAndBadFields() {
     QTemporaryDir dir;
-    const std::string events = dir.filePath("events.jsonl").toStdString();
     // An older engine: no dataset, no engine_build, no device_name; the config's data.path.
     json old = run_start("old", 1000.0);
     old["config"]["data"] = {{"path", "/data/older"}};
@@ -109,10 +108,12 @@ class TestRunCard : public QObject {
     bad["config"]["train"]["seed"] = "not a number";
     json worse = card_start("worse", 1000.0);
     worse["dataset"] = "everything";
-    write_file(events, line(old) + line(bad) + line(worse));
     Store st(dir.filePath("td.db").toStdString());
-    const IngestStats s = Ingester(st, events, "exp").poll_all();
-    QCOMPARE(s.skipped, size_t(0));
+    for (const json& j : {old, bad, worse}) {  // a file per run: a file feeds one run
+      const std::string f = dir.filePath(QString::fromStdString(j["run_id"].get<std::string>()) + ".jsonl").toStdString();
+      write_file(f, line(j));
+      QCOMPARE(Ingester(st, f, "exp").poll_all().skipped, size_t(0));
+    }
     RunCard c = st.run_card("old");
     QCOMPARE(c.dataset_path, std::string("/data/older"));
     QCOMPARE(c.dataset_sha256, std::string());

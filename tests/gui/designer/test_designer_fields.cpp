@@ -75,9 +75,9 @@ json everyField() {
             {"dist_timeout_s", 120.5},
             {"dist_ifname", "eth1"}, {"metrics_port", 9464}, {"metrics_address", "0.0.0.0"},
             {"alert_spike_window", 40}, {"alert_spike_sigma", 5.0}, {"alert_spike_factor", 2.0},
-            {"alert_throughput_window", 25}, {"alert_throughput_fraction", 0.4}, {"alert_stall_factor", 8.0},
-            {"alert_stall_min_s", 90.0}, {"alert_disk_min_free_bytes", 2147483648}, {"alert_disk_min_free_fraction", 0.05},
-            {"alert_connection_lost_s", 240.0}}},
+            {"alert_throughput_window", 25}, {"alert_throughput_window_s", 30.0}, {"alert_throughput_fraction", 0.4},
+            {"alert_stall_factor", 8.0}, {"alert_stall_min_s", 90.0}, {"alert_disk_min_free_bytes", 2147483648},
+            {"alert_disk_min_free_fraction", 0.05}, {"alert_connection_lost_s", 240.0}, {"alert_interval_s", 300.0}}},
           {"data", {{"path", "/data/owt-bpe8000"}}}};
 }
 
@@ -142,10 +142,10 @@ class TestDesignerFields : public QObject {
       QVERIFY2(doc[sec][name] != def, qPrintable(f.path + " is at its default"));
       ++n;
     }
-    // 12 model fields (4 of them llama only), 43 train fields (10 of them train.alert_*), data.path:
+    // 12 model fields (4 of them llama only), 45 train fields (12 of them train.alert_*), data.path:
     // the engine's table (engine/config.cpp).
-    QCOMPARE(n, 56);
-    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(56));
+    QCOMPARE(n, 58);
+    QCOMPARE(doc["model"].size() + doc["train"].size() + doc["data"].size(), size_t(58));
     QVERIFY(Planner::fieldErrors(doc).isEmpty());
   }
 
@@ -169,7 +169,7 @@ class TestDesignerFields : public QObject {
       QVERIFY2(e, qPrintable(p));
       QVERIFY2(e->isVisibleTo(&d), qPrintable(p + " is hidden"));
     }
-    QCOMPARE(d.findChild<QToolButton*>("advanced_toggle")->text(), QStringLiteral("Advanced (27 set)"));
+    QCOMPARE(d.findChild<QToolButton*>("advanced_toggle")->text(), QStringLiteral("Advanced (29 set)"));
     // Read back out of the designer: the same document, field for field.
     const json back = d.config();
     for (const char* sec : {"model", "train", "data"})
