@@ -16,6 +16,18 @@
 namespace fs = std::filesystem;
 using tdtest::write_file;
 
+namespace {
+// The real test corpus (fortunes, or the one tdtest::real_corpus names) as one line: its
+// newlines made spaces.
+std::string one_line_real_corpus() {
+  std::ifstream in(tdtest::real_corpus() == "/usr/share/games/fortunes" ? "/usr/share/games/fortunes/fortunes" : tdtest::real_corpus(),
+                   std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+}  // namespace
+
 class TestPrepare : public QObject {
   Q_OBJECT
  private:
@@ -264,14 +276,8 @@ class TestPrepare : public QObject {
   // whole-file sentence (longer than sentencepiece's max_sentence_length) failed training. The
   // dataset decodes back to the text exactly.
   void oneLineCorpusPreparesWithBpe() {
-    std::string text;
-    {
-      std::ifstream in(tdtest::real_corpus() == "/usr/share/games/fortunes" ? "/usr/share/games/fortunes/fortunes"
-                                                                             : tdtest::real_corpus(), std::ios::binary);
-      text = std::string((std::istreambuf_iterator<char>(in)), {});
-    }
+    std::string text = one_line_real_corpus();
     QVERIFY2(text.size() > 200000, "the test corpus is too small");
-    std::replace(text.begin(), text.end(), '\n', ' ');
     QCOMPARE(std::count(text.begin(), text.end(), '\n'), 0);
     // A one-line text without any space (Chinese, base64): cut at UTF-8 boundaries. "\u00e9" is
     // two bytes, "\u4e2d" three: a cut inside one would be invalid UTF-8 for sentencepiece.
@@ -314,14 +320,8 @@ class TestPrepare : public QObject {
   // got no validation split at all: the unit that straddles the split byte is now cut there. The
   // split byte is 2.5 MB - round(0.1 x 2.5 MB); the train tokens decode to the text before it.
   void oneLineCorpusSplitsAtItsValFraction() {
-    std::string real;
-    {
-      std::ifstream in(tdtest::real_corpus() == "/usr/share/games/fortunes" ? "/usr/share/games/fortunes/fortunes"
-                                                                             : tdtest::real_corpus(), std::ios::binary);
-      real = std::string((std::istreambuf_iterator<char>(in)), {});
-    }
+    const std::string real = one_line_real_corpus();
     QVERIFY2(real.size() > 100000, "the test corpus is too small");
-    std::replace(real.begin(), real.end(), '\n', ' ');
     std::string text;
     while (text.size() < 2'500'000) text += real;
     text.resize(2'500'000);

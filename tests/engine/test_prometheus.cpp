@@ -33,6 +33,18 @@ std::string http_get(int port, const std::string& path) {
   return r && r->status == 200 ? r->body : std::string();
 }
 
+// A TCP connection to 127.0.0.1:port, or -1.
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
 std::string url_encode(const std::string& s) {
   std::string out;
   for (unsigned char ch : s) {
@@ -106,12 +118,8 @@ class TestPrometheus : public QObject {
     srv.observe("step", {{"step", 3}, {"loss", 1.5}});
     std::vector<int> slow;
     for (int i = 0; i < 70; ++i) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_port = htons(uint16_t(srv.port()));
-      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      QVERIFY(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+      const int fd = connect_loopback(srv.port());
+      QVERIFY(fd >= 0);
       QVERIFY(::send(fd, "GET /metrics HTTP/1.1\r\nX-Slow: ", 32, MSG_NOSIGNAL) == 32);
       slow.push_back(fd);
     }
@@ -136,12 +144,8 @@ class TestPrometheus : public QObject {
     QCOMPARE(std::count(closed.begin(), closed.end(), true), std::ptrdiff_t(slow.size()));  // none kept forever
     for (int fd : slow) ::close(fd);
     // A head larger than the limit is answered 431, not read on.
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(uint16_t(srv.port()));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    QVERIFY(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    const int fd = connect_loopback(srv.port());
+    QVERIFY(fd >= 0);
     const std::string big = "GET /metrics HTTP/1.1\r\nX: " + std::string(9000, 'y');
     (void)::send(fd, big.data(), big.size(), MSG_NOSIGNAL);
     std::string reply;
