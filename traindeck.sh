@@ -19,7 +19,8 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config git libopenblas-openmp-
             libcli11-dev libsentencepiece-dev libsqlite3-dev zlib1g-dev libssl-dev fortunes
             qt6-base-dev qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqcustomplot-dev
             libssh2-1-dev qtkeychain-qt6-dev libgloo-dev libcpp-httplib-dev
-            qt6-translations-l10n)  # Qt's own dialogs in the UI's language (the .deb Recommends it)
+            qt6-translations-l10n  # Qt's own dialogs in the UI's language (the .deb Recommends it)
+            ccache)  # compiles through it (CMakeLists.txt): a rebuild on this machine reuses its cache in ~/.cache/ccache
 TEST_PKGS=(python3 python3-torch sentencepiece openssh-server openssh-client iproute2
            lintian appstream desktop-file-utils clang libclang-rt-14-dev protobuf-compiler prometheus
            slurm-wlm munge podman runc)  # a real Slurm and a real container runtime for the target tests

@@ -286,7 +286,7 @@ class TestSlurm : public QObject {
   // The bundle's engine as the jobs run it: the environment of the login node's SSH session
   // (an OPENBLAS_CORETYPE of the test's own environment would choose another GEMM kernel, whose
   // rounding differs: seen, the losses parted at step 6).
-  void start_local_ranks(QProcess& p, const json& cfg, const fs::path& out) {
+  void start_local_ranks(QProcess& p, const json& cfg, const fs::path& out, const QStringList& extra = {}) {
     const fs::path cfg_path = out.string() + ".json";
     std::ofstream(cfg_path) << cfg.dump();
     QProcessEnvironment clean;
@@ -294,40 +294,41 @@ class TestSlurm : public QObject {
       if (qEnvironmentVariableIsSet(v)) clean.insert(v, qEnvironmentVariable(v));
     p.setProcessEnvironment(clean);
     p.start(QString::fromStdString((bundle_ / "bin" / "traindeck-engine").string()),
-            {"launch", "--nproc", "2", "--quiet", "--", "train", "--config", QString::fromStdString(cfg_path.string()), "--out",
-             QString::fromStdString(out.string()), "--quiet", "--no-events-stdout"});
+            QStringList{"launch", "--nproc", "2", "--quiet", "--", "train", "--config", QString::fromStdString(cfg_path.string()),
+                        "--out", QString::fromStdString(out.string()), "--quiet", "--no-events-stdout"} +
+                extra);
   }
 
   void time_limit_with_requeue_runs_to_the_end_across_jobs() {
     // A one-minute limit, SIGUSR1 20 s before it: each job checkpoints and ends "time limit",
     // its batch script submits the next one; the last reaches train.steps. The signal comes
     // 10-40 s into a job (slurmctld checks the limits every 30 s or so: early, never late), so a
-    // run of about 50 s (of one run alone; the reference run beside it slows it further) takes two
-    // jobs or more: the steps for that are measured on 300 here.
-    // The step time is the calibration run's median step_ms (its own events), not its wall time:
+    // run of about 45 s takes two jobs or more: the steps for that are measured on 300 here. The
+    // uninterrupted reference runs after the jobs (beside them it doubled their time: 4 jobs, 137 s
+    // in all), and only past the first job's end by 20 steps (--debug-stop-after, the same
+    // train.steps and so the same schedule): the boundary between two jobs is what it checks.
+    // The step time is the calibration job's median step_ms (its own events), not its wall time:
     // that includes process start and rendezvous, which a loaded machine stretches (26 ms a
-    // step measured that way once, for steps of 2 ms in the job, which then ended in 7 s).
-    QProcess calib;
-    start_local_ranks(calib, config(300), local_ / "calibration");
-    QVERIFY(calib.waitForFinished(300000) && calib.exitCode() == 0);
+    // step measured that way once, for steps of 2 ms in the job, which then ended in 7 s). A
+    // calibration job, not two local ranks: its ranks talk across the nodes' namespaces, and
+    // local ranks once said 1.3 ms a step for steps of about 10 ms in the jobs (12 jobs, 376 s).
+    Session s = login();
+    SlurmRun calib;
+    QVERIFY2(start(s, calib, spec_, config(300), "sl-calibration"), err_.c_str());
+    const SlurmJobState cj = wait_job(s, calib.job_id, [](const SlurmJobState& x) { return x.ended(); }, 300000);
+    QVERIFY2(cj.state == "COMPLETED", story(s, calib).c_str());
     std::vector<double> step_ms;
-    for (const json& e : events((local_ / "calibration").string(), "step"))
+    for (const json& e : events(calib.paths.run_dir, "step"))
       if (e.contains("step_ms") && e["step_ms"].is_number()) step_ms.push_back(e["step_ms"].get<double>());
     QVERIFY2(!step_ms.empty(), "the calibration run wrote no step events with step_ms");
     std::nth_element(step_ms.begin(), step_ms.begin() + step_ms.size() / 2, step_ms.end());
     const double step_s = std::max(1e-4, step_ms[step_ms.size() / 2] / 1e3);
-    const int steps = std::clamp(int(50 / step_s) / 100 * 100, 4000, 40000);
-    qInfo("requeue: %.1f ms a step (median of the calibration run), %d steps", step_s * 1e3, steps);
+    const int steps = std::clamp(int(45 / step_s) / 100 * 100, 2000, 40000);
+    qInfo("requeue: %.1f ms a step (median of the calibration job), %d steps", step_s * 1e3, steps);
     SlurmSpec spec = spec_;
     spec.time_limit = "1";
     spec.signal_lead_s = 20;
     spec.requeue = true;
-    // The same run uninterrupted, meanwhile on this machine (2 ranks, same global batch).
-    const fs::path ref_dir = local_ / "reference";
-    QProcess ref;
-    start_local_ranks(ref, config(steps), ref_dir);
-    QVERIFY(ref.waitForStarted());
-    Session s = login();
     SlurmRun run;
     QVERIFY2(start(s, run, spec, config(steps), "sl-requeue"), err_.c_str());
     QVERIFY(run.script.find("#SBATCH --time=1\n") != std::string::npos);
@@ -365,25 +366,27 @@ class TestSlurm : public QObject {
       QCOMPARE(ends[i]["status"].get<std::string>(), std::string("stopped"));
       QCOMPARE(ends[i]["reason"].get<std::string>(), std::string("time limit"));
     }
-    // Nothing lost or repeated between the jobs, and the losses are the uninterrupted run's.
+    // Nothing lost or repeated between the jobs, and the losses are the uninterrupted run's: the
+    // same run on this machine (2 ranks, same global batch) to 20 steps past the first job's end.
     QCOMPARE(step_numbers(run.paths.run_dir), one_to(steps));
-    // waitForFinished() is false for a process already finished: the qWait above runs the event
-    // loop, so the reference run may have ended (and been reaped) during the jobs.
-    QVERIFY2(ref.state() == QProcess::NotRunning || ref.waitForFinished(300000),
-             "the uninterrupted reference run did not end within 300 s");
+    const int compared = std::min(steps, ends[0]["step"].get<int>() + 20);
+    const fs::path ref_dir = local_ / "reference";
+    QProcess ref;
+    start_local_ranks(ref, config(steps), ref_dir, {"--debug-stop-after", QString::number(compared)});
+    QVERIFY2(ref.waitForFinished(300000), "the uninterrupted reference run did not end within 300 s");
     QCOMPARE(ref.exitStatus(), QProcess::NormalExit);
     QCOMPARE(ref.exitCode(), 0);
     const auto ref_steps = events(ref_dir.string(), "step");
     const auto got = events(run.paths.run_dir, "step");
-    QCOMPARE(ref_steps.size(), size_t(steps));
-    for (size_t i = 0; i < got.size(); ++i)
+    QCOMPARE(ref_steps.size(), size_t(compared));
+    for (size_t i = 0; i < size_t(compared); ++i)
       QVERIFY2(got[i]["loss"] == ref_steps[i]["loss"],
                ("step " + std::to_string(i + 1) + ": " + got[i]["loss"].dump() + " vs " + ref_steps[i]["loss"].dump()).c_str());
     td::store::Store store((local_ / "store.db").string());
     ingest(s, store, run);
     const auto loss = store.metric_series(run.run_id, "loss");
     QCOMPARE(int64_t(loss.size()), int64_t(steps));
-    for (size_t i = 0; i < loss.size(); ++i) QCOMPARE(loss.value[i], ref_steps[i]["loss"].get<double>());
+    for (size_t i = 0; i < loss.size(); ++i) QCOMPARE(loss.value[i], got[i]["loss"].get<double>());
     qInfo("requeue: %d steps in %zu jobs", steps, jobs.size());
   }
 
