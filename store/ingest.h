@@ -108,6 +108,11 @@ class Ingester {
 
  private:
   struct Batch;
+  // A line naming another run than the file's: thrown by claim_line, caught per line in poll()
+  // (counted in skipped and foreign), never out of it.
+  struct Foreign {
+    std::string why;
+  };
   void prepare();
   void process_line(const char* begin, const char* end, Batch& b);
   bool fast_step(const char* begin, const char* end, Batch& b);
