@@ -110,8 +110,15 @@ std::string names_list() {
 
 }  // namespace
 
-std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir) {
-  ExecResult r = s.exec({"sh", "-c", kListScript, "sh", remote_run_dir});
+std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir, size_t max_bytes) {
+  ExecOptions eo;
+  eo.max_output = max_bytes;
+  ExecResult r = s.exec({"sh", "-c", kListScript, "sh", remote_run_dir}, eo);
+  if (r.truncated)
+    throw td::Error(s.where() + ": the listing of the checkpoints in " + remote_run_dir + " is longer than " +
+                    std::to_string(max_bytes >> 10) + " KiB, so it is not used (the newest would be missing). "
+                    "Delete old checkpoints on the node (train.keep_checkpoints keeps the newest few), or "
+                    "folders that are not checkpoints under its checkpoints/ folder");
   if (r.exit_status == 3) throw td::Error(s.where() + ": the run folder " + remote_run_dir + " does not exist on the node");
   if (r.exit_status != 0)
     throw td::Error(s.where() + ": cannot list the checkpoints in " + remote_run_dir + " (exit " +

@@ -43,8 +43,10 @@ struct RemoteCheckpoint {
 /// Errors: td::Error when the run folder does not exist or the command fails, and when the
 /// node's listing of a checkpoint has a line that is not "<bytes> step_NNNNNNNN/<name>" with a
 /// plain file name (a name with '/', "..", an absolute path, a newline or another control
-/// character: a hostile or broken node), naming the line.
-std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir);
+/// character: a hostile or broken node), naming the line, and when the listing is longer than
+/// `max_bytes` (never cut silently: a cut listing would hide the newest checkpoints).
+std::vector<RemoteCheckpoint> list_checkpoints(Session& s, const std::string& remote_run_dir,
+                                               size_t max_bytes = 16u << 20);
 
 /// What list_checkpoints() makes of its listing script's output (pure; for tests and fuzzing):
 /// "ckpt=step_NNNNNNNN" lines, each followed by "<bytes> step_NNNNNNNN/<file>" lines (stat -c

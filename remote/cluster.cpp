@@ -69,6 +69,7 @@ ResolvedNode::Hop resolve_hop(const std::string& text, const std::filesystem::pa
   if (!user.empty()) hop.connect.user = user;
   if (port) hop.connect.port = port;
   hop.identity_files = h.identity_files;
+  hop.timeout_ms = 1000 * h.connect_timeout_s;
   return hop;
 }
 
@@ -116,6 +117,7 @@ json to_json(const NodeSpec& n) {
   if (!n.user.empty()) j["user"] = n.user;
   if (!n.key_file.empty()) j["key_file"] = n.key_file;
   if (!n.jump.empty()) j["jump"] = n.jump;
+  if (n.connect_timeout_s) j["connect_timeout_s"] = n.connect_timeout_s;
   if (!n.address.empty()) j["address"] = n.address;
   if (!n.ifname.empty()) j["ifname"] = n.ifname;
   if (n.container.enabled() || !n.container.mounts.empty()) j["container"] = to_json(n.container);
@@ -150,6 +152,10 @@ NodeSpec node_from_json(const json& j, const std::string& where) {
   n.work_dir = get<std::string>(j, "work_dir", where, "traindeck");
   if (n.work_dir.empty()) n.work_dir = "traindeck";
   n.jump = trim(get<std::string>(j, "jump", where, ""));
+  n.connect_timeout_s = get<int>(j, "connect_timeout_s", where, 0);
+  if (n.connect_timeout_s < 0 || n.connect_timeout_s > 3600)
+    throw Error(where + ".connect_timeout_s: " + std::to_string(n.connect_timeout_s) +
+                " is not a number of seconds 1..3600 (0 or absent: ConnectTimeout from ~/.ssh/config, else 15)");
   n.address = trim(get<std::string>(j, "address", where, ""));
   n.ifname = trim(get<std::string>(j, "ifname", where, ""));
   if (const auto it = j.find("container"); it != j.end() && !it->is_null())
@@ -219,6 +225,8 @@ ResolvedNode resolve_node(const NodeSpec& n, const std::filesystem::path& cfg, c
   r.target = connect_options(h);
   if (n.port) r.target.port = n.port;
   if (!n.user.empty()) r.target.user = n.user;
+  r.timeout_ms = 1000 * (n.connect_timeout_s ? n.connect_timeout_s : h.connect_timeout_s);
+  if (r.timeout_ms) r.target.timeout_ms = r.timeout_ms;
   r.identity_files = h.identity_files;
   const std::vector<std::string> hops = n.jump.empty() ? h.proxy_jump : split_hops(n.jump);
   for (const std::string& hop : hops) {
@@ -302,21 +310,21 @@ Session open_node(const ResolvedNode& r, const Auth& auth, const OpenOptions& op
 }
 
 Session connect_node(const ResolvedNode& r, const OpenOptions& opts) {
-  auto with_opts = [&](ConnectOptions c) {
-    c.timeout_ms = opts.timeout_ms;
+  auto with_opts = [&](ConnectOptions c, int own_timeout_ms) {
+    c.timeout_ms = own_timeout_ms > 0 ? own_timeout_ms : opts.timeout_ms;
     if (!opts.known_hosts.empty()) c.known_hosts = opts.known_hosts;
     return c;
   };
   // Each hop through the previous one (Session::connect_via); the target through the last.
   std::unique_ptr<Session> via;
   for (const ResolvedNode::Hop& hop : r.jumps) {
-    const ConnectOptions c = with_opts(hop.connect);
+    const ConnectOptions c = with_opts(hop.connect, hop.timeout_ms);
     Session s = via ? Session::connect_via(std::move(via), c) : Session::connect(c);
     check_host_key(s, opts);
     authenticate_hop(s, hop.identity_files);
     via = std::make_unique<Session>(std::move(s));
   }
-  const ConnectOptions c = with_opts(r.target);
+  const ConnectOptions c = with_opts(r.target, r.timeout_ms);
   Session s = via ? Session::connect_via(std::move(via), c) : Session::connect(c);
   check_host_key(s, opts);
   return s;

@@ -46,6 +46,11 @@ struct NodeSpec {
   int gpus = 0;           ///< GPUs to use on the node; 0: train on its CPU
   std::string work_dir = "traindeck";  ///< on the node; relative paths are under the remote home ("~" is refused by validate())
   std::string jump;       ///< "[user@]host[:port]" or an alias (comma-separated hops); empty: the config's ProxyJump
+  /// Seconds to wait for the TCP connection and the node's SSH greeting, and the least time
+  /// each later step may take (Session scales it up on a slow link, ConnectOptions::timeout_ms);
+  /// 0: the config's ConnectTimeout, else the app's default (15 s). For a far link (a distant
+  /// region, a VPN with round trips of seconds) raise it. JSON "connect_timeout_s", 1..3600.
+  int connect_timeout_s = 0;
   /// Multi-node runs (remote/multinode.h): the address the OTHER nodes reach this node at (its
   /// cluster-internal address or name), used as the rendezvous address when it is the first
   /// node; empty: the host SSH connects to after ~/.ssh/config (through its jump hosts: as the
@@ -99,10 +104,14 @@ std::vector<std::string> validate(const ClusterSpec& c);
 /// (first hop first; each hop reached through the previous one).
 struct ResolvedNode {
   ConnectOptions target;
+  /// The node's own connect timeout in ms (NodeSpec::connect_timeout_s, else the config's
+  /// ConnectTimeout); 0: none set, the caller's default applies (OpenOptions::timeout_ms).
+  int timeout_ms = 0;
   std::vector<std::string> identity_files;  ///< for AuthMethod::KeyFile when NodeSpec::key_file is empty
   struct Hop {
     ConnectOptions connect;
     std::vector<std::string> identity_files;  ///< the hop's IdentityFile values (key auth), else the agent
+    int timeout_ms = 0;                       ///< the hop's ConnectTimeout in ms; 0: the caller's default
   };
   std::vector<Hop> jumps;
 };
@@ -123,7 +132,9 @@ struct OpenOptions {
   /// "user@host:port". Return true to accept (the key is then appended to known_hosts) or false
   /// to refuse (open_node throws). Called on open_node's thread. Unset: unknown hosts are refused.
   std::function<bool(const HostKeyInfo& key, const std::string& where)> accept_unknown_host;
-  int timeout_ms = 15000;       ///< per connect/handshake/auth step and libssh2 call
+  /// Per connect/handshake/auth step and libssh2 call, for a node or hop that sets none
+  /// (ResolvedNode::timeout_ms); the Session scales it up on a slow link.
+  int timeout_ms = 15000;
   std::string known_hosts;      ///< empty: $HOME/.ssh/known_hosts
 };
 

@@ -4,6 +4,7 @@
 #include <libssh2.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "engine/common/error.h"
@@ -31,6 +32,12 @@ static ExecResult run_channel(Session& session, const std::string& command,
   LIBSSH2_SESSION* s = session.raw();
   if (!session.authenticated()) throw Error(session.where() + ": exec before authentication (internal)");
   const auto start = Clock::now();
+  // The whole command: on a slow link at least kRoundTripsPerCall greeting times (open, exec,
+  // output and close each cost a round trip); on another the caller's limit is exact.
+  const long long whole_ms =
+      opts.timeout_ms > 0 && session.slow_link()
+          ? std::max<long long>(opts.timeout_ms, 1LL * kRoundTripsPerCall * session.greeting_ms())
+          : opts.timeout_ms;
   ExecResult res;
   Channel ch;
   ch.c = libssh2_channel_open_session(s);
@@ -87,8 +94,8 @@ static ExecResult run_channel(Session& session, const std::string& command,
       break;
     }
     int wait_ms = 100;
-    if (opts.timeout_ms > 0) {
-      auto left = opts.timeout_ms -
+    if (whole_ms > 0) {
+      auto left = whole_ms -
           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
       if (left <= 0) {
         timed_out = true;
@@ -115,7 +122,10 @@ static ExecResult run_channel(Session& session, const std::string& command,
     libssh2_session_set_timeout(s, session.options().timeout_ms);
     if (timed_out)
       throw Error(session.where() + ": the command `" + command.substr(0, 200) + "` did not finish within " +
-                  std::to_string(opts.timeout_ms) + " ms (it may still run on the node)");
+                  std::to_string(whole_ms) + " ms (it may still run on the node" +
+                  (session.slow_link() ? "; the link is slow: the node's SSH greeting took " +
+                                             std::to_string(session.greeting_ms()) + " ms"
+                                       : std::string()) + ")");
     return res;
   }
   libssh2_channel_close(ch.c);

@@ -90,6 +90,7 @@ ConnectOptions connect_options(const HostSpec& h) {
   o.host = h.hostname;
   o.port = h.port;
   o.user = h.user;
+  if (h.connect_timeout_s > 0) o.timeout_ms = 1000 * h.connect_timeout_s;
   return o;
 }
 
@@ -103,6 +104,8 @@ struct Session::Impl {
   bool authed = false;
   const std::string* kbd_password = nullptr;  // set only during keyboard-interactive auth
   std::unique_ptr<Tunnel> tunnel;  // through a jump host: destroyed after the socket is closed
+  Clock::time_point started = Clock::now();  // the TCP connect (or the tunnel) began
+  int greeting_ms = 0;
 
   ~Impl() {
     if (sftp) libssh2_sftp_shutdown(sftp);
@@ -118,12 +121,18 @@ struct Session::Impl {
   std::string where() const {
     return opts.user + "@" + opts.host + ":" + std::to_string(opts.port);
   }
+  // ", on a slow link: ..." when the greeting was slow, else empty.
+  std::string slow_note() const {
+    if (greeting_ms < kSlowLinkMs) return "";
+    return ", on a slow link: the node's SSH greeting took " + std::to_string(greeting_ms) +
+           " ms; raise the node's connect timeout (connect_timeout_s, or ConnectTimeout in ~/.ssh/config)";
+  }
   std::string last_error() const {
     char* msg = nullptr;
     int len = 0;
     int code = s ? libssh2_session_last_error(s, &msg, &len, 0) : 0;
     std::string m = msg && len > 0 ? std::string(msg, static_cast<size_t>(len)) : "";
-    if (code == LIBSSH2_ERROR_TIMEOUT) m += " (timed out after " + std::to_string(opts.timeout_ms) + " ms)";
+    if (code == LIBSSH2_ERROR_TIMEOUT) m += " (timed out after " + std::to_string(opts.timeout_ms) + " ms" + slow_note() + ")";
     if (m.empty()) m = "error " + std::to_string(code);
     if (tunnel) {
       const std::string why = tunnel->reason();
@@ -201,6 +210,8 @@ std::string Session::where() const { return d_->where(); }
 const ConnectOptions& Session::options() const { return d_->opts; }
 _LIBSSH2_SESSION* Session::raw() const { return d_->s; }
 int Session::socket_fd() const { return d_->sock; }
+int Session::greeting_ms() const { return d_->greeting_ms; }
+bool Session::slow_link() const { return d_->greeting_ms >= kSlowLinkMs; }
 
 void Session::fail(const std::string& what, const std::string& hint) const {
   std::string msg = d_->where() + ": " + what + ": " + d_->last_error();
@@ -224,6 +235,7 @@ Session Session::connect(const ConnectOptions& o) {
   auto d = std::make_unique<Impl>();
   d->opts = o;
   if (d->opts.known_hosts.empty()) d->opts.known_hosts = home_dir() + "/.ssh/known_hosts";
+  d->started = Clock::now();
   d->sock = tcp_connect(o, d->where());
   return handshake(std::move(d));
 }
@@ -233,6 +245,7 @@ Session Session::connect_via(std::unique_ptr<Session> jump, const ConnectOptions
   auto d = std::make_unique<Impl>();
   d->opts = o;
   if (d->opts.known_hosts.empty()) d->opts.known_hosts = home_dir() + "/.ssh/known_hosts";
+  d->started = Clock::now();
   d->tunnel = Tunnel::open(std::move(jump), o.host, o.port, o.timeout_ms, &d->sock);
   return handshake(std::move(d));
 }
@@ -258,10 +271,31 @@ Session Session::handshake(std::unique_ptr<Impl> d) {
   }
   Session session(std::move(d));
   Impl& im = *session.d_;
+  // The server speaks first (RFC 4253 4.2: its version line): the time until it does is the
+  // link's round trip, near enough, and what every later call's timeout scales with.
+  for (;;) {
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - im.started).count();
+    pollfd p{im.sock, POLLIN, 0};
+    const int rc = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, o.timeout_ms - waited)));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0)
+      throw Error(where + ": SSH handshake timed out: connected, but the node sent no SSH greeting within " + std::to_string(o.timeout_ms) +
+                  " ms. A hung or overloaded node, a port that is not SSH, or a slow link (a distant region, "
+                  "a VPN): for a slow link raise the node's connect timeout (connect_timeout_s, or "
+                  "ConnectTimeout in ~/.ssh/config)");
+    break;
+  }
+  im.greeting_ms = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - im.started).count());
+  im.opts.timeout_ms = std::max(o.timeout_ms, kRoundTripsPerCall * im.greeting_ms);
+  libssh2_session_set_timeout(im.s, im.opts.timeout_ms);
   if (libssh2_session_handshake(im.s, im.sock) != 0)
     session.fail("SSH handshake failed",
-                 "Check that the port is an SSH server that answers (a hung or overloaded node "
-                 "times out here) and that it offers a cipher libssh2 " LIBSSH2_VERSION " knows");
+                 im.greeting_ms >= kSlowLinkMs
+                     ? "The link is slow (the node's greeting took " + std::to_string(im.greeting_ms) +
+                           " ms): raise the node's connect timeout (connect_timeout_s, or ConnectTimeout in ~/.ssh/config)"
+                     : "Check that the port is an SSH server that answers (a hung or overloaded node "
+                       "times out here) and that it offers a cipher libssh2 " LIBSSH2_VERSION " knows");
 
   // Host key against known_hosts.
   size_t len = 0;

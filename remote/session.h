@@ -58,11 +58,23 @@ struct ConnectOptions {
   std::string host;             ///< name or address to connect to (HostSpec::hostname)
   int port = 22;
   std::string user;             ///< remote user (HostSpec::user)
-  int timeout_ms = 15000;       ///< TCP connect, handshake, auth and each later libssh2 call
+  /// The TCP connection and the node's SSH greeting (together), then the least time each later
+  /// libssh2 call (handshake, auth, SFTP, ...) may take: on a slow link every later call gets
+  /// kRoundTripsPerCall × the greeting time when that is more (Session::greeting_ms()).
+  /// Users set it per node (NodeSpec::connect_timeout_s) or with ConnectTimeout in ~/.ssh/config.
+  int timeout_ms = 15000;
   std::string known_hosts;      ///< empty: $HOME/.ssh/known_hosts
   std::string ciphers;          ///< libssh2 cipher preference both ways, e.g. "aes128-ctr"; empty: default
   std::string macs;             ///< MAC preference both ways, e.g. "hmac-sha2-256"; empty: default
 };
+
+/// A libssh2 call waits at most this many greeting times (Session::greeting_ms(), about one to
+/// one and a half round trips) when that is longer than ConnectOptions::timeout_ms: the SSH
+/// handshake takes about three round trips (RFC 4253: version, KEXINIT, key exchange, NEWKEYS),
+/// one call never more than that, so ten leaves room for a link whose delay varies.
+inline constexpr int kRoundTripsPerCall = 10;
+/// A greeting slower than this (ms) is called "a slow link" in messages.
+inline constexpr int kSlowLinkMs = 400;
 
 /// Output of one remote command.
 struct ExecResult {
@@ -75,7 +87,7 @@ struct ExecResult {
 };
 
 struct ExecOptions {
-  int timeout_ms = 60000;                  ///< whole command, from channel open to exit; <= 0: none
+  int timeout_ms = 60000;                  ///< whole command, from channel open to exit; <= 0: none. On a slow link (Session::slow_link()) at least kRoundTripsPerCall greeting times
   size_t max_output = 16u << 20;           ///< bytes kept per stream; more is dropped (truncated)
   const std::atomic<bool>* cancel = nullptr;  ///< set from any thread to stop waiting (checked every 100 ms)
   std::string stdin_data;                  ///< written to the command's stdin, then EOF
@@ -138,6 +150,13 @@ class Session {
   ExecResult exec_stream(const std::string& command,
                          const std::function<void(Stream, std::string_view)>& on_chunk,
                          const ExecOptions& opts = {});
+
+  /// Milliseconds from the start of the TCP connect (or of the jump host's channel) until the
+  /// node's SSH greeting arrived: about one round trip of the link (1 to 1.5 on a direct TCP
+  /// link, 0.5 to 1 through a proxy that answers the TCP connect itself).
+  int greeting_ms() const;
+  /// greeting_ms() >= kSlowLinkMs.
+  bool slow_link() const;
 
   /// "user@host:port", for messages.
   std::string where() const;

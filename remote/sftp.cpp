@@ -85,8 +85,14 @@ void sftp_fail(Session& s, const std::string& what, const std::string& path) {
   s.fail(what + " '" + path + "' (SFTP status " + std::to_string(code) + ")", hint);
 }
 
-void remote_rename(Session& s, const std::string& from, const std::string& to) {
-  // SFTP v3's rename fails when the target exists; mv -f is rename(2): atomic and overwriting.
+// `to` may exist: false when it surely does not (one SFTP round trip instead of a command's four).
+void remote_rename(Session& s, const std::string& from, const std::string& to, bool to_may_exist = true) {
+  // SFTP v3's rename (OpenSSH: link + unlink, so the final name appears whole) fails when the
+  // target exists; mv -f is rename(2): atomic and overwriting.
+  if (!to_may_exist &&
+      libssh2_sftp_rename_ex(s.sftp(), from.c_str(), static_cast<unsigned>(from.size()), to.c_str(),
+                             static_cast<unsigned>(to.size()), LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE) == 0)
+    return;
   ExecResult r = s.exec({"mv", "-f", "--", from, to});
   if (r.exit_status != 0)
     throw Error(s.where() + ": cannot rename '" + from + "' to '" + to + "': " + r.err);
@@ -133,6 +139,12 @@ std::string remote_sha256(Session& s, const std::string& path, std::optional<uin
 
 void mkdir_p(Session& s, const std::string& dir) {
   if (dir.empty()) return;
+  {  // Most often the folder is there: one round trip, not one per path component.
+    LIBSSH2_SFTP_ATTRIBUTES a{};
+    if (libssh2_sftp_stat_ex(s.sftp(), dir.c_str(), static_cast<unsigned>(dir.size()), LIBSSH2_SFTP_STAT, &a) == 0 &&
+        (a.flags & LIBSSH2_SFTP_ATTR_PERMISSIONS) && LIBSSH2_SFTP_S_ISDIR(a.permissions))
+      return;
+  }
   std::string cur;
   size_t pos = 0;
   while (pos <= dir.size()) {
@@ -168,16 +180,21 @@ TransferResult upload(Session& s, const std::filesystem::path& local, const std:
     return local_hash;
   };
 
+  bool remote_may_exist = true;  // unknown unless skip_same looked
   if (opts.skip_same) {
-    if (auto size = remote_file_size(s, remote); size && *size == total && remote_sha256(s, remote) == whole_hash()) {
+    const auto size = remote_file_size(s, remote);
+    if (size && *size == total && remote_sha256(s, remote) == whole_hash()) {
       res.outcome = TransferResult::Outcome::Skipped;
       res.sha256 = local_hash;
       if (opts.progress) opts.progress(total, total);
       return res;
     }
+    remote_may_exist = size.has_value();
   }
-  mkdir_p(s, parent_of(remote));
 
+  // Round trips matter on a far link (each costs the link's round trip): the .part is looked
+  // at, opened, written, closed and renamed; its folder is made only when the open says it
+  // is missing.
   const std::string part = remote + ".part";
   Sha256 hash;  // of the local bytes up to the write position
   uint64_t offset = 0;
@@ -193,8 +210,15 @@ TransferResult upload(Session& s, const std::filesystem::path& local, const std:
 
   Handle h;
   long flags = LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | (offset ? 0 : LIBSSH2_FXF_TRUNC);
-  h.h = libssh2_sftp_open_ex(s.sftp(), part.c_str(), static_cast<unsigned>(part.size()), flags, 0644,
-                             LIBSSH2_SFTP_OPENFILE);
+  auto open_part = [&] {
+    return libssh2_sftp_open_ex(s.sftp(), part.c_str(), static_cast<unsigned>(part.size()), flags, 0644,
+                                LIBSSH2_SFTP_OPENFILE);
+  };
+  h.h = open_part();
+  if (!h.h && libssh2_sftp_last_error(s.sftp()) == LIBSSH2_FX_NO_SUCH_FILE) {
+    mkdir_p(s, parent_of(remote));
+    h.h = open_part();
+  }
   if (!h.h) sftp_fail(s, "cannot create", part);
   if (offset) libssh2_sftp_seek64(h.h, offset);
 
@@ -202,7 +226,9 @@ TransferResult upload(Session& s, const std::filesystem::path& local, const std:
   // position. libssh2 1.10 splits them into 30000-byte SFTP writes, keeps all of them in
   // flight, and returns as acks come back; the next call starts at the first unacknowledged
   // byte (libssh2 skips what it already sent). No copy, no read() on our side.
-  const size_t window = std::max<size_t>(opts.buffer_bytes, 64 << 10);
+  const size_t window = std::max<size_t>(s.slow_link() || s.greeting_ms() >= kFarLinkMs ? std::max(opts.buffer_bytes, kFarLinkBuffer)
+                                                                                         : opts.buffer_bytes,
+                                          64 << 10);
   const char* data = nullptr;
   if (total > 0) {
     void* m = ::mmap(nullptr, total, PROT_READ, MAP_SHARED, in.fd, 0);
@@ -240,7 +266,7 @@ TransferResult upload(Session& s, const std::filesystem::path& local, const std:
   if (opts.verify && remote_sha256(s, part) != res.sha256)
     throw Error(s.where() + ": the uploaded '" + part + "' differs from '" + local.string() +
                 "' (sha256); it was kept for inspection. Upload again to start over.");
-  remote_rename(s, part, remote);
+  remote_rename(s, part, remote, remote_may_exist);
   return res;
 }
 

@@ -27,9 +27,18 @@ struct TransferOptions {
   bool skip_same = true;   ///< skip when the destination has the same size and sha256
   bool verify = true;      ///< compare the sha256 of the transferred file on both sides before the rename
   /// Bytes handed to libssh2 per call, i.e. how much is in flight (>= 64 KiB). 1 MiB was the
-  /// fastest in bench/upload (256 KiB..4 MiB measured; more only adds latency).
+  /// fastest in bench/upload over loopback (256 KiB..4 MiB measured; more only adds latency).
+  /// On a far link (Session::greeting_ms() >= kFarLinkMs) uploads keep at least kFarLinkBuffer
+  /// in flight: what one round trip can carry is what limits them there.
   size_t buffer_bytes = 1u << 20;
 };
+
+/// A link whose SSH greeting took this long (ms) is "far" for the in-flight amount above.
+inline constexpr int kFarLinkMs = 20;
+/// Bytes in flight on a far link: the node's channel window is the real limit (OpenSSH's sshd
+/// grants 2 MiB), so more than that only costs memory; 8 MiB was the fastest at a 200 ms round
+/// trip in bench/upload --delay-ms 100 (1, 2, 4, 8 MiB: 3.0, 4.0, 4.2, 4.6 MB/s).
+inline constexpr size_t kFarLinkBuffer = 8u << 20;
 
 struct TransferResult {
   enum class Outcome { Transferred, Skipped, Cancelled };

@@ -443,6 +443,11 @@ std::optional<SlurmJobState> parse_sacct(std::string_view out, const std::string
     const auto st = clean_state(f[1]);
     if (!st || !parse_exit(f[3], j)) return std::nullopt;
     j.state = *st;
+    if (const std::string raw = trim(f[1]); raw.size() > j.state.size() + 4) {  // "CANCELLED by 1000"
+      const std::string by = raw.substr(j.state.size() + 4);
+      if (by.size() <= 10 && std::all_of(by.begin(), by.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        j.cancelled_by = by;
+    }
     j.reason = trim(f[2]);
     j.nodes = node_list(f[4]);
     j.source = "sacct";
@@ -560,7 +565,7 @@ std::string job_state_text(const SlurmJobState& j) {
   if (s == "SUSPENDED" || s == "STOPPED") return "suspended";
   if (s == "COMPLETED") return "completed";
   if (s == "FAILED") return "failed" + code();
-  if (s == "CANCELLED") return "cancelled";
+  if (s == "CANCELLED") return j.cancelled_by.empty() ? "cancelled" : "cancelled by uid " + j.cancelled_by;
   if (s == "TIMEOUT") return "ended at its time limit";
   if (s == "PREEMPTED") return "preempted by a higher-priority job";
   if (s == "NODE_FAIL") return "a node failed (NODE_FAIL): resume from the last checkpoint";
@@ -569,6 +574,23 @@ std::string job_state_text(const SlurmJobState& j) {
   if (s == "DEADLINE") return "missed its deadline";
   if (s == "UNKNOWN") return "Slurm no longer knows the job (ended longer ago than MinJobAge, without accounting)";
   return upper(s);
+}
+
+std::optional<std::string> scheduler_stop_reason(const SlurmJobState& js, const std::string& engine_reason,
+                                                 bool user_asked) {
+  if (user_asked || engine_reason != kEngineSignalStop) return std::nullopt;
+  const std::string job = "job " + js.job_id;
+  const std::string resume = "; the engine saved a checkpoint as it stopped: resume to continue";
+  if (js.state == "CANCELLED") {
+    std::string who = "scancel by an administrator or another session; sacct would say who";
+    if (js.cancelled_by == "0") who = "scancel by uid 0: an administrator or Slurm itself";
+    else if (!js.cancelled_by.empty()) who = "scancel by uid " + js.cancelled_by;
+    return "cancelled by Slurm, not from TrainDeck (" + who + "), " + job + resume;
+  }
+  if (js.state == "NODE_FAIL")
+    return "a node of " + job + " failed (NODE_FAIL) and Slurm stopped the ranks that were left" + resume;
+  if (js.state == "PREEMPTED") return job + " was preempted by a higher-priority job" + resume;
+  return "stopped by a signal TrainDeck did not send (" + job + ": " + job_state_text(js) + ")" + resume;
 }
 
 void signal_job(Session& s, const std::string& job_id, const std::string& signal, bool full) {

@@ -136,6 +136,7 @@ struct SlurmJobState {
   int exit_signal = 0;   ///< the signal that ended it (ExitCode's second number)
   std::string nodes;     ///< the node list ("tdn[1-2]"); empty while pending
   std::string source;    ///< "sacct", "scontrol" or "squeue": which command answered
+  std::string cancelled_by;  ///< sacct's "CANCELLED by <uid>": the uid (digits); empty when unknown
 
   bool pending() const { return state == "PENDING" || state == "REQUEUED" || state == "REQUEUE_HOLD" || state == "REQUEUE_FED" || state == "CONFIGURING"; }
   bool running() const { return state == "RUNNING" || state == "COMPLETING" || state == "SUSPENDED" || state == "STOPPED" || state == "SIGNALING" || state == "STAGE_OUT" || state == "RESIZING"; }
@@ -164,6 +165,20 @@ std::string pending_reason_text(const std::string& reason);
 /// One line for the run page: "pending: waiting for resources", "running on n[1-2]", "completed",
 /// "failed (exit code 1)", "ended at its time limit", "a node failed (NODE_FAIL)", ...
 std::string job_state_text(const SlurmJobState& j);
+
+/// The engine's end reason when any rank got SIGTERM/SIGINT (engine/train/trainer.cpp).
+inline constexpr const char* kEngineSignalStop = "stop requested (signal)";
+
+/// What to record instead of the engine's "stop requested (signal)" when the job ended without
+/// TrainDeck asking it to stop (`user_asked` false): Slurm signals the ranks the same way for
+/// scancel, a node failure and preemption, so the engine cannot tell them from a person's stop.
+/// "cancelled by Slurm, not from TrainDeck (scancel by uid 0: an administrator or Slurm itself),
+/// job 12; resume to continue", "a node of job 12 failed (NODE_FAIL) ...", "job 12 was preempted
+/// ...", else "stopped by a signal TrainDeck did not send (job 12: <job_state_text>) ...".
+/// nullopt when the user asked, or the engine ended for another reason (completed, time limit,
+/// an error): its own words stay.
+std::optional<std::string> scheduler_stop_reason(const SlurmJobState& js, const std::string& engine_reason,
+                                                 bool user_asked);
 
 /// `scancel --signal=<signal> [--full] -- <job>` ("TERM", "USR1", ...). Without `full` only the
 /// job's steps (the engine ranks) get it: srun, signalled with the batch shell by --full, ends

@@ -137,6 +137,7 @@ HostSpec resolve_host_text(std::string_view alias, std::string_view text, const 
   std::optional<std::string> hostname, user, port;
   std::vector<std::string> identity_files;
   std::optional<std::string> proxy_jump;
+  std::optional<int> connect_timeout;
   bool applies = true;  // lines before the first Host apply to every host
   bool matched = false;
   std::istringstream in{std::string(text)};
@@ -170,11 +171,19 @@ HostSpec resolve_host_text(std::string_view alias, std::string_view text, const 
       identity_files.push_back(w[1]);
     } else if (key == "proxyjump" && !proxy_jump) {
       proxy_jump = w[1];
+    } else if (key == "connecttimeout" && !connect_timeout) {
+      char* end = nullptr;
+      long v = std::strtol(w[1].c_str(), &end, 10);
+      if (!end || *end || v < 1 || v > 86400)
+        throw Error("ssh config line " + std::to_string(line_no) + ": ConnectTimeout '" + w[1] +
+                    "' is not a number of seconds 1..86400; fix the line in the config file");
+      connect_timeout = static_cast<int>(v);
     }
   }
   HostSpec h;
   h.alias = std::string(alias);
   h.matched = matched;
+  h.connect_timeout_s = connect_timeout.value_or(0);
   h.port = port ? std::stoi(*port) : 22;
   h.hostname = std::string(alias);
   if (hostname) h.hostname = expand(*hostname, h, env);  // %h here is the alias

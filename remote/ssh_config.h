@@ -18,6 +18,7 @@ struct HostSpec {
   int port = 22;                            ///< Port, else 22
   std::vector<std::string> identity_files;  ///< IdentityFile values in order, ~ and %h/%u/%r/%p/%% expanded
   std::vector<std::string> proxy_jump;      ///< ProxyJump hops "[user@]host[:port]" in order; empty for none
+  int connect_timeout_s = 0;                ///< ConnectTimeout in seconds; 0 when the config sets none
   bool matched = false;                     ///< true when some Host section other than "*" applied
 };
 

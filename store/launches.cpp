@@ -32,6 +32,13 @@ bool Store::mark_run_ended(const std::string& run_id, const std::string& status,
   return true;
 }
 
+bool Store::replace_end_reason(const std::string& run_id, const std::string& expected, const std::string& reason) {
+  const int64_t key = require_run(run_id);
+  Stmt(db_, "UPDATE runs SET end_reason = ?3 WHERE id = ?1 AND end_time IS NOT NULL AND end_reason = ?2")
+      .bind(1, key).bind(2, expected).bind(3, reason).exec();
+  return sqlite3_changes(db_) > 0;
+}
+
 Store::Claim Store::claim_run(const std::string& run_id, const std::string& experiment, const std::string& events_path,
                               std::optional<int64_t> pid, std::string* other) {
   TD_CHECK(!events_path.empty(), "claim_run: the events file path is empty");

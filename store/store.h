@@ -267,6 +267,11 @@ class Store {
   /// Does nothing (returns false) when the run already has an end (its run_end was ingested).
   /// Throws td::Error when the run is unknown.
   bool mark_run_ended(const std::string& run_id, const std::string& status, const std::string& reason, double t);
+  /// Replaces the end reason of an ended run when it still is `expected` (compare and set: a
+  /// newer end, e.g. of a resumed attempt, is never overwritten): a follower that knows more than
+  /// the engine did (the scheduler, not the user, stopped the run) says so. Status and times stay.
+  /// Returns whether it wrote. Throws td::Error when the run is unknown or on a store error.
+  bool replace_end_reason(const std::string& run_id, const std::string& expected, const std::string& reason);
 
   /// What claim_run found.
   enum class Claim {

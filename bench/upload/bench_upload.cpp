@@ -6,6 +6,9 @@
 // two SSH hops, the inner one inside a direct-tcpip channel of the outer): connect_via beside
 // OpenSSH's `sftp -J`, both hops with the same cipher and MAC; prints jump vs sftp -J and jump
 // vs direct (target: a deploy through a jump costs about what a direct one does).
+// With --delay-ms N: only a far link instead, i.e. the sshd behind a user-space proxy that holds
+// every byte N ms each way (tests/remote/delay_proxy.h; this kernel has no netem): connect +
+// handshake + login time and upload MB/s of td_remote beside OpenSSH's sftp on the same proxy.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -16,6 +19,7 @@
 
 #include "remote/session.h"
 #include "remote/sftp.h"
+#include "delay_proxy.h"
 #include "sshd_fixture.h"
 
 using namespace td::remote;
@@ -39,11 +43,73 @@ double cpu_s(int who) {
   getrusage(who, &u);
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
+// OpenSSH's sftp in batch mode to 127.0.0.1:port running `batch_lines`; seconds taken.
+double openssh_batch(const testing::SshdFixture& sshd, int port, const std::string& batch_lines) {
+  const std::string batch = (sshd.dir / "batch_delay").string();
+  std::ofstream(batch) << batch_lines;
+  const double t0 = now_s();
+  std::string out;
+  int rc = run_cmd({"sftp", "-q", "-b", batch, "-c", kCipher, "-o", std::string("MACs=") + kMac, "-i", sshd.user_key,
+                    "-P", std::to_string(port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o",
+                    "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", sshd.user + "@127.0.0.1"}, &out);
+  if (rc != 0) {
+    std::fprintf(stderr, "bench_upload: sftp through the delay proxy failed: %s\n", out.c_str());
+    std::exit(1);
+  }
+  return now_s() - t0;
+}
+
+// The far-link rounds: td_remote and OpenSSH through one DelayProxy.
+int delayed_link(const testing::SshdFixture& sshd, ConnectOptions o, const fs::path& local, uint64_t size,
+                 int delay_ms) {
+  testing::DelayProxy proxy;
+  if (!proxy.start(sshd.port, delay_ms)) {
+    std::fprintf(stderr, "bench_upload: %s\n", proxy.error.c_str());
+    return 1;
+  }
+  o.port = proxy.port;
+  o.known_hosts = (sshd.dir / "known_hosts_delay").string();
+  { Session::connect(o).accept_host_key(); }
+  const std::string remote = (sshd.dir / "delay.bin").string();
+  // td_remote: connect + handshake + login, then the upload alone (its default buffer, which a
+  // far link raises to kFarLinkBuffer); OpenSSH: an empty batch, then a put, in the same rounds.
+  double best_login = 1e30, best_total = 1e30, best_rate = 0;
+  double ssh_login = 1e30, ssh_total = 1e30;
+  for (int round = 0; round < 2; ++round) {
+    fs::remove(remote);
+    const double t0 = now_s();
+    Session s = Session::open(o, Auth::key(sshd.user_key));
+    s.sftp();  // the SFTP subsystem's start (three round trips) counts as login, as in OpenSSH's empty batch
+    const double t1 = now_s();
+    TransferOptions t;
+    t.skip_same = false;
+    t.verify = false;
+    upload(s, local, remote, t);
+    const double t2 = now_s();
+    best_login = std::min(best_login, t1 - t0);
+    best_rate = std::max(best_rate, size / (t2 - t1) / 1e6);
+    best_total = std::min(best_total, t2 - t0);
+    ssh_login = std::min(ssh_login, openssh_batch(sshd, proxy.port, "pwd\n"));
+    ssh_total = std::min(ssh_total, openssh_batch(sshd, proxy.port, "put " + local.string() + " " + remote + ".ssh\n"));
+  }
+  const double ssh_rate = size / std::max(1e-3, ssh_total - ssh_login) / 1e6;
+  std::printf("far link: %d ms each way (%d ms round trip) through a user-space delay proxy, %.1f MB, best of 2\n",
+              delay_ms, 2 * delay_ms, size / 1e6);
+  std::printf("  connect + handshake + login + SFTP start: td_remote %.2f s, OpenSSH sftp (an empty batch) %.2f s\n", best_login,
+              ssh_login);
+  std::printf("  upload alone: td_remote %.2f MB/s, OpenSSH sftp %.2f MB/s (its put batch minus its empty batch)\n",
+              best_rate, ssh_rate);
+  std::printf("  whole: td_remote %.2f s, OpenSSH %.2f s\n", best_total, ssh_total);
+  std::printf("ratio td_remote / OpenSSH on the far link: upload %.2f, whole %.2f (target >= 0.80)\n",
+              best_rate / ssh_rate, ssh_total / best_total);
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   const uint64_t mb = argc > 1 ? std::stoull(argv[1]) : 200;
   const bool jump_only = argc > 2 && std::string(argv[2]) == "--jump-only";  // only the jump-host rounds
+  const int delay_ms = argc > 3 && std::string(argv[2]) == "--delay-ms" ? std::stoi(argv[3]) : -1;
   const uint64_t size = mb * 1000 * 1000;
   testing::SshdFixture sshd;
   if (!sshd.start(false)) {
@@ -66,6 +132,7 @@ int main(int argc, char** argv) {
   o.macs = kMac;
   o.timeout_ms = 60000;
   { Session::connect(o).accept_host_key(); }
+  if (delay_ms >= 0) return delayed_link(sshd, o, local, size, delay_ms);
 
   auto lib_upload = [&](size_t buffer_bytes, bool verify = false) {
     const std::string remote = (sshd.dir / "lib.bin").string();

@@ -187,7 +187,7 @@ struct NodeAccess::Core {
     Session s = [&] {
       if (!r.jumps.empty()) {
         td::remote::OpenOptions o;
-        o.timeout_ms = timeout;
+        o.timeout_ms = timeout;  // for hops and a target that set no ConnectTimeout of their own
         o.known_hosts = known;
         o.accept_unknown_host = [this, cancel](const HostKeyInfo& hk, const std::string& w) {
           return askHostKey(hk, QString::fromStdString(w), cancel);
@@ -195,7 +195,7 @@ struct NodeAccess::Core {
         return td::remote::connect_node(r, o);
       }
       td::remote::ConnectOptions c = r.target;
-      c.timeout_ms = timeout;
+      c.timeout_ms = r.timeout_ms > 0 ? r.timeout_ms : timeout;
       if (!known.empty()) c.known_hosts = known;
       Session direct = Session::connect(c);
       checkHostKey(direct, cancel);

@@ -260,6 +260,11 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
       const td::remote::FollowState end =
           follower->finish(term_sent ? "stopped" : "failed",
                            term_sent ? "stopped (job " + job + " " + why + ")" : "job " + job + ": " + why);
+      // The engine says "stop requested (signal)" for any SIGTERM; Slurm knows whether it was
+      // scancel, a node failure or preemption, and TrainDeck whether it asked.
+      if (end.finished)
+        if (const auto own = td::remote::scheduler_stop_reason(js, end.end_reason, term_sent))
+          store->replace_end_reason(run_id, end.end_reason, *own);
       report({Report::Kind::Ended, 0, 0, end.status.empty() ? QStringLiteral("unknown") : q(end.status), q(job), {},
               Phase::Ended});
       return;

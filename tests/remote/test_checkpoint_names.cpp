@@ -130,6 +130,27 @@ class TestCheckpointNames : public QObject {
     fs::remove(node_run_ / "checkpoints" / ckpt_ / "notes.txt");
   }
 
+  // A listing longer than the cap is an error, never a silently shorter list.
+  void overlong_listing_is_refused() {
+    Session s = td::remote::testing::user_session(sshd_);
+    const size_t before = list_checkpoints(s, node_run_.string()).size();
+    for (int i = 1; i <= 40; ++i) {
+      char name[32];
+      std::snprintf(name, sizeof name, "step_%08d", 1000 + i);
+      fs::create_directories(node_run_ / "checkpoints" / name);
+      std::ofstream(node_run_ / "checkpoints" / name / "model.safetensors") << "weights!";
+    }
+    QCOMPARE(list_checkpoints(s, node_run_.string()).size(), before + 40);  // the default cap holds them
+    const std::string err = error_message([&] { list_checkpoints(s, node_run_.string(), 1024); });
+    QVERIFY2(err.find("longer than 1 KiB") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("keep_checkpoints") != std::string::npos, err.c_str());
+    for (int i = 1; i <= 40; ++i) {
+      char name[32];
+      std::snprintf(name, sizeof name, "step_%08d", 1000 + i);
+      fs::remove_all(node_run_ / "checkpoints" / name);
+    }
+  }
+
   void known_names_are_the_engines() {
     // What engine/checkpoint/checkpoint.cpp writes, with the checksums file SHA256SUMS.
     QCOMPARE(std::vector<std::string>(kCheckpointFileNames.begin(), kCheckpointFileNames.end()),

@@ -27,6 +27,7 @@ class TestCluster : public QObject {
     a.gpus = 8;
     a.work_dir = "/scratch/ana/td";
     a.jump = "bastion.lab";
+    a.connect_timeout_s = 120;
     NodeSpec b;
     b.host = "10.0.0.2";
     b.auth = AuthMethod::Password;
@@ -35,6 +36,7 @@ class TestCluster : public QObject {
     QCOMPARE(j["nodes"][0]["auth"].get<std::string>(), std::string("key"));
     QCOMPARE(j["nodes"][1]["auth"].get<std::string>(), std::string("password"));
     QVERIFY(!j["nodes"][1].contains("port"));  // 0 = from the config: not written
+    QVERIFY(!j["nodes"][1].contains("connect_timeout_s"));
     // No secret field exists in the JSON form at all.
     for (const auto& node : j["nodes"]) QVERIFY(!node.contains("password") && !node.contains("passphrase"));
     QVERIFY(!j["nodes"][1].contains("passphrase"));
@@ -44,6 +46,8 @@ class TestCluster : public QObject {
     QCOMPARE(back.nodes[0].port, 2222);
     QCOMPARE(back.nodes[0].gpus, 8);
     QCOMPARE(back.nodes[0].jump, std::string("bastion.lab"));
+    QCOMPARE(back.nodes[0].connect_timeout_s, 120);
+    QCOMPARE(back.nodes[1].connect_timeout_s, 0);
     QCOMPARE(back.nodes[0].work_dir, std::string("/scratch/ana/td"));
     QVERIFY(back.nodes[1].auth == AuthMethod::Password);
     QCOMPARE(back.nodes[1].display_name(), std::string("10.0.0.2"));
@@ -65,6 +69,7 @@ class TestCluster : public QObject {
     QVERIFY(err(R"({"name":"x","nodes":[{"host":"  "}]})").find("nodes[0].host: empty") == 0);
     QVERIFY(err(R"({"name":"x","nodes":[{"host":"a","gpus":"eight"}]})").find("nodes[0].gpus: wrong type") == 0);
     QVERIFY(err(R"({"nodes":[]})").find("cluster.name: empty") == 0);
+    QVERIFY(err(R"({"name":"x","nodes":[{"host":"a","connect_timeout_s":-5}]})").find("nodes[0].connect_timeout_s: -5") == 0);
   }
 
   void validation() {
@@ -89,6 +94,7 @@ class TestCluster : public QObject {
     std::ofstream(cfg) << "Host gpu1\n  HostName 10.1.2.3\n  User ana\n  Port 2200\n"
                           "  IdentityFile ~/.ssh/lab_key\n  ProxyJump jumper@bastion:2022,gate\n"
                           "Host bastion\n  HostName 192.0.2.10\n  IdentityFile ~/.ssh/bastion_key\n"
+                          "  ConnectTimeout 45\n"
                           "Host *\n  User fallback\n";
     const LocalEnv env{"me", "/home/me"};
     NodeSpec n;
@@ -106,6 +112,16 @@ class TestCluster : public QObject {
     QCOMPARE(r.jumps[1].connect.host, std::string("gate"));
     QCOMPARE(r.jumps[1].connect.user, std::string("fallback"));
     QCOMPARE(r.jumps[1].connect.port, 22);
+    // Connect timeouts: the bastion's ConnectTimeout; none for the target and "gate" (the
+    // caller's default applies: 0).
+    QCOMPARE(r.jumps[0].timeout_ms, 45000);
+    QCOMPARE(r.jumps[0].connect.timeout_ms, 45000);
+    QCOMPARE(r.jumps[1].timeout_ms, 0);
+    QCOMPARE(r.timeout_ms, 0);
+    n.connect_timeout_s = 300;  // the node's own setting
+    QCOMPARE(resolve_node(n, cfg, env).timeout_ms, 300000);
+    QCOMPARE(resolve_node(n, cfg, env).target.timeout_ms, 300000);
+    n.connect_timeout_s = 0;
 
     // Explicit fields win; an explicit jump replaces the config's ProxyJump; "none" disables it.
     n.port = 22;

@@ -103,6 +103,18 @@ Host *
 
     QVERIFY_THROWS_EXCEPTION(td::Error, resolve_host_text("x", "Port 70000\n", env));
 
+    // ConnectTimeout (seconds): the first value wins, as for every keyword; nonsense is refused
+    // naming the line.
+    QCOMPARE(resolve_host_text("x", "Host x\n ConnectTimeout 90\nHost *\n ConnectTimeout 5\n", env).connect_timeout_s, 90);
+    QCOMPARE(resolve_host_text("y", "Host x\n ConnectTimeout 90\nHost *\n ConnectTimeout 5\n", env).connect_timeout_s, 5);
+    QCOMPARE(none.connect_timeout_s, 0);
+    try {
+      resolve_host_text("x", "Host x\n\n ConnectTimeout 1m\n", env);
+      QFAIL("ConnectTimeout 1m was accepted");
+    } catch (const td::Error& e) {
+      QVERIFY2(std::string(e.what()).find("line 3: ConnectTimeout '1m'") != std::string::npos, e.what());
+    }
+
     QTemporaryDir tmp;
     const QString path = tmp.filePath("config");
     QFile f(path);

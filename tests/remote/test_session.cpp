@@ -10,6 +10,7 @@
 #include "engine/common/error.h"
 #include "remote/quote.h"
 #include "remote/session.h"
+#include "delay_proxy.h"
 #include "sshd_fixture.h"
 
 using namespace td::remote;
@@ -248,6 +249,44 @@ class TestSession : public QObject {
     o.port = td::remote::testing::free_port();
     const std::string refused = td::remote::testing::error_message([&] { Session::connect(o); });
     QVERIFY2(refused.find("Connection refused") != std::string::npos, refused.c_str());
+  }
+
+  void slow_link_scales_timeouts_and_says_so() {
+    // A far link: every byte held 400 ms each way (an 800 ms round trip). The connect timeout
+    // of 1500 ms covers the greeting (one way: about 400 ms here) but not the handshake's three
+    // round trips (2.4 s): every call after the greeting gets 10 greeting times instead.
+    td::remote::testing::DelayProxy far;
+    QVERIFY2(far.start(sshd_.port, 400), far.error.c_str());
+    ConnectOptions o = opts();
+    o.port = far.port;
+    o.timeout_ms = 1500;
+    {
+      Session s = Session::connect(o);
+      QCOMPARE(s.host_key().status, HostKeyStatus::Unknown);  // "[127.0.0.1]:<proxy port>" is a new name
+      s.accept_host_key();
+      QVERIFY2(s.greeting_ms() >= 400, std::to_string(s.greeting_ms()).c_str());  // the proxy holds it 400 ms
+      QVERIFY(s.slow_link());
+      QCOMPARE(s.options().timeout_ms, td::remote::kRoundTripsPerCall * s.greeting_ms());
+      s.authenticate(Auth::key(sshd_.user_key));
+      const ExecResult r = s.exec({"echo", "far"});
+      QCOMPARE(r.out, std::string("far\n"));
+      // A whole command's limit scales too: 1 s is less than the round trips a command costs.
+      td::remote::ExecOptions eo;
+      eo.timeout_ms = 1000;
+      QCOMPARE(s.exec({"echo", "again"}, eo).out, std::string("again\n"));
+    }
+    // Against the same link a connect timeout shorter than the greeting fails, naming the
+    // setting that fixes it.
+    o.timeout_ms = 200;
+    const std::string err = td::remote::testing::error_message([&] { Session::connect(o); });
+    QVERIFY2(err.find("no SSH greeting within 200 ms") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("slow link") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("connect_timeout_s") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("ConnectTimeout") != std::string::npos, err.c_str());
+    // A near link keeps the timeout it was given (unless this machine is so busy that sshd took
+    // over a second to answer: the rule, not a speed, is what is checked).
+    Session near = Session::connect(opts());
+    QCOMPARE(near.options().timeout_ms, std::max(10000, td::remote::kRoundTripsPerCall * near.greeting_ms()));
   }
 
   void connect_timeout_against_syn_blackhole() {

@@ -10,6 +10,7 @@
 #include "engine/common/error.h"
 #include "remote/session.h"
 #include "remote/sftp.h"
+#include "delay_proxy.h"
 #include "sshd_fixture.h"
 #include "user_session.h"
 
@@ -84,6 +85,37 @@ class TestSftp : public QObject {
     r = upload(*s_, local_, remote);
     QCOMPARE(r.outcome, TransferResult::Outcome::Transferred);
     QCOMPARE(sha256sum(remote), sha256sum(local_));
+  }
+
+  void far_link_upload_and_download() {
+    // A 60 ms round trip (delay_proxy.h): the upload keeps kFarLinkBuffer in flight, makes the
+    // missing folder only after the open says so, renames over SFTP when the target is new and
+    // falls back to mv when it exists (skip_same off: not looked at); the bytes must be exact.
+    td::remote::testing::DelayProxy far;
+    QVERIFY2(far.start(sshd_.port, 30), far.error.c_str());
+    ConnectOptions c;
+    c.host = "127.0.0.1";
+    c.port = far.port;
+    c.user = sshd_.user;
+    c.known_hosts = (sshd_.dir / "known_hosts_far").string();
+    { Session::connect(c).accept_host_key(); }
+    Session s = Session::connect(c);
+    s.authenticate(Auth::key(sshd_.user_key));
+    QVERIFY2(s.greeting_ms() >= td::remote::kFarLinkMs, std::to_string(s.greeting_ms()).c_str());
+    const std::string remote = (sshd_.dir / "node" / "far" / "deeper" / "data.bin").string();
+    TransferOptions o;
+    o.skip_same = false;
+    for (int round = 0; round < 2; ++round) {  // 0: a new file in new folders; 1: over it
+      const TransferResult r = upload(s, local_, remote, o);
+      QCOMPARE(r.outcome, TransferResult::Outcome::Transferred);
+      QCOMPARE(r.bytes_sent, size_);
+      QCOMPARE(sha256sum(remote), sha256sum(local_));
+      QVERIFY(!fs::exists(remote + ".part"));
+    }
+    const fs::path back = sshd_.dir / "local" / "far_back.bin";
+    const TransferResult d = download(s, remote, back, o);
+    QCOMPARE(d.bytes_sent, size_);
+    QCOMPARE(sha256sum(back), sha256sum(local_));
   }
 
   void upload_resumes_after_cancel() {

@@ -235,6 +235,10 @@ class TestSlurmScript : public QObject {
     QCOMPARE(a->exit_signal, 15);
     QCOMPARE(a->nodes, std::string("n[1-2]"));
     QCOMPARE(a->source, std::string("sacct"));
+    QCOMPARE(a->cancelled_by, std::string("1000"));
+    QCOMPARE(job_state_text(*a), std::string("cancelled by uid 1000"));
+    // Anything but digits after "by" is not kept (a node's text never reaches a message unchecked).
+    QVERIFY(parse_sacct("123|CANCELLED by root|None|0:15|n1\n", "123")->cancelled_by.empty());
     a = parse_sacct("123|FAILED|NonZeroExitCode|1:0|n1\n", "123");
     QVERIFY(a && a->state == "FAILED" && a->exit_code == 1);
     QCOMPARE(job_state_text(*a), std::string("failed (exit code 1)"));
@@ -274,6 +278,36 @@ class TestSlurmScript : public QObject {
     QCOMPARE(job_state_text(t), std::string("preempted by a higher-priority job"));
     t.state = "UNKNOWN";
     QVERIFY(!t.ended() && !t.pending() && !t.running());
+  }
+
+  void who_stopped_the_job() {
+    // The engine writes "stop requested (signal)" for any SIGTERM: when TrainDeck did not ask,
+    // Slurm's end state says what happened.
+    SlurmJobState j;
+    j.job_id = "41";
+    j.state = "CANCELLED";
+    j.cancelled_by = "0";
+    const std::string sig = kEngineSignalStop;
+    QCOMPARE(sig, std::string("stop requested (signal)"));  // engine/train/trainer.cpp's words
+    auto r = scheduler_stop_reason(j, sig, false);
+    QVERIFY(r);
+    QCOMPARE(*r, std::string("cancelled by Slurm, not from TrainDeck (scancel by uid 0: an administrator or Slurm "
+                             "itself), job 41; the engine saved a checkpoint as it stopped: resume to continue"));
+    j.cancelled_by = "1001";
+    QVERIFY(scheduler_stop_reason(j, sig, false)->find("(scancel by uid 1001), job 41") != std::string::npos);
+    j.cancelled_by.clear();  // no accounting: who is not known
+    QVERIFY(scheduler_stop_reason(j, sig, false)->find("sacct would say who") != std::string::npos);
+    j.state = "NODE_FAIL";
+    QVERIFY(scheduler_stop_reason(j, sig, false)->find("a node of job 41 failed (NODE_FAIL)") == 0);
+    j.state = "PREEMPTED";
+    QVERIFY(scheduler_stop_reason(j, sig, false)->find("job 41 was preempted") == 0);
+    j.state = "COMPLETED";
+    QVERIFY(scheduler_stop_reason(j, sig, false)->find("stopped by a signal TrainDeck did not send (job 41: completed)") == 0);
+    // The user's own stop, and ends for other reasons, keep the engine's words.
+    j.state = "CANCELLED";
+    QVERIFY(!scheduler_stop_reason(j, sig, true));
+    QVERIFY(!scheduler_stop_reason(j, "time limit", false));
+    QVERIFY(!scheduler_stop_reason(j, "reached train.steps", false));
   }
 
   void sinfo_is_parsed_strictly() {

@@ -78,6 +78,13 @@ class TestClusters : public QObject {
 
     QCOMPARE(int(st.active_remote_runs().size()), 2);
     QVERIFY(st.mark_run_ended("r1", "failed", "gone", 200.0));
+    // The end reason is replaced only while it is the one expected (compare and set).
+    QVERIFY(!st.replace_end_reason("r1", "something else", "x"));
+    QVERIFY(st.replace_end_reason("r1", "gone", "cancelled by Slurm"));
+    QCOMPARE(st.find_run("r1")->end_reason, std::string("cancelled by Slurm"));
+    QCOMPARE(st.find_run("r1")->status, std::string("failed"));
+    QVERIFY(!st.replace_end_reason("r2", "", "x"));  // r2 has no end: nothing is written
+    QVERIFY_THROWS_EXCEPTION(td::Error, st.replace_end_reason("nope", "gone", "x"));
     const auto active = st.active_remote_runs();
     QCOMPARE(int(active.size()), 1);
     QCOMPARE(active[0].run_id, std::string("r2"));

@@ -203,6 +203,28 @@ class TestSlurmTarget : public QObject {
     QCOMPARE(int(rows.last), steps);
   }
 
+  void anAdminsScancelIsNotTheUsersStop() {
+    // scancel from outside TrainDeck (here as root, like an administrator): the engine ends
+    // "stop requested (signal)" as for the user's own stop; the store says what happened.
+    Targets t(fx_.db, fx_);
+    QSignalSpy ended(&t.router, &RunTarget::runEnded), ingested(&t.router, &RunTarget::runIngested);
+    QString error;
+    const QString id = t.router.start(placement(2), "slurm-exp", tdguitest::tiny_config(fx_.data, 1000000, 1000), {}, &error);
+    QVERIFY2(!id.isEmpty(), qPrintable(error));
+    QVERIFY2(tdguitest::wait_step(ingested, id, 3) >= 3, "waited for step 3 in the store");
+    const QStringList jobs = t.slurm->jobsOf(id);
+    QCOMPARE(jobs.size(), 1);
+    std::string out;
+    QVERIFY2(slurm_.client({"scancel", jobs.front().toStdString()}, &out) == 0, out.c_str());
+    QCOMPARE(wait_ended(ended, id), QStringLiteral("stopped"));
+    td::store::Store s(fx_.db.toStdString());
+    const auto info = s.find_run(id.toStdString());
+    QVERIFY(info);
+    QVERIFY2(info->end_reason.find("cancelled by Slurm, not from TrainDeck") == 0, info->end_reason.c_str());
+    QVERIFY2(info->end_reason.find("job " + jobs.front().toStdString()) != std::string::npos, info->end_reason.c_str());
+    QCOMPARE(s.run_jobs(id.toStdString()).back().state, std::string("CANCELLED"));
+  }
+
   void deadNodeFailsTheRunWithSlurmsWordsAndItResumes() {
     Targets t(fx_.db, fx_);
     QSignalSpy ended(&t.router, &RunTarget::runEnded), ingested(&t.router, &RunTarget::runIngested);
