@@ -576,6 +576,37 @@ std::string job_state_text(const SlurmJobState& j) {
   return upper(s);
 }
 
+std::string job_end_reason(const SlurmJobState& js, std::string_view log_tail) {
+  std::string out = "job " + js.job_id + ": " +
+                    (js.state == "UNKNOWN" ? std::string("Slurm no longer knows the job") : job_state_text(js));
+  std::vector<std::string> lines;
+  for (std::string line : lines_of(log_tail)) {
+    line.erase(std::remove_if(line.begin(), line.end(), [](char c) { return (c >= 0 && c < 32) || c == 127; }),
+               line.end());
+    if (line.size() > 300) line = line.substr(0, 300) + "...";
+    if (!trim(line).empty()) lines.push_back(trim(line));
+  }
+  static const char* runtime_marks[] = {"Error: ", "Error response from daemon", "docker: ", "crun: ", "runc: ",
+                                        "OCI runtime"};
+  std::vector<std::string> runtime;
+  for (const std::string& l : lines)
+    for (const char* m : runtime_marks)
+      if (l.rfind(m, 0) == 0 || (std::string_view(m) == "OCI runtime" && l.find(m) != std::string::npos)) {
+        runtime.push_back(l);
+        break;
+      }
+  if (!runtime.empty()) {
+    if (runtime.size() > 3) runtime.erase(runtime.begin(), runtime.end() - 3);
+    out += "; the container runtime said: ";
+    for (size_t i = 0; i < runtime.size(); ++i) out += (i ? " | " : "") + runtime[i];
+  } else if (!lines.empty()) {
+    if (lines.size() > 5) lines.erase(lines.begin(), lines.end() - 5);
+    out += "; engine.log ends:";
+    for (const std::string& l : lines) out += "\n  " + l;
+  }
+  return out;
+}
+
 std::optional<std::string> scheduler_stop_reason(const SlurmJobState& js, const std::string& engine_reason,
                                                  bool user_asked) {
   if (user_asked || engine_reason != kEngineSignalStop) return std::nullopt;

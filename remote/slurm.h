@@ -166,6 +166,15 @@ std::string pending_reason_text(const std::string& reason);
 /// "failed (exit code 1)", "ended at its time limit", "a node failed (NODE_FAIL)", ...
 std::string job_state_text(const SlurmJobState& j);
 
+/// The end reason of a job that ended without the engine's run_end: Slurm's words, then what
+/// the container runtime or the engine said last in engine.log (`log_tail`: the file's last
+/// bytes, hostile text): "job 12: failed (exit code 125); the container runtime said: Error:
+/// creating container storage: the container name \"td-r1-0\" is already in use", else "...;
+/// engine.log ends: <its last 5 lines>", else Slurm's words alone. A runtime line is one that
+/// podman, docker, crun or runc print ("Error: ", "Error response from daemon", "docker: ",
+/// "crun: ", "runc: ", "OCI runtime"). Lines are cut at 300 bytes, control characters dropped.
+std::string job_end_reason(const SlurmJobState& js, std::string_view log_tail);
+
 /// The engine's end reason when any rank got SIGTERM/SIGINT (engine/train/trainer.cpp).
 inline constexpr const char* kEngineSignalStop = "stop requested (signal)";
 

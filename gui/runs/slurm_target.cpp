@@ -257,9 +257,18 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
       for (int i = 0; i < 3; ++i) follower->poll();
       fetch_log(*s);
       const std::string why = js.state == "UNKNOWN" ? "Slurm no longer knows job " + job : td::remote::job_state_text(js);
+      // Without a run_end, what the runtime (podman's "Error: ...") or the engine said last.
+      std::string tail;
+      if (std::ifstream f(log_mirror, std::ios::binary); f) {
+        f.seekg(0, std::ios::end);
+        const std::streamoff size = f.tellg(), n = std::min<std::streamoff>(size, 16384);
+        tail.resize(size_t(n));
+        f.seekg(size - n);
+        f.read(tail.data(), n);
+      }
       const td::remote::FollowState end =
           follower->finish(term_sent ? "stopped" : "failed",
-                           term_sent ? "stopped (job " + job + " " + why + ")" : "job " + job + ": " + why);
+                           term_sent ? "stopped (job " + job + " " + why + ")" : td::remote::job_end_reason(js, tail));
       // The engine says "stop requested (signal)" for any SIGTERM; Slurm knows whether it was
       // scancel, a node failure or preemption, and TrainDeck whether it asked.
       if (end.finished)

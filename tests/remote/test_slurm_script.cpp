@@ -280,6 +280,34 @@ class TestSlurmScript : public QObject {
     QVERIFY(!t.ended() && !t.pending() && !t.running());
   }
 
+  void a_failed_jobs_reason_carries_the_runtimes_words() {
+    SlurmJobState j;
+    j.job_id = "7";
+    j.state = "FAILED";
+    j.exit_code = 125;
+    // podman's own message, among the engine's lines (and a hostile escape sequence).
+    const std::string podman =
+        "step 3 | loss 4.1\n"
+        "Error: creating container storage: the container name \"td-r1-0\" is already in use by abc. "
+        "You have to remove that container to be able to reuse that name: that name is already in use\n"
+        "srun: error: tdn1: task 0: Exited with exit code 125\n\x1b[31m\n";
+    const std::string r = job_end_reason(j, podman);
+    QVERIFY2(r.find("job 7: failed (exit code 125); the container runtime said: Error: creating container storage: "
+                    "the container name \"td-r1-0\" is already in use") == 0, r.c_str());
+    QVERIFY2(r.find('\x1b') == std::string::npos, r.c_str());
+    QVERIFY2(r.find("step 3") == std::string::npos, r.c_str());
+    // docker's words are found too; no runtime line: the log's last lines; no log: Slurm's words.
+    QVERIFY(job_end_reason(j, "docker: Error response from daemon: pull access denied.\n").find(
+                "the container runtime said: docker: Error response from daemon") != std::string::npos);
+    const std::string lines = "a\nb\nc\nd\ne\nf\nTraceback: something broke\n";
+    QCOMPARE(job_end_reason(j, lines), std::string("job 7: failed (exit code 125); engine.log ends:\n  c\n  d\n  e\n  f\n"
+                                                   "  Traceback: something broke"));
+    QCOMPARE(job_end_reason(j, ""), std::string("job 7: failed (exit code 125)"));
+    QCOMPARE(job_end_reason(j, std::string(1000, 'x')).size(), std::string("job 7: failed (exit code 125); engine.log ends:\n  ").size() + 303);
+    j.state = "UNKNOWN";
+    QCOMPARE(job_end_reason(j, ""), std::string("job 7: Slurm no longer knows the job"));
+  }
+
   void who_stopped_the_job() {
     // The engine writes "stop requested (signal)" for any SIGTERM: when TrainDeck did not ask,
     // Slurm's end state says what happened.
