@@ -5,8 +5,9 @@
 // test_remote_container does). Checked: a 2-node run trains in containers to completion, every
 // step stored once, events, checkpoints and both ranks' logs in the run folder outside the
 // containers, no bundle uploaded; SIGUSR1 (the time-limit warning) and SIGTERM (a graceful stop)
-// reach the engines through podman's client; a missing image is an error naming it and the
-// runtime before the run folder exists.
+// reach the engines through podman's client; SIGKILL to one rank's client leaves no container
+// of the run behind and the run resumes in a new job; a missing image is an error naming it and
+// the runtime before the run folder exists.
 //
 // podman's settings come from the login node's environment as on a real cluster: sshd gives every
 // session SLURM_CONF and CONTAINERS_CONF (runc, no default ulimits: docs/containers.md), and
@@ -233,6 +234,41 @@ class TestSlurmContainer : public QObject {
     QCOMPARE(events(run.paths.run_dir, "checkpoint").back()["step"].get<int>(), end["step"].get<int>());
     QCOMPARE(step_numbers(run.paths.run_dir), one_to(end["step"].get<int>()));  // every step once
     QCOMPARE(events(run.paths.run_dir, "run_start")[1]["resumed_from_step"].get<int>(), first_stop);
+  }
+
+  void killed_client_leaves_no_container_and_the_run_resumes() {
+    // Issue 35's finding: SIGKILL to one rank's `podman run` client left both containers training
+    // outside Slurm (conmon keeps a container without its client), and the next resume failed
+    // "exit code 125" (the names taken). Now the task wrapper's watcher removes its container
+    // when the client dies, the cleanup step after srun removes every container of the run, and
+    // a resume starts in a new job.
+    Session s = login();
+    SlurmRun run;
+    QVERIFY2(start(s, run, spec_, config(100000, 5), "slc-kill"), err_.c_str());
+    QVERIFY2(wait_steps(run.paths.run_dir, 6, 300000), story(s, run).c_str());  // a checkpoint at 5
+    std::string out;
+    QCOMPARE(run_cmd({"pkill", "-KILL", "-f", "^podman run --name td-slc-kill-r1 "}, &out), 0);
+    const SlurmJobState j = wait_ended(s, run.job_id, 240000);
+    QVERIFY2(j.ended(), story(s, run).c_str());
+    // No container of the run is left, and nothing trains any more: the events stop growing.
+    auto containers = [] {
+      std::string names;
+      run_cmd({"podman", "ps", "-a", "--filter", "name=td-slc-kill-", "--format", "{{.Names}}"}, &names);
+      return names;
+    };
+    QVERIFY2(QTest::qWaitFor([&] { return containers().empty(); }, 60000),
+             ("waited 60 s for the run's containers to be removed; left: " + containers()).c_str());
+    const size_t lines = events(run.paths.run_dir).size(), steps = events(run.paths.run_dir, "step").size();
+    QTest::qWait(3000);
+    QCOMPARE(events(run.paths.run_dir).size(), lines);
+    // Resume: the names are free, a new job trains on from the newest checkpoint.
+    const int resumed_from = events(run.paths.run_dir, "checkpoint").back()["step"].get<int>();
+    SlurmRun again;
+    QVERIFY2(start(s, again, spec_, config(100000, 5), "slc-kill", true), err_.c_str());
+    QVERIFY2(wait_steps(run.paths.run_dir, steps + 3, 300000), story(s, again).c_str());
+    QCOMPARE(events(run.paths.run_dir, "run_start").back()["resumed_from_step"].get<int>(), resumed_from);
+    QVERIFY2(stop_job(s, again.job_id, 120000), story(s, again).c_str());
+    QVERIFY2(QTest::qWaitFor([&] { return containers().empty(); }, 60000), containers().c_str());
   }
 
   void missing_image_is_named_before_the_run_folder() {

@@ -319,7 +319,9 @@ class TestPlanner : public QObject {
     QCOMPARE(*planner.peakFlops(1), done.at(0).at(0).toDouble());
     // The engine's share of that peak was measured too, and is the MFU of the next estimate.
     const std::optional<double> share = planner.engineMfu(1);
-    QVERIFY(share.has_value());
+    QFile cache(cache_.filePath("traindeck/calibration.json"));
+    QVERIFY2(share.has_value(), qPrintable("no engine share in the calibration cache: " +
+                                           (cache.open(QIODevice::ReadOnly) ? QString::fromUtf8(cache.readAll()) : QString("(none)"))));
     QVERIFY2(*share > 0.01 && *share <= 1.0, qPrintable(QString::number(*share)));
     json doc = smallDoc();
     doc["train"]["threads"] = 1;
