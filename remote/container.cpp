@@ -44,13 +44,17 @@ namespace detail {
 //    trained on, and the resume failed "exit code 125", the name taken) is removed first;
 //  * a watcher removes the container as soon as the client is gone however it ended (killed:
 //    `podman run`'s container outlives its client), so nothing trains outside the scheduler or
-//    the workbench. It ignores the signals of a stop and polls every second.
+//    the workbench. It ignores the signals of a stop and polls every second. It kills at once
+//    (podman's --time 0; docker's rm -f does), as remove_containers() does: the run is failed
+//    by then (its follower sees the client gone), and a graceful stop racing the follower
+//    made the recorded end now "failed", now "stopped".
 const char* const kContainerRunWrapper =
     "rt=$1; id=$2; shift 2\n"
     "name=\"td-$id-r${TRAINDECK_RANK:-0}\"\n"
-    "\"$rt\" rm -f \"$name\" >/dev/null 2>&1\n"
+    "now=; [ \"$rt\" = podman ] && now='--time 0'\n"
+    "\"$rt\" rm -f $now \"$name\" >/dev/null 2>&1\n"
     "me=$$\n"
-    "( trap '' TERM INT HUP USR1; while kill -0 \"$me\" 2>/dev/null; do sleep 1; done; \"$rt\" rm -f \"$name\" >/dev/null 2>&1 ) "
+    "( trap '' TERM INT HUP USR1; while kill -0 \"$me\" 2>/dev/null; do sleep 1; done; \"$rt\" rm -f $now \"$name\" >/dev/null 2>&1 ) "
     "</dev/null >/dev/null 2>&1 &\n"
     "exec \"$rt\" run --name \"$name\" \"$@\"\n";
 
