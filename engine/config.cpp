@@ -9,6 +9,7 @@
 
 #include "engine/common/error.h"
 #include "engine/metrics/alerts.h"
+#include "engine/model/family.h"
 
 namespace td {
 namespace {
@@ -20,7 +21,7 @@ using json = nlohmann::json;
 struct Field {
   std::string section, name;
   std::string range, meaning;
-  std::string family;  // "" for every model family, else the only model.family it may be set in
+  std::vector<std::string> families;  // empty: every model family; else the model.family values it may be set in
   std::function<void(RunConfig&, const json&, const std::string&)> read;
   std::function<json(const RunConfig&)> write;
 };
@@ -144,10 +145,14 @@ const std::vector<Field>& fields() {
     auto d = &RunConfig::data;
     const long big = 1L << 30;
     std::vector<Field> v;
-    v.push_back(make_string<M>("model", "family", m, &M::family, {"gpt2", "llama"},
-                               "Model family. \"gpt2\": GPT-2 (LayerNorm, GELU MLP, learned position embeddings, biases); \"llama\": the Llama layout "
-                               "(RMSNorm, SwiGLU MLP, rotary position embeddings, grouped-query attention, no biases; Touvron et al. 2023), as Llama 3, "
-                               "SmolLM2, Qwen and Mistral. The llama-only fields below are errors in a gpt2 config."));
+    {
+      std::string meaning = "Model family (engine/model/family.h).";
+      const auto& fams = model_families();
+      for (size_t i = 0; i < fams.size(); i++)
+        meaning += std::string(" \"") + fams[i].name + "\": " + fams[i].summary + (i + 1 < fams.size() ? ";" : ".");
+      meaning += " The fields marked for other families are errors.";
+      v.push_back(make_string<M>("model", "family", m, &M::family, family_names(), meaning));
+    }
     v.push_back(make_int<M>("model", "vocab_size", m, &M::vocab_size, 2, 1 << 24, "Vocabulary size V; must equal the dataset's tokenizer (257 for the byte tokenizer)."));
     v.push_back(make_int<M>("model", "seq_len", m, &M::seq_len, 1, 1 << 16, "Context length T in tokens (gpt2: the learned position embeddings' length; llama: the longest sequence trained, RoPE has no table)."));
     v.push_back(make_int<M>("model", "n_layer", m, &M::n_layer, 1, 1024, "Number of transformer blocks L."));
@@ -155,8 +160,8 @@ const std::vector<Field>& fields() {
     v.push_back(make_int<M>("model", "d_model", m, &M::d_model, 1, 1 << 16, "Residual stream width C."));
     v.push_back(make_int<M>("model", "d_ff", m, &M::d_ff, 0, 1 << 18, "MLP hidden width F; 0 means 4 * d_model (gpt2) or the Llama rule ffn_multiple_of * ceil(floor(8 d_model / 3) / ffn_multiple_of) (llama; the SwiGLU MLP has three C x F matrices)."));
     v.push_back(make_bool<M>("model", "tie_embeddings", m, &M::tie_embeddings, "The LM head reuses the token embedding matrix (GPT-2, SmolLM2, Llama-3.2-1B; Llama-3-8B does not)."));
-    auto llama = [&](Field f) {
-      f.family = "llama";
+    auto llama = [&](Field f) {  // the fields of the Llama block's families
+      f.families = families_with_block(BlockKind::kLlama);
       v.push_back(std::move(f));
     };
     llama(make_int<M>("model", "n_kv_head", m, &M::n_kv_head, 0, 1024, "Key/value heads KV of grouped-query attention (Ainslie et al. 2023): each serves n_head / n_kv_head query heads, so n_head must be a multiple of it; 0 means n_head (multi-head attention), 1 is multi-query attention."));
@@ -264,7 +269,7 @@ std::string resolved_precision(const TrainConfig& t) {
 RunConfig parse_config(const json& doc) {
   check_object(doc, "");
   RunConfig c;
-  std::vector<std::string> family_fields;  // family-specific fields the document sets
+  std::vector<std::pair<const Field*, std::string>> family_fields;  // family-specific fields the document sets, with their paths
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (it.key() != "model" && it.key() != "train" && it.key() != "data")
       throw ConfigError(it.key(), "unknown section: allowed sections are model, train, data");
@@ -274,7 +279,7 @@ RunConfig parse_config(const json& doc) {
       for (const auto& field : fields()) {
         if (field.section == it.key() && field.name == f.key()) {
           field.read(c, f.value(), it.key() + "." + f.key());
-          if (!field.family.empty()) family_fields.push_back(field.family + " " + it.key() + "." + f.key());
+          if (!field.families.empty()) family_fields.emplace_back(&field, it.key() + "." + f.key());
           known = true;
           break;
         }
@@ -284,15 +289,17 @@ RunConfig parse_config(const json& doc) {
   }
   // Cross-field rules.
   auto& m = c.model;
-  for (const std::string& ff : family_fields) {
-    const std::string family = ff.substr(0, ff.find(' ')), path = ff.substr(ff.find(' ') + 1);
-    if (m.family != family)
-      throw ConfigError(path, "is a field of model.family \"" + family + "\" only, and this config's family is \"" + m.family +
-                                  "\": remove it, or set model.family to \"" + family + "\"");
+  for (const auto& [field, path] : family_fields) {
+    const auto& fams = field->families;
+    if (std::find(fams.begin(), fams.end(), m.family) != fams.end()) continue;
+    std::string names;
+    for (size_t i = 0; i < fams.size(); i++) names += (i ? (i + 1 == fams.size() ? " or \"" : ", \"") : "\"") + fams[i] + "\"";
+    throw ConfigError(path, "is a field of model.family " + names + " only, and this config's family is \"" + m.family +
+                                "\": remove it, or set model.family to " + names);
   }
   if (m.d_model % m.n_head != 0)
     throw ConfigError("model.d_model", "value " + std::to_string(m.d_model) + " must be a multiple of model.n_head = " + std::to_string(m.n_head));
-  if (m.family == "llama") {
+  if (llama_block(m)) {
     if (m.n_kv_head == 0) m.n_kv_head = m.n_head;
     if (m.n_head % m.n_kv_head != 0) {
       std::string divisors;
@@ -361,7 +368,8 @@ void apply_override(json& doc, const std::string& assignment) {
 json to_json(const RunConfig& c) {
   json j = {{"model", json::object()}, {"train", json::object()}, {"data", json::object()}};
   for (const auto& f : fields())
-    if (f.family.empty() || f.family == c.model.family) j[f.section][f.name] = f.write(c);
+    if (f.families.empty() || std::find(f.families.begin(), f.families.end(), c.model.family) != f.families.end())
+      j[f.section][f.name] = f.write(c);
   return j;
 }
 
@@ -369,7 +377,7 @@ std::vector<FieldDoc> config_field_docs() {
   RunConfig defaults;
   std::vector<FieldDoc> out;
   for (const auto& f : fields())
-    out.push_back({f.section + "." + f.name, f.write(defaults).dump(), f.range, f.meaning, f.family});
+    out.push_back({f.section + "." + f.name, f.write(defaults).dump(), f.range, f.meaning, f.families});
   return out;
 }
 

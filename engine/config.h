@@ -19,14 +19,15 @@ struct AlertRules;  // engine/metrics/alerts.h
 /// The model's shape. C = d_model, NH = n_head, hs = C / NH, F = d_ff, V = vocab_size,
 /// T = seq_len, KV = n_kv_head.
 ///
-/// family "gpt2" (the default): GPT-2 (engine/model/gpt.h). family "llama": the Llama layout
-/// (Touvron et al. 2023, arXiv:2302.13971; transformers' modeling_llama): pre-norm RMSNorm,
-/// rotary position embeddings on q and k, grouped-query attention with KV key/value heads,
-/// a SwiGLU MLP of width F, no biases, no position embedding. The llama-only fields (n_kv_head,
-/// ffn_multiple_of, rope_theta, rms_norm_eps) are errors in a gpt2 config (config_field_docs'
-/// FieldDoc::family says which).
+/// family: a name of engine/model/family.h's registry. "gpt2" (the default): GPT-2
+/// (engine/model/gpt.h). "llama": the Llama layout (Touvron et al. 2023, arXiv:2302.13971;
+/// transformers' modeling_llama): pre-norm RMSNorm, rotary position embeddings on q and k,
+/// grouped-query attention with KV key/value heads, a SwiGLU MLP of width F, no biases, no
+/// position embedding. "qwen2": the Llama layout with q/k/v biases. The fields of the Llama
+/// block's families (n_kv_head, ffn_multiple_of, rope_theta, rms_norm_eps) are errors in a gpt2
+/// config (config_field_docs' FieldDoc::families says which).
 struct ModelConfig {
-  std::string family = "gpt2";  // "gpt2" or "llama"
+  std::string family = "gpt2";  // "gpt2", "llama" or "qwen2" (engine/model/family.h)
   int vocab_size = 257;
   int seq_len = 256;
   int n_layer = 6;
@@ -34,7 +35,7 @@ struct ModelConfig {
   int d_model = 384;
   int d_ff = 0;  // 0 in JSON: 4 * d_model (gpt2) or llama_default_d_ff (llama); after validation always set
   bool tie_embeddings = true;
-  // llama only
+  // the Llama block's families only (llama, qwen2)
   int n_kv_head = 0;            // 0 in JSON means n_head (multi-head); 1 is multi-query; after validation always set
   int ffn_multiple_of = 256;    // d_ff = 0 rounds the Llama rule's width up to a multiple of this
   double rope_theta = 10000.0;  // RoPE base (Su et al. 2021); Llama 3 uses 500000
@@ -133,7 +134,7 @@ struct FieldDoc {
   std::string default_value;
   std::string range;
   std::string meaning;
-  std::string family;  // "" for every model family, else the only model.family it may be set in ("llama")
+  std::vector<std::string> families;  // empty: every model family; else the model.family values it may be set in ("llama", "qwen2")
 };
 std::vector<FieldDoc> config_field_docs();
 

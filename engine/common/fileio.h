@@ -149,11 +149,47 @@ inline bool is_plain_file_name(std::string_view name) {
          name.find('\0') == std::string_view::npos;
 }
 
-/// fsyncs a directory so that a rename inside it is durable.
+/// fsyncs a directory so that a rename inside it is durable. Throws td::Error naming the folder
+/// when it cannot be opened or the fsync fails (EIO: the rename may not survive a crash); a
+/// filesystem that cannot fsync folders at all (EINVAL, as some network and FUSE filesystems
+/// answer) counts as done: there is nothing more to wait for.
 inline void sync_dir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) fail_errno("cannot open directory", dir);
-  ::fsync(fd);
+  if (::fsync(fd) != 0 && errno != EINVAL) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    fail_errno("cannot fsync directory (is the disk failing or full?)", dir);
+  }
+  ::close(fd);
+}
+
+/// Writes `data` to `path` and fsyncs it: a new file with mode `mode` (less the umask) or an
+/// existing regular file truncated first. The last component is never followed when it is a
+/// symbolic link (O_NOFOLLOW). Throws td::Error naming the file when it cannot be created,
+/// written (a full disk) or synced.
+inline void write_file_synced(const std::string& path, std::string_view data, mode_t mode = 0600) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) fail_errno(errno == ELOOP ? "refusing to write through the symbolic link" : "cannot create", path);
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      const int e = errno;
+      ::close(fd);
+      errno = e;
+      fail_errno("cannot write (is the disk full?)", path);
+    }
+    done += (size_t)w;
+  }
+  if (::fsync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    fail_errno("cannot fsync", path);
+  }
   ::close(fd);
 }
 

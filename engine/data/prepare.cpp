@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/common/fileio.h"
 #include "engine/data/corpus.h"
 #include "engine/data/reader.h"
 #include "engine/data/shard.h"
@@ -548,25 +549,6 @@ json sources_key(const Corpus& c) {  // what decides whether a dataset is the sa
   return a;
 }
 
-void write_file_synced(const fs::path& p, const std::string& data) {
-  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail_errno("cannot create", p.string());
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) { ::close(fd); fail_errno("cannot write (is the disk full?)", p.string()); }
-    done += static_cast<size_t>(w);
-  }
-  if (::fsync(fd) != 0) { ::close(fd); fail_errno("cannot fsync", p.string()); }
-  ::close(fd);
-}
-
-void fsync_dir(const fs::path& d) {
-  int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) { ::fsync(fd); ::close(fd); }
-}
-
 // Removes the temporary directory (and parents prepare created) unless the dataset was kept.
 struct TmpGuard {
   fs::path tmp, created_root;
@@ -713,7 +695,7 @@ PrepareResult prepare_dataset(const PrepareOptions& opt,
     }
     auto st = sp.LoadFromSerializedProto(model);
     if (!st.ok()) fail("the bpe tokenizer model cannot be loaded: " + std::string(st.message()));
-    write_file_synced(guard.tmp / "tokenizer.model", model);
+    write_file_synced((guard.tmp / "tokenizer.model").string(), model, 0644);
     vocab = sp.GetPieceSize();
     eot = sp.eos_id();
     int nl = sp.PieceToId("<0x0A>");
@@ -783,12 +765,12 @@ PrepareResult prepare_dataset(const PrepareOptions& opt,
        {{"train", {{"tokens", res.train_tokens}, {"shards", output.train().shards()}}},
         {"val", {{"tokens", res.val_tokens}, {"shards", output.val().shards()}}}}},
   };
-  write_file_synced(guard.tmp / "manifest.json", m.dump(2) + "\n");
-  fsync_dir(guard.tmp);
+  write_file_synced((guard.tmp / "manifest.json").string(), m.dump(2) + "\n", 0644);
+  sync_dir(guard.tmp.string());
   if (fs::exists(out)) fs::remove(out, ec);  // an empty directory (checked above)
   if (::rename(guard.tmp.c_str(), out.c_str()) != 0) fail_errno("cannot rename the dataset to", out.string());
   guard.keep = true;
-  fsync_dir(out.parent_path());
+  sync_dir(out.parent_path().string());
   if (report)
     std::fprintf(stderr, "prepare: %s: %llu train + %llu val tokens, vocab %d\n", out.c_str(),
                  static_cast<unsigned long long>(res.train_tokens),

@@ -16,6 +16,7 @@
 #include "engine/common/error.h"
 #include "engine/data/manifest.h"
 #include "engine/common/fileio.h"
+#include "engine/model/family.h"
 #include "engine/model/gpt.h"
 #include "engine/model/shape.h"
 
@@ -159,7 +160,7 @@ void write_hf_tokenizer(OutDir& out, const TokenizerInfo& t, const ModelConfig& 
 
 void write_hf(OutDir& out, const RunConfig& cfg, const std::vector<float>& params, const TokenizerInfo& tok) {
   const ModelConfig& m = cfg.model;
-  const bool llama = m.family == "llama";
+  const bool llama = llama_block(m);  // llama, qwen2: transformers' names and layouts are the engine's
   const auto tensors = model_param_tensors(m);
   // GPT-2: Conv1D weights transposed, engine [out, in] row-major -> GPT-2 [in, out]. Llama: every
   // tensor as the engine stores it, under "model." + its name (hf_llama_name): nn.Linear is
@@ -204,7 +205,7 @@ void write_hf(OutDir& out, const RunConfig& cfg, const std::vector<float>& param
 
 void write_raw(OutDir& out, const RunConfig& cfg, const TrainerState& state, const std::string& ckpt,
                const std::vector<float>& params, const TokenizerInfo& tok) {
-  const bool llama = cfg.model.family == "llama";
+  const bool llama = llama_block(cfg.model);
   const auto tensors = model_param_tensors(cfg.model);
   std::vector<SafeTensor> st;
   json table = json::array();
@@ -216,7 +217,8 @@ void write_raw(OutDir& out, const RunConfig& cfg, const TrainerState& state, con
   }
   const json arch = llama ? json{{"norm", "rmsnorm"}, {"rms_norm_eps", cfg.model.rms_norm_eps}, {"activation", "swiglu (silu)"},
                                  {"rope", "rotate_half (transformers)"}, {"rope_theta", cfg.model.rope_theta},
-                                 {"attention", "causal, grouped-query, no biases"}, {"linear_layout", "[out, in] (torch.nn.Linear)"}}
+                                 {"attention", qkv_bias(cfg.model) ? "causal, grouped-query, q/k/v biases" : "causal, grouped-query, no biases"},
+                                 {"linear_layout", "[out, in] (torch.nn.Linear)"}}
                           : json{{"layer_norm_eps", kEngineLayerNormEps}, {"activation", "gelu_tanh"}, {"attention", "causal, biases"},
                                  {"linear_layout", "[out, in] (torch.nn.Linear)"}};
   write_safetensors(out.path("model.safetensors"), st, {{"format", "traindeck-gpt2"}, {"step", std::to_string(state.step)}},

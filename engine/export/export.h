@@ -55,20 +55,25 @@ nlohmann::json hf_gpt2_config(const ModelConfig& m, int bos_id, int eos_id);
 /// shifted to U+0100.. . The byte tokenizer's vocab.json maps string[b] -> b.
 std::vector<std::string> gpt2_byte_strings();
 
-/// Llama's (transformers LlamaForCausalLM) name of an engine tensor of the llama family:
-/// "embed_tokens.weight" -> "model.embed_tokens.weight", "layers.3.mlp.up_proj.weight" ->
-/// "model.layers.3.mlp.up_proj.weight", "lm_head.weight" stays. No tensor changes layout.
+/// Llama's (transformers LlamaForCausalLM; Qwen2ForCausalLM alike) name of an engine tensor of a
+/// Llama-block family (llama, qwen2): "embed_tokens.weight" -> "model.embed_tokens.weight",
+/// "layers.3.mlp.up_proj.weight" -> "model.layers.3.mlp.up_proj.weight",
+/// "layers.0.self_attn.q_proj.bias" -> "model.layers.0.self_attn.q_proj.bias", "lm_head.weight"
+/// stays. No tensor changes layout.
 std::string hf_llama_name(const std::string& engine_name);
-/// LlamaConfig's config.json for a llama model shape m (validated: n_kv_head and d_ff set):
+/// The config.json of a Llama-block model shape m (validated: n_kv_head and d_ff set), with the
+/// family's model_type and architecture (LlamaConfig for llama, Qwen2Config for qwen2):
 /// hidden_size d_model, intermediate_size d_ff, num_key_value_heads n_kv_head, head_dim
 /// d_model / n_head, max_position_embeddings seq_len, rms_norm_eps, rope_theta, rope_scaling
-/// null, hidden_act "silu", no biases, float32. bos/eos: token ids.
+/// null, hidden_act "silu", float32; llama: attention_bias and mlp_bias false; qwen2:
+/// use_sliding_window false. bos/eos: token ids.
 nlohmann::json hf_llama_config(const ModelConfig& m, int bos_id, int eos_id);
-/// The engine's shape of a LlamaConfig (config.json read from path, for messages); fields left
-/// out take LlamaConfig's defaults (num_key_value_heads = heads, max_position_embeddings 2048,
+/// The engine's shape of a LlamaConfig or Qwen2Config (config.json read from path, for
+/// messages; the family from model_type "llama" (the default) or "qwen2"); fields left out take
+/// LlamaConfig's defaults (num_key_value_heads = heads, max_position_embeddings 2048,
 /// tie_word_embeddings false, rope_theta 1e4, rms_norm_eps 1e-6). Throws td::Error naming the
-/// field for a missing size, a hidden_act other than silu, biases, rope_scaling, a head_dim other
-/// than hidden_size / heads, or a shape the engine cannot compute.
+/// field for a missing size, a hidden_act other than silu, Llama biases, a Qwen2 sliding window,
+/// rope_scaling, a head_dim other than hidden_size / heads, or a shape the engine cannot compute.
 ModelConfig hf_llama_model_config(const nlohmann::json& config, const std::string& path);
 
 /// The weights file of a model of shape m in the engine's layout (model_param_tensors(m) order,
@@ -126,7 +131,7 @@ struct InitSource {
   int step = -1;             // the source's training step, -1 when unknown (hf)
 };
 
-/// Reads the weights of dir: an hf export (config.json with model_type "gpt2" or "llama" and
+/// Reads the weights of dir: an hf export (config.json with model_type "gpt2", "llama" or "qwen2" and
 /// model.safetensors; names with or without the "transformer." / "model." prefix, F32; files may
 /// be symlinks, as in a Hugging Face cache snapshot), a safetensors
 /// export (traindeck_export.json), a checkpoint directory (trainer.json) or a run directory (its

@@ -9,6 +9,7 @@
 #include "engine/checkpoint/safetensors.h"
 #include "engine/common/error.h"
 #include "engine/export/export.h"
+#include "engine/model/family.h"
 #include "engine/model/gpt.h"
 #include "engine/model/shape.h"
 
@@ -49,15 +50,19 @@ void read_checked(const SafetensorsFile& f, const std::string& file, const std::
   f.read_f32(name, out, numel);
 }
 
-// GPT2Config or LlamaConfig (config.json) -> the engine's shape; refuses a variant the engine
-// does not compute.
+// GPT2Config, LlamaConfig or Qwen2Config (config.json) -> the engine's shape; refuses a variant
+// the engine does not compute.
 ModelConfig hf_model_config(const std::string& path) {
   const json c = read_json(path);
   if (!c.is_object()) fail("'" + path + "' is not a transformers config (a JSON object)");
   const std::string type = c.contains("model_type") && c["model_type"].is_string() ? c["model_type"].get<std::string>() : "";
-  if (type == "llama") return hf_llama_model_config(c, path);
-  if (type != "gpt2")
-    fail("'" + path + "' is neither a GPT-2 nor a Llama config (model_type \"" + type + "\"): --init-from reads those two only");
+  const ModelFamily* family = family_of_hf_model_type(type);
+  if (!family) {
+    std::string known;
+    for (const ModelFamily& f : model_families()) known += std::string(known.empty() ? "" : ", ") + f.hf_model_type;
+    fail("'" + path + "' has model_type \"" + type + "\", which is none of the engine's families: --init-from reads " + known);
+  }
+  if (family->block == BlockKind::kLlama) return hf_llama_model_config(c, path);
   ModelConfig m;
   try {
     m.d_model = c.at("n_embd").get<int>();
@@ -103,8 +108,8 @@ InitSource read_hf(const std::string& dir) {
   SafetensorsFile f(file);
   const auto tensors = model_param_tensors(s.model);
   s.params.resize(tensors.back().offset + tensors.back().numel);
-  if (s.model.family == "llama") {
-    // LlamaForCausalLM's state dict: "model." + the engine's name, lm_head.weight as is, every
+  if (llama_block(s.model)) {
+    // LlamaForCausalLM's (and Qwen2ForCausalLM's) state dict: "model." + the engine's name, lm_head.weight as is, every
     // matrix (out, in) as the engine's; LlamaModel alone (no "model." prefix) is read too.
     const bool prefixed = f.has("model.embed_tokens.weight");
     for (const auto& t : tensors) {
@@ -216,7 +221,9 @@ std::string init_mismatch(const ModelConfig& src, const ModelConfig& dst) {
   if (src.tie_embeddings != dst.tie_embeddings)
     out += std::string(out.empty() ? "" : "; ") + "tie_embeddings: source " + (src.tie_embeddings ? "true" : "false") +
            ", config " + (dst.tie_embeddings ? "true" : "false");
-  const bool llama = src.family == "llama" && dst.family == "llama";
+  const ModelFamily* sf = find_model_family(src.family);
+  const ModelFamily* df = find_model_family(dst.family);
+  const bool llama = sf && df && sf->block == BlockKind::kLlama && df->block == BlockKind::kLlama;
   if (llama) {
     diff("n_kv_head", src.n_kv_head, dst.n_kv_head);
     auto diff_real = [&](const char* name, double a, double b) {

@@ -7,6 +7,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/rng.h"
+#include "engine/model/family.h"
 #include "engine/model/model_detail.h"
 #include "engine/model/shape.h"
 #include "engine/model/tensor_parallel.h"
@@ -159,12 +160,7 @@ size_t gpt_num_params(const ModelConfig& m) {
 }
 
 std::vector<std::pair<size_t, size_t>> gpt_grad_buckets(const ModelConfig& m) {
-  const std::vector<ParamTensor> t = gpt_param_tensors(m);
-  auto at = [&](size_t i) { return i < t.size() ? t[i].offset : t.back().offset + t.back().numel; };
-  std::vector<std::pair<size_t, size_t>> b{{0, at(2)}};
-  for (int l = 0; l < m.n_layer; l++) b.push_back({at(2 + (size_t)l * kPerBlock), at(2 + (size_t)(l + 1) * kPerBlock)});
-  b.push_back({at(2 + (size_t)m.n_layer * kPerBlock), at(t.size())});
-  return b;
+  return block_buckets(gpt_param_tensors(m), 2, kPerBlock, m.n_layer);
 }
 
 size_t gpt_activation_floats(const ModelConfig& m, int B, int T) { return activation_bytes<float>(m, B, T) / sizeof(float); }
@@ -180,9 +176,9 @@ size_t gpt_activation_bytes(const ModelConfig& m, int B, int T, DType act, const
 GPT::GPT(const ModelConfig& m, Backend& backend, int max_B, DType act, TensorParallel* tp, AttentionKernel attention,
          GeluFusion gelu)
     : cfg_(m), be_(backend), tp_(tp), max_B_(max_B), act_(act), attn_(attention),
-      gelu_(m.family == "llama" ? GeluFusion::kNone : gelu), llama_(m.family == "llama") {
+      gelu_(llama_block(m) ? GeluFusion::kNone : gelu), llama_(llama_block(m)), qkv_bias_(qkv_bias(m)) {
   TD_ASSERT(max_B > 0 && m.d_model % m.n_head == 0 && m.d_ff > 0);
-  TD_ASSERT(llama_ || m.family == "gpt2");
+  TD_ASSERT(llama_ || model_tensors_per_block(m) == kPerBlock);
   TD_ASSERT(!llama_ || (m.n_kv_head > 0 && m.n_head % m.n_kv_head == 0 && (m.d_model / m.n_head) % 2 == 0));
   std::vector<Op> needed = llama_ ? std::vector<Op>{Op::kEncoderForward, Op::kRmsNormForward, Op::kMatmulForward, Op::kRopeForward,
                                                           Op::kAttentionForward, Op::kSwigluForward, Op::kSoftmaxCrossEntropy}

@@ -6,7 +6,8 @@
 // and a GELU (tanh) MLP; a final LayerNorm; the LM head tied to the token embedding (or a
 // separate lm_head when tie_embeddings is false). No dropout.
 //
-// The same class computes the Llama family (model.family = "llama"; engine/model/llama.cpp):
+// The same class computes the Llama block's families (model.family "llama" and "qwen2", whose
+// q_proj, k_proj and v_proj add a bias; engine/model/family.h, engine/model/llama.cpp):
 // embed_tokens, n_layer pre-RMSNorm blocks x = x + o_proj(attn(rope(qkv_proj(norm(x)))));
 // x = x + down_proj(swiglu(gate_up_proj(norm(x)))) with grouped-query attention, a final RMSNorm
 // and the LM head tied or untied; no biases, no position embedding (Touvron et al. 2023;
@@ -234,7 +235,8 @@ class GPT {
   void* acts_ = nullptr;        // forward activations, layout in gpt.cpp
   void* dacts_ = nullptr;       // backward scratch
   void* logits_ = nullptr;      // (max_B, T, V) Act, inside acts_
-  bool llama_ = false;          // cfg_.family == "llama"
+  bool llama_ = false;          // the family's block is the Llama one (engine/model/family.h)
+  bool qkv_bias_ = false;       // and its q/k/v projections carry biases (qwen2)
   void* zero_wpe_ = nullptr;    // llama: (T, C) Act zeros, the position embedding encoder_forward adds
   float* dwpe_ = nullptr;       // llama: (T, C) scratch for encoder_backward's unused position gradient
   int32_t* tokens_ = nullptr;   // (max_B, T) inputs then (max_B, T) targets, backend memory

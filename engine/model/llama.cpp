@@ -1,7 +1,9 @@
-// The Llama family of td::GPT (engine/model/gpt.h): its activation layout, forward and backward.
+// The Llama block of td::GPT (engine/model/gpt.h): its activation layout, forward and backward,
+// for the families that use it (engine/model/family.h: llama, and qwen2 with q/k/v biases).
 //
 // Per block (Touvron et al. 2023; transformers' LlamaDecoderLayer), x the residual stream:
-//   h = rmsnorm(x) * input_layernorm;  q|k|v = h @ [q_proj | k_proj | v_proj]^T;  rope(q, k);
+//   h = rmsnorm(x) * input_layernorm;  q|k|v = h @ [q_proj | k_proj | v_proj]^T (+ [q|k|v biases]);
+//   rope(q, k);
 //   x = x + o_proj(attention(q, k, v))          (causal, NKV = n_kv_head key/value heads)
 //   h = rmsnorm(x) * post_attention_layernorm;  g|u = h @ [gate_proj | up_proj]^T;
 //   x = x + down_proj(silu(g) * u)
@@ -110,8 +112,9 @@ size_t layout_dacts(const ModelConfig& m, const TpWidths& w, int B, int T, void*
   return k.bytes();
 }
 
-// Index of each tensor of layer l in tensors(): embed_tokens, then 9 per layer (shape.h).
-enum LayerTensor { kIn, kQ, kK, kV, kO, kPost, kGate, kUp, kDown, kPerLayer };
+// Index of each tensor of layer l in tensors(): embed_tokens, then model_tensors_per_block per
+// layer (shape.h): these 9, then with q/k/v biases (qwen2) the three biases from kQBias on.
+enum LayerTensor { kIn, kQ, kK, kV, kO, kPost, kGate, kUp, kDown, kQBias };
 
 }  // namespace
 
@@ -154,7 +157,8 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
   if constexpr (!std::is_same_v<Act, float>) be_.convert(static_cast<Act*>(params_act_), params_, num_params_);
   const Act* P = static_cast<const Act*>(params_act_);
   model_detail::WeightView<Act, ParamSource> wv(P, param_src_, grad_buckets());  // ZeRO-3: bucket by bucket
-  auto W = [&](int l, int k) { return wv.at(tensors_[1 + (size_t)l * kPerLayer + k].offset); };
+  const size_t per = model_tensors_per_block(cfg_);
+  auto W = [&](int l, int k) { return wv.at(tensors_[1 + (size_t)l * per + k].offset); };
   auto tp_sum = [&](Act* x, size_t n) {
     tp_reduce(x, n);
   };
@@ -167,7 +171,7 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
     LayerActs<Act>& L = A.layers[l];
     wv.need(1 + l);
     ops.rmsnorm_forward(L.ln1, L.rstd1, x, W(l, kIn), BT, C, eps);
-    ops.matmul_forward(L.qkv, L.ln1, W(l, kQ), static_cast<const Act*>(nullptr), BT, C, QKV);  // q|k|v fused
+    ops.matmul_forward(L.qkv, L.ln1, W(l, kQ), qkv_bias_ ? W(l, kQBias) : nullptr, BT, C, QKV);  // q|k|v fused
     ops.rope_forward(L.qkv, B, T, NH, KV, hs, theta);
     model_detail::attention_forward(ops, L.atty, L.att, L.lse, L.qkv, B, T, CL, NH, KV);
     ops.matmul_forward(L.attproj, L.atty, W(l, kO), static_cast<const Act*>(nullptr), BT, CL, C);
@@ -182,7 +186,7 @@ const float* GPT::llama_forward_impl(const int32_t* d_in, const int32_t* d_tg, i
     x = L.res3;
     wv.done(1 + l);
   }
-  const size_t norm = 1 + (size_t)cfg_.n_layer * kPerLayer;
+  const size_t norm = 1 + (size_t)cfg_.n_layer * per;
   wv.need(cfg_.n_layer + 1);
   ops.rmsnorm_forward(A.lnf, A.rstdf, x, wv.at(tensors_[norm].offset), BT, C, eps);
   const Act* head = wv.at(tensors_[cfg_.tie_embeddings ? 0 : norm + 1].offset);
@@ -218,7 +222,8 @@ void GPT::llama_backward_impl(float loss_scale) {
   };
   // With a GradSink, each bucket's gradients go to the buffer it opened (gpt.h GradSink).
   const int last = cfg_.n_layer + 1;  // the bucket of norm (and an untied lm_head)
-  const size_t norm = 1 + (size_t)cfg_.n_layer * kPerLayer;
+  const size_t per = model_tensors_per_block(cfg_);
+  const size_t norm = 1 + (size_t)cfg_.n_layer * per;
   std::vector<float*> open(buckets.size(), nullptr);
   auto open_bucket = [&](int b) {
     if (sink_) open[b] = sink_->open(b);
@@ -230,12 +235,12 @@ void GPT::llama_backward_impl(float loss_scale) {
   };
   auto dT = [&](size_t t) {  // the gradient of tensor t
     if (!sink_) return grads_ + tensors_[t].offset;
-    const int b = t == 0 ? 0 : t >= norm ? last : 1 + (int)((t - 1) / kPerLayer);
+    const int b = t == 0 ? 0 : t >= norm ? last : 1 + (int)((t - 1) / per);
     TD_ASSERT(open[b]);
     return open[b] + (tensors_[t].offset - buckets[b].first);
   };
-  auto W = [&](int l, int k) { return wv.at(tensors_[1 + (size_t)l * kPerLayer + k].offset); };
-  auto dW = [&](int l, int k) { return dT(1 + (size_t)l * kPerLayer + k); };
+  auto W = [&](int l, int k) { return wv.at(tensors_[1 + (size_t)l * per + k].offset); };
+  auto dW = [&](int l, int k) { return dT(1 + (size_t)l * per + k); };
   const int32_t* d_in = tokens_;
   const int32_t* d_tg = tokens_ + (size_t)max_B_ * cfg_.seq_len;
   const size_t BTC = (size_t)BT * C * sizeof(Act);
@@ -266,7 +271,8 @@ void GPT::llama_backward_impl(float loss_scale) {
     be_.zero(D.dqkv, (size_t)BT * QKV * sizeof(Act));
     model_detail::attention_backward(ops, D.dqkv, D.dc, L.qkv, L.atty, L.att, L.lse, B, T, CL, NH, KV);
     ops.rope_backward(D.dqkv, B, T, NH, KV, hs, theta);  // d rotated q, k -> d q, k
-    ops.matmul_backward(D.dc, dW(l, kQ), nullptr, D.dqkv, L.ln1, W(l, kQ), BT, C, QKV, true);  // d q_proj | k_proj | v_proj
+    ops.matmul_backward(D.dc, dW(l, kQ), qkv_bias_ ? dW(l, kQBias) : nullptr, D.dqkv, L.ln1, W(l, kQ), BT, C, QKV,
+                        true);  // d q_proj | k_proj | v_proj (and their biases)
     tp_sum(D.dc, (size_t)BT * C);
     ops.rmsnorm_backward(D.dres, dW(l, kIn), D.dc, x, W(l, kIn), L.rstd1, BT, C);
     close_bucket(1 + l);

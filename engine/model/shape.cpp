@@ -3,13 +3,14 @@
 #include <string>
 
 #include "engine/common/error.h"
+#include "engine/model/family.h"
 #include "engine/model/model_detail.h"
 #include "engine/model/tensor_parallel.h"
 
 namespace td {
 namespace {
 
-bool is_llama(const ModelConfig& m) { return m.family == "llama"; }
+bool is_llama(const ModelConfig& m) { return llama_block(m); }
 
 // Counts bytes as GPT's Carver hands them out: each buffer rounded up to 64 bytes.
 struct ByteCount {
@@ -43,6 +44,11 @@ std::vector<ParamTensor> llama_param_tensors(const ModelConfig& m) {
     add(p + "mlp.gate_proj.weight", {F, C}, true);
     add(p + "mlp.up_proj.weight", {F, C}, true);
     add(p + "mlp.down_proj.weight", {C, F}, true);
+    if (qkv_bias(m)) {  // adjacent, so that q|k|v's bias is one (C + 2 KV hs) vector as the weight is one matrix
+      add(p + "self_attn.q_proj.bias", {C}, false);
+      add(p + "self_attn.k_proj.bias", {kv}, false);
+      add(p + "self_attn.v_proj.bias", {kv}, false);
+    }
   }
   add("norm.weight", {C}, false);
   if (!m.tie_embeddings) add("lm_head.weight", {V, C}, true);
@@ -50,20 +56,30 @@ std::vector<ParamTensor> llama_param_tensors(const ModelConfig& m) {
 }
 
 std::vector<std::pair<size_t, size_t>> llama_grad_buckets(const ModelConfig& m) {
-  const std::vector<ParamTensor> t = llama_param_tensors(m);
-  const size_t per_layer = 9;  // the tensors of one layer in llama_param_tensors
+  return block_buckets(llama_param_tensors(m), model_head_tensors(m), model_tensors_per_block(m), m.n_layer);
+}
+
+std::vector<std::pair<size_t, size_t>> block_buckets(const std::vector<ParamTensor>& t, size_t head, size_t per_block, int L) {
   auto at = [&](size_t i) { return i < t.size() ? t[i].offset : t.back().offset + t.back().numel; };
-  std::vector<std::pair<size_t, size_t>> b{{0, at(1)}};
-  for (int l = 0; l < m.n_layer; l++) b.push_back({at(1 + (size_t)l * per_layer), at(1 + (size_t)(l + 1) * per_layer)});
-  b.push_back({at(1 + (size_t)m.n_layer * per_layer), at(t.size())});
+  std::vector<std::pair<size_t, size_t>> b{{0, at(head)}};
+  for (int l = 0; l < L; l++) b.push_back({at(head + (size_t)l * per_block), at(head + (size_t)(l + 1) * per_block)});
+  b.push_back({at(head + (size_t)L * per_block), at(t.size())});
   return b;
+}
+
+size_t model_head_tensors(const ModelConfig& m) { return is_llama(m) ? 1 : 2; }
+
+size_t model_tensors_per_block(const ModelConfig& m) {
+  if (!is_llama(m)) return 12;      // ln_1 w, b; c_attn w, b; attn.c_proj w, b; ln_2 w, b; c_fc w, b; mlp.c_proj w, b
+  return qkv_bias(m) ? 12 : 9;  // llama_param_tensors' 9 per layer, then the q, k, v biases
 }
 
 size_t llama_num_params(const ModelConfig& m) {
   TD_ASSERT(is_llama(m) && m.n_kv_head > 0);
   const size_t V = m.vocab_size, C = m.d_model, F = m.d_ff, L = m.n_layer;
   const size_t kv = (size_t)m.n_kv_head * (C / m.n_head);
-  return V * C * (m.tie_embeddings ? 1 : 2) + L * (2 * C + 2 * C * C + 2 * C * kv + 3 * C * F) + C;
+  const size_t bias = qkv_bias(m) ? C + 2 * kv : 0;
+  return V * C * (m.tie_embeddings ? 1 : 2) + L * (2 * C + 2 * C * C + 2 * C * kv + 3 * C * F + bias) + C;
 }
 
 size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn) {

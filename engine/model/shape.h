@@ -16,26 +16,38 @@
 
 namespace td {
 
-/// The Llama family's parameter table (validated config with family "llama"; no allocation), in
-/// the order of transformers' LlamaForCausalLM state dict with its "model." prefix dropped (as
-/// the GPT-2 table drops "transformer."): embed_tokens.weight (V, C); per layer l
-/// "layers.l." input_layernorm.weight (C), self_attn.q_proj.weight (C, C),
-/// self_attn.k_proj.weight (KV hs, C), self_attn.v_proj.weight (KV hs, C),
-/// self_attn.o_proj.weight (C, C), post_attention_layernorm.weight (C), mlp.gate_proj.weight
-/// (F, C), mlp.up_proj.weight (F, C), mlp.down_proj.weight (C, F); norm.weight (C); and
-/// lm_head.weight (V, C) when tie_embeddings is false. No biases. Linear weights are (out, in)
-/// as torch.nn.Linear. decay: the matrices except the embedding (as GPT-2's AdamW groups).
+/// The parameter table of the Llama block's families (validated config whose family has
+/// BlockKind::kLlama, engine/model/family.h: llama, qwen2; no allocation), in the order of
+/// transformers' LlamaForCausalLM state dict with its "model." prefix dropped (as the GPT-2
+/// table drops "transformer."): embed_tokens.weight (V, C); per layer l "layers.l."
+/// input_layernorm.weight (C), self_attn.q_proj.weight (C, C), self_attn.k_proj.weight
+/// (KV hs, C), self_attn.v_proj.weight (KV hs, C), self_attn.o_proj.weight (C, C),
+/// post_attention_layernorm.weight (C), mlp.gate_proj.weight (F, C), mlp.up_proj.weight (F, C),
+/// mlp.down_proj.weight (C, F), and with q/k/v biases (qwen2) self_attn.q_proj.bias (C),
+/// self_attn.k_proj.bias (KV hs), self_attn.v_proj.bias (KV hs); norm.weight (C); and
+/// lm_head.weight (V, C) when tie_embeddings is false. Linear weights are (out, in) as
+/// torch.nn.Linear. decay: the matrices except the embedding (as GPT-2's AdamW groups).
 std::vector<ParamTensor> llama_param_tensors(const ModelConfig& m);
+
+/// Tensors of model_param_tensors(m) before the first block (GPT-2: wte, wpe; the Llama block:
+/// embed_tokens) and per block (GPT-2 12; llama 9; qwen2 12: llama's and the q, k, v biases).
+/// The one place these counts are written.
+size_t model_head_tensors(const ModelConfig& m);
+size_t model_tensors_per_block(const ModelConfig& m);
+/// Gradient buckets of a parameter table t with `head` tensors before L blocks of `per_block`
+/// tensors each: [0, block 0), each block, [end of block L-1, end of t) (GradSink, gpt.h).
+std::vector<std::pair<size_t, size_t>> block_buckets(const std::vector<ParamTensor>& t, size_t head, size_t per_block, int L);
 
 /// The gradient buckets of a Llama shape (as gpt_grad_buckets for GPT-2; GradSink in gpt.h):
 /// bucket 0 = embed_tokens, bucket 1 + l = layer l, bucket L + 1 = norm (and lm_head when
 /// untied). They partition [0, llama_num_params(m)).
 std::vector<std::pair<size_t, size_t>> llama_grad_buckets(const ModelConfig& m);
 
-/// Parameters of the Llama family:
-///   V C (1 + untied) + L (2 C + 2 C^2 + 2 C KV hs + 3 C F) + C.
-/// SmolLM2-135M (L 30, C 576, NH 9, KV 3, F 1536, V 49152, tied): 134 515 008;
-/// Llama-3.2-1B (L 16, C 2048, NH 32, KV 8, F 8192, V 128256, tied): 1 235 814 400.
+/// Parameters of the Llama block's families:
+///   V C (1 + untied) + L (2 C + 2 C^2 + 2 C KV hs + 3 C F + qkv_bias (C + 2 KV hs)) + C.
+/// SmolLM2-135M (llama, L 30, C 576, NH 9, KV 3, F 1536, V 49152, tied): 134 515 008;
+/// Llama-3.2-1B (llama, L 16, C 2048, NH 32, KV 8, F 8192, V 128256, tied): 1 235 814 400;
+/// Qwen2.5-0.5B (qwen2, L 24, C 896, NH 14, KV 2, F 4864, V 151936, tied): 494 032 768.
 size_t llama_num_params(const ModelConfig& m);
 
 /// Bytes of activation memory of one Llama training step at micro batch B and length T with
@@ -53,7 +65,8 @@ size_t llama_num_params(const ModelConfig& m);
 size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn = AttentionKernel::kSimple);
 
 /// The model's family's parameter table, count, and the activation memory of one training step
-/// (gpt_* for "gpt2", llama_* for "llama"). m must be validated (parse_config).
+/// (gpt_* for the GPT-2 block, llama_* for the Llama block's families). m must be validated
+/// (parse_config). The q/k/v biases of qwen2 add no activation memory.
 std::vector<ParamTensor> model_param_tensors(const ModelConfig& m);
 size_t model_num_params(const ModelConfig& m);
 /// The family's gradient buckets (gpt_grad_buckets or llama_grad_buckets).
@@ -71,7 +84,7 @@ size_t model_activation_floats(const ModelConfig& m, int B, int T);
 /// Embedding parameters: the token embedding V C, the untied LM head V C, and GPT-2's position
 /// embedding T C.
 size_t model_embedding_params(const ModelConfig& m);
-/// Key/value heads: n_kv_head for llama, n_head for gpt2 (multi-head).
+/// Key/value heads: n_kv_head for the Llama block's families, n_head for gpt2 (multi-head).
 int kv_heads(const ModelConfig& m);
 
 /// Bytes of the key/value cache generation keeps for `tokens` tokens of context (summed over the

@@ -5,6 +5,7 @@
 
 #include "engine/common/error.h"
 #include "engine/dist/communicator.h"  // shard_range (inline)
+#include "engine/model/family.h"
 #include "engine/model/shape.h"
 
 namespace td {
@@ -20,10 +21,6 @@ int64_t piece(int64_t part, int r, int tp) {
   return (int64_t)(b - a);
 }
 
-// Tensors before the first block, and per block, in model_param_tensors' order.
-size_t head_tensors(const ModelConfig& m) { return m.family == "llama" ? 1 : 2; }
-size_t per_block(const ModelConfig& m) { return m.family == "llama" ? 9 : 12; }
-
 }  // namespace
 
 std::vector<TpSplit> tp_splits(const ModelConfig& m) {
@@ -38,8 +35,10 @@ std::vector<TpSplit> tp_splits(const ModelConfig& m) {
     else if (ends_with(n, "mlp.c_fc.weight") || ends_with(n, "mlp.c_fc.bias")) s = {0, {F}};
     else if (ends_with(n, "attn.c_proj.weight") || ends_with(n, "self_attn.o_proj.weight")) s = {1, {C}};
     else if (ends_with(n, "mlp.c_proj.weight") || ends_with(n, "mlp.down_proj.weight")) s = {1, {F}};
-    else if (ends_with(n, "self_attn.q_proj.weight")) s = {0, {C}};
-    else if (ends_with(n, "self_attn.k_proj.weight") || ends_with(n, "self_attn.v_proj.weight")) s = {0, {kv}};
+    else if (ends_with(n, "self_attn.q_proj.weight") || ends_with(n, "self_attn.q_proj.bias")) s = {0, {C}};
+    else if (ends_with(n, "self_attn.k_proj.weight") || ends_with(n, "self_attn.v_proj.weight") ||
+             ends_with(n, "self_attn.k_proj.bias") || ends_with(n, "self_attn.v_proj.bias"))
+      s = {0, {kv}};
     else if (ends_with(n, "mlp.gate_proj.weight") || ends_with(n, "mlp.up_proj.weight")) s = {0, {F}};
     out.push_back(std::move(s));  // anything else: replicated
   }
@@ -67,7 +66,7 @@ std::string tp_problem(const ModelConfig& m, int tp) {
   if (m.n_head % tp != 0)
     return "model.n_head (" + std::to_string(m.n_head) + ") is not a multiple of train.tensor_parallel (" + d +
            "): each rank computes n_head / tensor_parallel attention heads";
-  if (m.family == "llama" && m.n_kv_head % tp != 0)
+  if (llama_block(m) && m.n_kv_head % tp != 0)
     return "model.n_kv_head (" + std::to_string(m.n_kv_head) + ") is not a multiple of train.tensor_parallel (" + d +
            "): each rank holds n_kv_head / tensor_parallel key/value heads";
   if (m.d_ff % tp != 0)
@@ -114,17 +113,11 @@ size_t tp_buffer_bytes(const ModelConfig& m, int B, int r, int tp) {
   if (tp <= 1) return 0;
   const size_t BT = (size_t)B * m.seq_len;
   return 2 * (size_t)tp * BT * sizeof(float) + BT * sizeof(int32_t) +
-         (m.family != "llama" && r > 0 ? (size_t)m.seq_len * m.d_model * sizeof(float) : 0);
+         (!llama_block(m) && r > 0 ? (size_t)m.seq_len * m.d_model * sizeof(float) : 0);
 }
 
 std::vector<std::pair<size_t, size_t>> tp_grad_buckets(const ModelConfig& m, int r, int tp) {
-  const std::vector<ParamTensor> t = tp_param_tensors(m, r, tp);
-  const size_t h = head_tensors(m), k = per_block(m);
-  auto at = [&](size_t i) { return i < t.size() ? t[i].offset : t.back().offset + t.back().numel; };
-  std::vector<std::pair<size_t, size_t>> b{{0, at(h)}};
-  for (int l = 0; l < m.n_layer; l++) b.push_back({at(h + (size_t)l * k), at(h + (size_t)(l + 1) * k)});
-  b.push_back({at(h + (size_t)m.n_layer * k), at(t.size())});
-  return b;
+  return block_buckets(tp_param_tensors(m, r, tp), model_head_tensors(m), model_tensors_per_block(m), m.n_layer);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 
 #include "engine/train/zero.h"
 
+#include "engine/model/family.h"
 #include "engine/model/shape.h"
 #include "engine/model/tensor_parallel.h"
 
@@ -13,7 +14,7 @@ namespace td {
 
 double flops_per_token(const ModelConfig& m) {
   double n;
-  if (m.family == "llama")  // the untied token embedding is a lookup
+  if (llama_block(m))  // the untied token embedding is a lookup
     n = (double)llama_num_params(m) - (m.tie_embeddings ? 0.0 : (double)m.vocab_size * m.d_model);
   else
     n = (double)gpt_num_params(m) - (double)m.seq_len * m.d_model;  // without wpe

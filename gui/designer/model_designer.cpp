@@ -41,7 +41,7 @@ const char* const kStyle =
 // Config files are a few KB; anything much larger is not one.
 constexpr qint64 kMaxConfigBytes = 1 << 20;
 
-const char* const kPresetIds[] = {"tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m", "llama-tiny", "smollm2-135m", "llama-3.2-1b"};
+const char* const kPresetIds[] = {"tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m", "llama-tiny", "smollm2-135m", "llama-3.2-1b", "qwen2.5-0.5b"};
 
 std::pair<std::string, std::string> splitPath(const QString& path) {
   const qsizetype dot = path.indexOf('.');
@@ -113,7 +113,7 @@ ModelDesigner::ModelDesigner(QWidget* parent) : QWidget(parent), planner_(new Pl
   auto* column = new QVBoxLayout(form_widget);
   // The model, the main training fields and the dataset on the page; every other field of the
   // engine's table (and any it adds later) under Advanced, collapsed until needed.
-  // The family's own fields (FieldInfo::family) are shown only while model.family is theirs.
+  // The families' own fields (FieldInfo::families) are shown only while model.family is one of theirs.
   const QStringList model_paths = {"model.family",    "model.vocab_size", "model.seq_len",         "model.n_layer",
                                    "model.n_head",    "model.n_kv_head",  "model.d_model",         "model.d_ff",
                                    "model.ffn_multiple_of", "model.rope_theta", "model.rms_norm_eps", "model.tie_embeddings"};
@@ -211,7 +211,7 @@ void ModelDesigner::addSection(QVBoxLayout* column, const QString& title, const 
     if (doc.path.isEmpty()) continue;  // not (or no longer) an engine field
     Row row;
     row.path = path;
-    row.family = doc.family;
+    row.families = doc.families;
     row.form = form;
     row.doc_tip = tr("%1\nAllowed: %2\nDefault: %3").arg(doc.meaning, doc.range, doc.default_value);
     auto* cell = new QWidget(box);
@@ -343,7 +343,7 @@ json ModelDesigner::config() const {
   for (const Row& row : rows_) {
     auto [sec, name] = splitPath(row.path);
     json& section = doc[sec];
-    if (!row.family.isEmpty() && row.family != family) {
+    if (!row.families.isEmpty() && !row.families.contains(family)) {
       section.erase(name);  // another family's field: hidden, kept in its editor, not written
       continue;
     }
@@ -550,10 +550,12 @@ QString ModelDesigner::currentFamily() const {
 void ModelDesigner::updateFamilyRows() {
   const QString family = currentFamily();
   for (const Row& row : rows_)
-    if (!row.family.isEmpty() && row.form) row.form->setRowVisible(row.cell, row.family == family);
+    if (!row.families.isEmpty() && row.form) row.form->setRowVisible(row.cell, row.families.contains(family));
+  // d_ff = 0 follows the Llama rule in the families that have ffn_multiple_of (the Llama block's).
+  auto rule = row_index_.constFind(QStringLiteral("model.ffn_multiple_of"));
+  const bool llama_rule = rule != row_index_.constEnd() && rows_[*rule].families.contains(family);
   if (auto* d_ff = qobject_cast<QLineEdit*>(fieldEditor(QStringLiteral("model.d_ff"))))
-    d_ff->setPlaceholderText(family == QLatin1String("llama") ? tr("0 (8/3 × d_model, rounded up to ffn_multiple_of)")
-                                                              : tr("0 (4 × d_model)"));
+    d_ff->setPlaceholderText(llama_rule ? tr("0 (8/3 × d_model, rounded up to ffn_multiple_of)") : tr("0 (4 × d_model)"));
 }
 
 void ModelDesigner::revalidate() {

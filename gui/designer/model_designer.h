@@ -45,8 +45,8 @@ struct DeviceChoice {
 /// beta2, eps, eval_batches, sample_*, keep_checkpoints, log_interval, zero, dist_*) in the
 /// collapsible Advanced section, which opens by itself when a shown document sets one of them
 /// or one of them is invalid. A field the engine adds later appears under Advanced.
-/// model.family is a list (gpt2, llama); a family's own fields (n_kv_head, ffn_multiple_of,
-/// rope_theta, rms_norm_eps for llama: FieldInfo::family) are shown only while it is chosen and
+/// model.family is a list (gpt2, llama, qwen2: engine/model/family.h); a family's own fields
+/// (n_kv_head, ffn_multiple_of, rope_theta, rms_norm_eps for llama and qwen2: FieldInfo::families) are shown only while it is chosen and
 /// written by config() only then (hidden, they keep what was typed for a switch back).
 /// Every keystroke re-validates through the Planner (the engine's own parser):
 /// an invalid field gets a red frame (dynamic property invalid=true), the engine's message under
@@ -103,7 +103,7 @@ class ModelDesigner : public QWidget {
   void setDevices(const QList<DeviceChoice>& devices);
 
   /// Presets, GPT-2 then Llama, each in order of size: "tiny", "small", "gpt2-124m", "gpt2-350m",
-  /// "gpt2-774m", "llama-tiny", "smollm2-135m", "llama-3.2-1b".
+  /// "gpt2-774m", "llama-tiny", "smollm2-135m", "llama-3.2-1b", "qwen2.5-0.5b".
   QStringList presetIds() const;
   /// Fills the model fields from a preset (train and data stay). False for an unknown id.
   bool applyPreset(const QString& id);
@@ -130,7 +130,7 @@ class ModelDesigner : public QWidget {
     QWidget* editor = nullptr;
     QLabel* error = nullptr;
     QString doc_tip;  // the engine's meaning, range and default
-    QString family;   // "" for every model.family, else the only one whose form shows it
+    QStringList families;  // empty: every model.family; else the ones whose form shows it
     QFormLayout* form = nullptr;
     QWidget* cell = nullptr;  // the editor and its error label: the form row's field
   };

@@ -56,7 +56,7 @@ json neutralContext(const std::string& path, const json& value) {
   // A family's own field is checked in that family (else it is an error of the family rule,
   // which the whole-document check reports).
   for (const auto& d : td::config_field_docs())
-    if (d.path == path && !d.family.empty()) ctx["model"]["family"] = d.family;
+    if (d.path == path && !d.families.empty()) ctx["model"]["family"] = d.families.front();
   if (path == "model.n_kv_head") {
     // n_head = n_kv_head (and d_model = 2 n_kv_head, an even head size): every count divides itself.
     if (isIntegral(value) && value.get<double>() >= 1 && value.get<double>() <= 1024) {
@@ -266,10 +266,15 @@ void Planner::probeDevices() {
 
 const QList<FieldInfo>& Planner::fieldDocs() {
   static const QList<FieldInfo> docs = [] {
+    auto families = [](const std::vector<std::string>& names) {
+      QStringList out;
+      for (const std::string& n : names) out << QString::fromStdString(n);
+      return out;
+    };
     QList<FieldInfo> v;
     for (const auto& d : td::config_field_docs())
       v.append({QString::fromStdString(d.path), QString::fromStdString(d.default_value),
-                QString::fromStdString(d.range), QString::fromStdString(d.meaning), QString::fromStdString(d.family)});
+                QString::fromStdString(d.range), QString::fromStdString(d.meaning), families(d.families)});
     return v;
   }();
   return docs;

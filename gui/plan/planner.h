@@ -29,7 +29,7 @@ struct FieldInfo {
   QString default_value;  // as JSON: "6", "true", "\"cpu\""
   QString range;          // "integer in [1, 1024]"
   QString meaning;        // one sentence
-  QString family;         // "" for every model.family, else the only one it may be set in ("llama")
+  QStringList families;   // empty: every model.family; else the ones it may be set in ("llama", "qwen2")
 };
 
 /// Where the MFU of an estimate comes from (PlanCheck::mfu_basis).

@@ -1,4 +1,5 @@
-// `export --format hf` and `train --init-from` for the Llama family (model.family = "llama"):
+// `export --format hf` and `train --init-from` for the Llama block's families (model.family
+// "llama", and "qwen2" exported as Qwen2ForCausalLM with its q/k/v biases):
 // llama checkpoints (MHA, GQA and MQA shapes, tied and untied heads, random and briefly trained
 // weights) exported as a Hugging Face LlamaForCausalLM directory and read back by
 // tests/reference/hf_llama_check.py, which uses nothing but config.json's LlamaConfig fields and
@@ -70,10 +71,10 @@ std::vector<float> checkpoint_params(const std::string& ckpt, const ModelConfig&
   return p;
 }
 
-// A tiny Llama on the byte vocabulary: 2 layers, d_model 64, 4 heads (hs 16), kv key/value heads,
-// d_ff 96, seq_len 16.
-json llama_model_json(int kv, bool tie) {
-  return {{"family", "llama"}, {"vocab_size", 257}, {"seq_len", 16},      {"n_layer", 2},        {"n_head", 4},
+// A tiny Llama (or Qwen2) on the byte vocabulary: 2 layers, d_model 64, 4 heads (hs 16), kv
+// key/value heads, d_ff 96, seq_len 16.
+json llama_model_json(int kv, bool tie, const std::string& family = "llama") {
+  return {{"family", family}, {"vocab_size", 257}, {"seq_len", 16},      {"n_layer", 2},        {"n_head", 4},
           {"n_kv_head", kv},   {"d_model", 64},     {"d_ff", 96},         {"tie_embeddings", tie}, {"rope_theta", 10000.0},
           {"rms_norm_eps", 1e-5}};
 }
@@ -136,8 +137,8 @@ class TestExportLlama : public QObject {
   std::string root_, data_;
   bool torch_ = false;
 
-  RunConfig run_config(int kv, bool tie, int steps) {
-    json cfg = {{"model", llama_model_json(kv, tie)},
+  RunConfig run_config(int kv, bool tie, int steps, const std::string& family = "llama") {
+    json cfg = {{"model", llama_model_json(kv, tie, family)},
                 {"train", {{"steps", steps}, {"micro_batch", 2}, {"lr", 1e-2}, {"min_lr", 1e-3}, {"warmup", 1}, {"eval_interval", 0},
                            {"sample_interval", 0}, {"checkpoint_interval", 0}, {"threads", 2}, {"seed", 5}}},
                 {"data", {{"path", data_}}}};
@@ -147,7 +148,7 @@ class TestExportLlama : public QObject {
   // A llama checkpoint: "trained" runs run_training for 12 steps (the engine's own trainer,
   // in-process); otherwise init_weights + N(0, 0.1) on every parameter (so that RoPE, the norms'
   // weights and SwiGLU's gate change the logits visibly). Returns the checkpoint directory.
-  std::string make_checkpoint(const std::string& name, int kv, bool tie, bool trained) {
+  std::string make_checkpoint(const std::string& name, int kv, bool tie, bool trained, const std::string& family = "llama") {
     const std::string run = root_ + "/" + name;
     if (trained) {
       TrainOptions o;
@@ -155,10 +156,10 @@ class TestExportLlama : public QObject {
       o.quiet = true;
       o.events_to_stdout = false;
       o.peak_flops = 1e9;
-      const int rc = run_training(run_config(kv, tie, 12), o);
+      const int rc = run_training(run_config(kv, tie, 12, family), o);
       if (rc != 0) qWarning("run_training %s returned %d", name.c_str(), rc);
     } else {
-      RunConfig cfg = run_config(kv, tie, 1);
+      RunConfig cfg = run_config(kv, tie, 1, family);
       auto be = make_cpu_backend();
       GPT model(cfg.model, *be, 1);
       model.init_weights(42 + kv);
@@ -238,33 +239,40 @@ class TestExportLlama : public QObject {
     QTest::addColumn<int>("kv");
     QTest::addColumn<bool>("tie");
     QTest::addColumn<bool>("trained");
+    QTest::addColumn<QString>("family");
     for (bool trained : {false, true}) {
       const char* w = trained ? "trained" : "random";
-      QTest::addRow("MHA 4/4, untied, %s", w) << 4 << false << trained;
-      QTest::addRow("MHA 4/4, tied, %s", w) << 4 << true << trained;
-      QTest::addRow("GQA 4/2, untied, %s", w) << 2 << false << trained;
-      QTest::addRow("GQA 4/2, tied, %s", w) << 2 << true << trained;
-      QTest::addRow("MQA 4/1, untied, %s", w) << 1 << false << trained;
-      QTest::addRow("MQA 4/1, tied, %s", w) << 1 << true << trained;
+      QTest::addRow("MHA 4/4, untied, %s", w) << 4 << false << trained << "llama";
+      QTest::addRow("MHA 4/4, tied, %s", w) << 4 << true << trained << "llama";
+      QTest::addRow("GQA 4/2, untied, %s", w) << 2 << false << trained << "llama";
+      QTest::addRow("GQA 4/2, tied, %s", w) << 2 << true << trained << "llama";
+      QTest::addRow("MQA 4/1, untied, %s", w) << 1 << false << trained << "llama";
+      QTest::addRow("MQA 4/1, tied, %s", w) << 1 << true << trained << "llama";
+      QTest::addRow("qwen2 GQA 4/2, untied, %s", w) << 2 << false << trained << "qwen2";
+      QTest::addRow("qwen2 MQA 4/1, tied, %s", w) << 1 << true << trained << "qwen2";
     }
   }
   void hf_export_matches_llama_reference() {
     QFETCH(int, kv);
     QFETCH(bool, tie);
     QFETCH(bool, trained);
-    const std::string name = std::string(trained ? "trained" : "random") + "-kv" + std::to_string(kv) + (tie ? "-tied" : "-untied");
-    const std::string ckpt = make_checkpoint(name, kv, tie, trained);
+    QFETCH(QString, family);
+    const std::string fam = family.toStdString();
+    const bool qwen2 = fam == "qwen2";
+    const std::string name =
+        (qwen2 ? "qwen2-" : "") + std::string(trained ? "trained" : "random") + "-kv" + std::to_string(kv) + (tie ? "-tied" : "-untied");
+    const std::string ckpt = make_checkpoint(name, kv, tie, trained, fam);
     QVERIFY2(!ckpt.empty(), "no checkpoint was written");
     const ModelConfig m = parse_config(read_trainer_state(ckpt).config).model;
-    QCOMPARE(m.family, std::string("llama"));
+    QCOMPARE(m.family, fam);
     const std::string hf = root_ + "/" + name + "-hf";
     auto r = tdtest::engine({"export", "--checkpoint", qs(ckpt), "--format", "hf", "--out", qs(hf)});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
 
-    // config.json: LlamaConfig's names, by value.
+    // config.json: LlamaConfig's (Qwen2Config's) names, by value.
     const json c = read_json(hf + "/config.json");
-    QCOMPARE(c["architectures"], json::array({"LlamaForCausalLM"}));
-    QCOMPARE(c["model_type"].get<std::string>(), std::string("llama"));
+    QCOMPARE(c["architectures"], json::array({qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}));
+    QCOMPARE(c["model_type"].get<std::string>(), fam);
     QCOMPARE(c["vocab_size"].get<int>(), 257);
     QCOMPARE(c["hidden_size"].get<int>(), 64);
     QCOMPARE(c["intermediate_size"].get<int>(), 96);
@@ -277,8 +285,13 @@ class TestExportLlama : public QObject {
     QCOMPARE(c["rope_theta"].get<double>(), 10000.0);
     QVERIFY(c.contains("rope_scaling") && c["rope_scaling"].is_null());
     QCOMPARE(c["hidden_act"].get<std::string>(), std::string("silu"));
-    QCOMPARE(c["attention_bias"].get<bool>(), false);
-    QCOMPARE(c["mlp_bias"].get<bool>(), false);
+    if (qwen2) {  // Qwen2Config has no bias switch (q/k/v always biased); full attention everywhere
+      QVERIFY(!c.contains("attention_bias") && !c.contains("mlp_bias"));
+      QCOMPARE(c["use_sliding_window"].get<bool>(), false);
+    } else {
+      QCOMPARE(c["attention_bias"].get<bool>(), false);
+      QCOMPARE(c["mlp_bias"].get<bool>(), false);
+    }
     QCOMPARE(c["tie_word_embeddings"].get<bool>(), tie);
     QCOMPARE(c["bos_token_id"].get<int>(), 256);  // the byte tokenizer's end-of-text
     QCOMPARE(c["eos_token_id"].get<int>(), 256);
@@ -302,6 +315,12 @@ class TestExportLlama : public QObject {
     QCOMPARE(hfw.has("lm_head.weight"), !tie);
     QCOMPARE(hfw.entries().at("model.layers.1.self_attn.k_proj.weight").shape, (std::vector<int64_t>{16 * kv, 64}));
     QCOMPARE(hfw.entries().at("model.layers.0.mlp.down_proj.weight").shape, (std::vector<int64_t>{64, 96}));
+    QCOMPARE(hfw.has("model.layers.1.self_attn.q_proj.bias"), qwen2);
+    if (qwen2) {
+      QCOMPARE(hfw.entries().at("model.layers.1.self_attn.q_proj.bias").shape, (std::vector<int64_t>{64}));
+      QCOMPARE(hfw.entries().at("model.layers.1.self_attn.v_proj.bias").shape, (std::vector<int64_t>{16 * kv}));
+      QVERIFY(!hfw.has("model.layers.1.self_attn.o_proj.bias"));
+    }
     const auto want = checkpoint_params(ckpt, m);
     for (const auto& t : tensors) {
       const std::string n = t.name == "lm_head.weight" ? t.name : "model." + t.name;
@@ -317,6 +336,7 @@ class TestExportLlama : public QObject {
     QCOMPARE(s.kind, std::string("hf"));
     QCOMPARE(init_mismatch(s.model, m), std::string());
     QCOMPARE(s.model.n_kv_head, kv);
+    QCOMPARE(s.model.family, fam);
     QVERIFY(s.params == want);
 
     if (!torch_) QSKIP("python3-torch is missing (apt-get install python3-torch): the PyTorch check of the llama hf export is skipped");

@@ -67,10 +67,15 @@ class TestLlamaConfig : public QObject {
     QCOMPARE(j["model"]["n_kv_head"], json(6));
     QCOMPARE(j["model"]["rope_theta"], json(10000.0));
     QCOMPARE(td::to_json(td::parse_config(j)), j);
-    // The docs table marks the llama-only fields.
+    // The docs table marks the fields of the Llama block's families (llama, qwen2).
     int llama_only = 0;
-    for (const auto& d : td::config_field_docs()) llama_only += d.family == "llama";
+    for (const auto& d : td::config_field_docs()) llama_only += d.families == std::vector<std::string>{"llama", "qwen2"};
     QCOMPARE(llama_only, 4);
+    // qwen2 takes the same fields and defaults.
+    const td::RunConfig q = td::parse_config(with_model({{"family", "qwen2"}, {"n_kv_head", 2}, {"rope_theta", 1e6}}));
+    QCOMPARE(q.model.n_kv_head, 2);
+    QCOMPARE(q.model.d_ff, 1024);
+    QCOMPARE(td::to_json(td::parse_config(td::to_json(q))), td::to_json(q));
   }
 
   void llama_d_ff_rule_matches_meta() {
@@ -96,13 +101,13 @@ class TestLlamaConfig : public QObject {
     // The same shape is a valid GPT-2 (no RoPE there).
     QCOMPARE(error_of(with_model({{"d_model", 390}})), std::string());
     QCOMPARE(error_of(with_model({{"n_kv_head", 2}})),
-             std::string("model.n_kv_head: is a field of model.family \"llama\" only, and this config's family is \"gpt2\": remove it, "
-                         "or set model.family to \"llama\""));
+             std::string("model.n_kv_head: is a field of model.family \"llama\" or \"qwen2\" only, and this config's family is "
+                         "\"gpt2\": remove it, or set model.family to \"llama\" or \"qwen2\""));
     QCOMPARE(error_of(with_model({{"family", "gpt2"}, {"rope_theta", 500000}})),
-             std::string("model.rope_theta: is a field of model.family \"llama\" only, and this config's family is \"gpt2\": remove "
-                         "it, or set model.family to \"llama\""));
+             std::string("model.rope_theta: is a field of model.family \"llama\" or \"qwen2\" only, and this config's family is "
+                         "\"gpt2\": remove it, or set model.family to \"llama\" or \"qwen2\""));
     QCOMPARE(error_of(with_model({{"family", "mistral"}})),
-             std::string("model.family: value \"mistral\" is not allowed: use \"gpt2\" or \"llama\""));
+             std::string("model.family: value \"mistral\" is not allowed: use \"gpt2\" or \"llama\" or \"qwen2\""));
     QCOMPARE(error_of(with_model({{"family", "llama"}, {"rope_theta", 0}})),
              std::string("model.rope_theta: value 0 is out of range: allowed number in (0, 1e+12]"));
     QCOMPARE(error_of(with_model({{"family", "llama"}, {"rms_norm_eps", -1e-6}})),
@@ -112,7 +117,7 @@ class TestLlamaConfig : public QObject {
     // --set of a llama field on a gpt2 config: the same error at parse time.
     json doc = with_model(json::object());
     td::apply_override(doc, "model.n_kv_head=1");
-    QVERIFY(error_of(doc).rfind("model.n_kv_head: is a field of model.family \"llama\" only", 0) == 0);
+    QVERIFY(error_of(doc).rfind("model.n_kv_head: is a field of model.family \"llama\" or \"qwen2\" only", 0) == 0);
     td::apply_override(doc, "model.family=llama");
     QCOMPARE(td::parse_config(doc).model.n_kv_head, 1);  // multi-query
   }
@@ -166,6 +171,18 @@ class TestLlamaConfig : public QObject {
     const td::ModelConfig tiny = preset_model("llama-tiny");
     QCOMPARE(tiny.d_ff, 352);  // the Llama rule with ffn_multiple_of 32
     QCOMPARE(td::model_num_params(tiny), size_t(771328));
+    // Qwen2.5-0.5B (qwen2: Llama's count plus the q/k/v biases C + 2 KV hs per layer):
+    //   151936 x 896 + 24 (2 x 896 + 2 x 896^2 + 2 x 896 x 128 + 3 x 896 x 4864 + 896 + 2 x 128) + 896
+    //   = 136134656 + 24 x 14912384 + 896 = 494032768 (Qwen/Qwen2.5-0.5B, 0.49B).
+    const td::ModelConfig qw = preset_model("qwen2.5-0.5b");
+    QCOMPARE(qw.family, std::string("qwen2"));
+    QCOMPARE(td::model_num_params(qw), size_t(494032768));
+    QCOMPARE(td::llama_num_params(qw) - td::model_num_params([&] {
+               td::ModelConfig l = qw;
+               l.family = "llama";
+               return l;
+             }()),
+             size_t(24 * (896 + 2 * 128)));
     // The GPT-2 presets are unchanged: 124439808 (Radford et al. 2019's 124M).
     QCOMPARE(td::model_num_params(preset_model("gpt2-124m")), size_t(124439808));
   }

@@ -1,7 +1,8 @@
-// The Llama family of the model (engine/model/llama.cpp) on the CPU backend, against the
-// independent float64 PyTorch Llama of tests/reference/llama_reference.py (written from the
-// layout of transformers' modeling_llama): logits and loss, every parameter's gradient, for
-// GQA, MHA and MQA shapes, tied and untied; the GradSink path; a short training run.
+// The Llama block's families of the model (engine/model/llama.cpp: llama, and qwen2 with q/k/v
+// biases) on the CPU backend, against the independent float64 PyTorch Llama of
+// tests/reference/llama_reference.py (written from the layout of transformers' modeling_llama
+// and Qwen2's report): logits and loss, every parameter's gradient, for GQA, MHA and MQA shapes,
+// tied and untied; the GradSink path; a short training run.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -25,10 +26,11 @@ using json = nlohmann::json;
 
 namespace {
 
-// A tiny Llama: 2 layers, d_model 64, 4 heads (hs 16), kv key/value heads.
-ModelConfig tiny_llama(int kv, bool tie) {
+// A tiny Llama (or Qwen2 with family "qwen2"): 2 layers, d_model 64, 4 heads (hs 16), kv
+// key/value heads.
+ModelConfig tiny_llama(int kv, bool tie, const char* family = "llama") {
   ModelConfig m;
-  m.family = "llama";
+  m.family = family;
   m.vocab_size = 29;
   m.seq_len = 8;
   m.n_layer = 2;
@@ -91,13 +93,17 @@ class TestLlamaModel : public QObject {
     QTest::addColumn<int>("kv");
     QTest::addColumn<bool>("tie");
     QTest::addColumn<bool>("fused");  // train.attention = "fused" (the FlashAttention-2 ops)
-    QTest::newRow("GQA 4 heads 2 kv, untied") << 2 << false << false;
-    QTest::newRow("GQA 4 heads 2 kv, tied") << 2 << true << false;
-    QTest::newRow("MHA 4 kv, untied") << 4 << false << false;
-    QTest::newRow("MQA 1 kv, tied") << 1 << true << false;
-    QTest::newRow("MQA 1 kv, untied") << 1 << false << false;
-    QTest::newRow("GQA 4 heads 2 kv, untied, fused attention") << 2 << false << true;
-    QTest::newRow("MQA 1 kv, tied, fused attention") << 1 << true << true;
+    QTest::addColumn<QString>("family");
+    QTest::newRow("GQA 4 heads 2 kv, untied") << 2 << false << false << "llama";
+    QTest::newRow("GQA 4 heads 2 kv, tied") << 2 << true << false << "llama";
+    QTest::newRow("MHA 4 kv, untied") << 4 << false << false << "llama";
+    QTest::newRow("MQA 1 kv, tied") << 1 << true << false << "llama";
+    QTest::newRow("MQA 1 kv, untied") << 1 << false << false << "llama";
+    QTest::newRow("GQA 4 heads 2 kv, untied, fused attention") << 2 << false << true << "llama";
+    QTest::newRow("MQA 1 kv, tied, fused attention") << 1 << true << true << "llama";
+    // qwen2: q/k/v biases (perturbed away from their zero init, so each gradient is checked).
+    QTest::newRow("qwen2 GQA 4 heads 2 kv, untied") << 2 << false << false << "qwen2";
+    QTest::newRow("qwen2 MQA 1 kv, tied, fused attention") << 1 << true << true << "qwen2";
   }
   void pytorch_reference() {
     // The engine in fp32 against tests/reference/llama_reference.py in float64 on the same
@@ -105,9 +111,10 @@ class TestLlamaModel : public QObject {
     QFETCH(int, kv);
     QFETCH(bool, tie);
     QFETCH(bool, fused);
+    QFETCH(QString, family);
     QTemporaryDir dir;
     const std::string d = dir.path().toStdString();
-    const ModelConfig m = tiny_llama(kv, tie);
+    const ModelConfig m = tiny_llama(kv, tie, family == "qwen2" ? "qwen2" : "llama");
     const int B = 2, T = 8, V = m.vocab_size;
     auto be = make_cpu_backend();
     GPT model(m, *be, B, DType::kF32, nullptr, fused ? AttentionKernel::kFused : AttentionKernel::kSimple);
@@ -122,7 +129,7 @@ class TestLlamaModel : public QObject {
     st.config = json::object();
     auto info = save_checkpoint(d + "/ck", model, nullptr, st);
     QVERIFY(QFile::copy(QString::fromStdString(info.path + "/model.safetensors"), dir.filePath("model.safetensors")));
-    json jm = {{"family", "llama"}, {"vocab_size", V}, {"seq_len", m.seq_len}, {"n_layer", m.n_layer}, {"n_head", m.n_head},
+    json jm = {{"family", m.family}, {"vocab_size", V}, {"seq_len", m.seq_len}, {"n_layer", m.n_layer}, {"n_head", m.n_head},
                {"n_kv_head", m.n_kv_head}, {"d_model", m.d_model}, {"d_ff", m.d_ff}, {"tie_embeddings", m.tie_embeddings},
                {"rope_theta", m.rope_theta}, {"rms_norm_eps", m.rms_norm_eps}};
     std::ofstream(d + "/case.json") << json{{"model", jm}}.dump();
@@ -179,43 +186,55 @@ class TestLlamaModel : public QObject {
     // The tensors are shape.h's table; the buckets partition it (embedding, one per layer, norm
     // and lm_head); the activation memory the model allocates is what the planner plans (gate|up
     // is one buffer here and two in the plan: equal when B T F bytes is a multiple of 64).
-    const ModelConfig m = tiny_llama(2, false);
-    auto be = make_cpu_backend();
-    GPT model(m, *be, 2);
-    const auto t = llama_param_tensors(m);
-    QCOMPARE(model.tensors().size(), t.size());
-    for (size_t i = 0; i < t.size(); i++) QCOMPARE(model.tensors()[i].name, t[i].name);
-    const auto b = model.grad_buckets();
-    QCOMPARE((int)b.size(), m.n_layer + 2);
-    QCOMPARE(b.front().first, (size_t)0);
-    QCOMPARE(b.front().second, (size_t)m.vocab_size * m.d_model);
-    const size_t C = m.d_model, kvhs = (size_t)m.n_kv_head * (C / m.n_head);
-    for (int l = 0; l < m.n_layer; l++)  // 2 norms, q and o, k and v, gate up down
-      QCOMPARE(b[1 + l].second - b[1 + l].first, 2 * C + 2 * C * C + 2 * C * kvhs + 3 * C * (size_t)m.d_ff);
-    for (size_t i = 1; i < b.size(); i++) QCOMPARE(b[i].first, b[i - 1].second);
-    QCOMPARE(b.back().second, model.num_params());
-    QCOMPARE(b.back().second - b.back().first, (size_t)m.d_model + (size_t)m.vocab_size * m.d_model);  // norm + lm_head
-    for (DType act : {DType::kF32, DType::kBF16})
-      for (AttentionKernel attn : {AttentionKernel::kSimple, AttentionKernel::kFused}) {
-        const size_t allocated = model_detail::llama_acts_bytes(m, 2, m.seq_len, act, nullptr, attn) +
-                                 model_detail::llama_dacts_bytes(m, 2, m.seq_len, act);
-        const size_t planned = llama_activation_bytes(m, 2, m.seq_len, act, attn);
-        qInfo("%s, attention %s: activations %zu bytes, planned %zu", dtype_name(act), attention_kernel_name(attn),
-              allocated, planned);
-        QCOMPARE(allocated, planned);
+    for (const char* family : {"llama", "qwen2"}) {
+      const ModelConfig m = tiny_llama(2, false, family);
+      const bool bias = m.family == "qwen2";
+      auto be = make_cpu_backend();
+      GPT model(m, *be, 2);
+      const auto t = llama_param_tensors(m);
+      QCOMPARE(t.size(), (size_t)1 + (size_t)m.n_layer * (bias ? 12 : 9) + 2);
+      QCOMPARE(model.tensors().size(), t.size());
+      for (size_t i = 0; i < t.size(); i++) QCOMPARE(model.tensors()[i].name, t[i].name);
+      const auto b = model.grad_buckets();
+      QCOMPARE((int)b.size(), m.n_layer + 2);
+      QCOMPARE(b.front().first, (size_t)0);
+      QCOMPARE(b.front().second, (size_t)m.vocab_size * m.d_model);
+      const size_t C = m.d_model, kvhs = (size_t)m.n_kv_head * (C / m.n_head);
+      for (int l = 0; l < m.n_layer; l++)  // 2 norms, q and o, k and v, gate up down; qwen2: q, k, v biases
+        QCOMPARE(b[1 + l].second - b[1 + l].first, 2 * C + 2 * C * C + 2 * C * kvhs + 3 * C * (size_t)m.d_ff + (bias ? C + 2 * kvhs : 0));
+      if (bias) {  // the three biases adjacent (q|k|v's bias read as one vector), after the layer's weights
+        const auto& q = t[1 + 9];
+        QCOMPARE(q.name, std::string("layers.0.self_attn.q_proj.bias"));
+        QCOMPARE(t[1 + 10].offset, q.offset + C);
+        QCOMPARE(t[1 + 11].name, std::string("layers.0.self_attn.v_proj.bias"));
+        QCOMPARE(t[1 + 11].offset + t[1 + 11].numel, b[1].second);
+        QVERIFY(!q.decay);
       }
-    // Fused attention keeps (B,NH,T) fp32 log-sum-exps per layer instead of (B,NH,T,T) Act
-    // probabilities (each buffer rounded up to 64 bytes).
-    auto up64 = [](size_t x) { return (x + 63) / 64 * 64; };
-    const size_t bnt = (size_t)2 * m.n_head * m.seq_len;
-    QCOMPARE(llama_activation_bytes(m, 2, m.seq_len, DType::kF32) - llama_activation_bytes(m, 2, m.seq_len, DType::kF32, AttentionKernel::kFused),
-             (size_t)m.n_layer * (up64(bnt * m.seq_len * 4) - up64(bnt * 4)));
+      for (size_t i = 1; i < b.size(); i++) QCOMPARE(b[i].first, b[i - 1].second);
+      QCOMPARE(b.back().second, model.num_params());
+      QCOMPARE(b.back().second - b.back().first, (size_t)m.d_model + (size_t)m.vocab_size * m.d_model);  // norm + lm_head
+      for (DType act : {DType::kF32, DType::kBF16})
+        for (AttentionKernel attn : {AttentionKernel::kSimple, AttentionKernel::kFused}) {
+          const size_t allocated = model_detail::llama_acts_bytes(m, 2, m.seq_len, act, nullptr, attn) +
+                                   model_detail::llama_dacts_bytes(m, 2, m.seq_len, act);
+          const size_t planned = llama_activation_bytes(m, 2, m.seq_len, act, attn);
+          qInfo("%s, attention %s: activations %zu bytes, planned %zu", dtype_name(act), attention_kernel_name(attn),
+                allocated, planned);
+          QCOMPARE(allocated, planned);
+        }
+      // Fused attention keeps (B,NH,T) fp32 log-sum-exps per layer instead of (B,NH,T,T) Act
+      // probabilities (each buffer rounded up to 64 bytes).
+      auto up64 = [](size_t x) { return (x + 63) / 64 * 64; };
+      const size_t bnt = (size_t)2 * m.n_head * m.seq_len;
+      QCOMPARE(llama_activation_bytes(m, 2, m.seq_len, DType::kF32) - llama_activation_bytes(m, 2, m.seq_len, DType::kF32, AttentionKernel::kFused),
+               (size_t)m.n_layer * (up64(bnt * m.seq_len * 4) - up64(bnt * 4)));
+    }
   }
 
   void grad_sink_receives_the_same_gradients() {
     // ZeRO-2's path (gpt.h GradSink): bucket by bucket, the same numbers as grads().
-    for (bool tie : {true, false}) {
-      const ModelConfig m = tiny_llama(2, tie);
+    for (bool tie : {true, false}) for (const char* family : {"llama", "qwen2"}) {
+      const ModelConfig m = tiny_llama(2, tie, family);
       auto be = make_cpu_backend();
       GPT model(m, *be, 2);
       model.init_weights(5);

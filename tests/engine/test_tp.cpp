@@ -78,11 +78,12 @@ class ThreadTp : public TensorParallel {
   Backend& be_;
 };
 
-// kv > 0: the Llama family with kv key/value heads (GQA when kv < n_head).
-ModelConfig tiny(bool tie, int kv = 0) {
+// kv > 0: the Llama family (qwen2 with qkv_bias: q/k/v biases) with kv key/value heads (GQA
+// when kv < n_head).
+ModelConfig tiny(bool tie, int kv = 0, bool qkv_bias = false) {
   ModelConfig m;
   if (kv > 0) {
-    m.family = "llama";
+    m.family = qkv_bias ? "qwen2" : "llama";
     m.n_kv_head = kv;
   }
   m.vocab_size = 37;  // splits unevenly over 2 and 4 ranks
@@ -115,12 +116,26 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return d;
 }
 
+// The full model's weights: the seed-5 initialisation, and for qwen2 q/k/v biases drawn from
+// N(0, 0.1) instead of zeros (so that a wrong slice of a bias shows in the logits).
+std::vector<float> full_weights(const ModelConfig& m) {
+  std::vector<float> w = GPT::initial_params(m, 5);
+  if (m.family != "qwen2") return w;
+  std::mt19937 g(23);
+  std::normal_distribution<float> nd(0.0f, 0.1f);
+  for (const ParamTensor& t : model_param_tensors(m))
+    if (t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0)
+      for (size_t i = 0; i < t.numel; i++) w[t.offset + i] = nd(g);
+  return w;
+}
+
 Result unsplit(const ModelConfig& m, int B, int T, DType act = DType::kF32) {
   std::vector<int32_t> in, tg;
   batch(B, T, m.vocab_size, in, tg);
   auto be = make_cpu_backend();
   GPT model(m, *be, B, act);
-  model.init_weights(5);
+  const std::vector<float> w = full_weights(m);
+  be->upload(model.params(), w.data(), w.size() * sizeof(float));
   model.zero_grad();
   Result r;
   r.loss = model.forward(in.data(), tg.data(), B, T);
@@ -156,7 +171,9 @@ Split split(const ModelConfig& m, int tp, int B, int T, DType act) {
         auto be = make_cpu_backend();
         ThreadTp tpg(group, r, *be);
         GPT model(m, *be, B, act, &tpg);
-        model.init_weights(5);
+        std::vector<float> w(model.num_params());
+        tp_slice(m, r, tp, full_weights(m).data(), w.data());
+        be->upload(model.params(), w.data(), w.size() * sizeof(float));
         model.zero_grad();
         s.got[(size_t)r].loss = model.forward(in.data(), tg.data(), B, T);
         s.got[(size_t)r].logits.resize((size_t)B * T * m.vocab_size);
@@ -183,13 +200,14 @@ class TestTp : public QObject {
   void shards_equal_unsplit_model_data() {
     QTest::addColumn<int>("tp");
     QTest::addColumn<bool>("tie");
-    QTest::addColumn<int>("kv");  // 0: GPT-2; else Llama with kv key/value heads
+    QTest::addColumn<int>("kv");  // 0: GPT-2; > 0 Llama with kv key/value heads; < 0 qwen2 with -kv
     QTest::newRow("gpt2 tp2 tied") << 2 << true << 0;
     QTest::newRow("gpt2 tp4 tied") << 4 << true << 0;
     QTest::newRow("gpt2 tp2 untied") << 2 << false << 0;
     QTest::newRow("gpt2 tp1") << 1 << true << 0;
     QTest::newRow("llama gqa tp2") << 2 << false << 2;
     QTest::newRow("llama mha tp4 tied") << 4 << true << 4;
+    QTest::newRow("qwen2 gqa tp2") << 2 << false << -2;  // kv < 0: qwen2 with -kv key/value heads
   }
 
   // Mixed precision (bf16 activations; the activations' all-reduces sum in fp32 and round once,
@@ -203,11 +221,12 @@ class TestTp : public QObject {
     QTest::newRow("gpt2 tp2") << 2 << 0;
     QTest::newRow("gpt2 tp4") << 4 << 0;
     QTest::newRow("llama gqa tp2") << 2 << 2;
+    QTest::newRow("qwen2 gqa tp2") << 2 << -2;
   }
   void bf16_shards_as_accurate_as_unsplit_bf16() {
     QFETCH(int, tp);
     QFETCH(int, kv);
-    const ModelConfig m = tiny(kv == 0, kv);
+    const ModelConfig m = tiny(kv == 0, std::abs(kv), kv < 0);
     const int B = 2, T = 8;
     const Result ref = unsplit(m, B, T), ref16 = unsplit(m, B, T, DType::kBF16);
     const Split sp = split(m, tp, B, T, DType::kBF16);
@@ -241,7 +260,7 @@ class TestTp : public QObject {
     QFETCH(int, tp);
     QFETCH(bool, tie);
     QFETCH(int, kv);
-    const ModelConfig m = tiny(tie, kv);
+    const ModelConfig m = tiny(tie, std::abs(kv), kv < 0);
     const int B = 2, T = 8;
     const Result ref = unsplit(m, B, T);
     const Split sp = split(m, tp, B, T, DType::kF32);

@@ -1,5 +1,5 @@
-"""An independent reading of a Hugging Face Llama directory: the oracle for
-`traindeck-engine export --format hf` of a llama model.
+"""An independent reading of a Hugging Face Llama (or Qwen2) directory: the oracle for
+`traindeck-engine export --format hf` of a llama or qwen2 model.
 
 Reads only what transformers' LlamaForCausalLM.from_pretrained(dir) reads, by its names, without
 transformers (not in Debian) and without the engine's code or its run config:
@@ -11,8 +11,12 @@ transformers (not in Debian) and without the engine's code or its run config:
     "model.layers.{i}.{input_layernorm,self_attn.{q,k,v,o}_proj,post_attention_layernorm,
     mlp.{gate,up,down}_proj}.weight", "model.norm.weight", and "lm_head.weight" only when
     tie_word_embeddings is false; F32, metadata format "pt" (transformers refuses others).
+  * Qwen2 (model_type "qwen2", Qwen2ForCausalLM): the same names plus
+    "model.layers.{i}.self_attn.{q,k,v}_proj.bias" (Qwen2Attention always has them, o_proj
+    none); Qwen2Config has no attention_bias field; use_sliding_window must be false.
 The forward pass is tests/reference/llama_reference.py's float64 Llama (rotate_half RoPE,
-repeat_kv GQA, SwiGLU, RMSNorm), fed the config mapped from the names above.
+repeat_kv GQA, SwiGLU, RMSNorm; the q/k/v biases for qwen2), fed the config mapped from the
+names above.
 
 usage: hf_llama_check.py EXPORT_DIR CASE_JSON OUT_SAFETENSORS
   CASE_JSON  {"inputs": [[ids]] (B, T)}
@@ -30,13 +34,14 @@ import torch  # noqa: E402
 
 
 def engine_cfg(c):
-    """LlamaConfig (with its defaults) -> the reference's field names."""
+    """LlamaConfig or Qwen2Config (with its defaults) -> the reference's field names."""
     heads = c["num_attention_heads"]
     kv = c.get("num_key_value_heads") or heads
     return {"vocab_size": c["vocab_size"], "d_model": c["hidden_size"], "n_layer": c["num_hidden_layers"],
             "n_head": heads, "n_kv_head": kv, "d_ff": c["intermediate_size"],
             "rope_theta": c.get("rope_theta", 10000.0), "rms_norm_eps": c.get("rms_norm_eps", 1e-6),
-            "tie_embeddings": c.get("tie_word_embeddings", False), "seq_len": c.get("max_position_embeddings", 2048)}
+            "tie_embeddings": c.get("tie_word_embeddings", False), "seq_len": c.get("max_position_embeddings", 2048),
+            "qkv_bias": c.get("model_type") == "qwen2"}
 
 
 def main(export_dir, case_path, out_path):
@@ -44,8 +49,11 @@ def main(export_dir, case_path, out_path):
     with open(os.path.join(export_dir, "config.json")) as f:
         c = json.load(f)
     problems = []
-    if c.get("model_type") != "llama" or c.get("architectures") != ["LlamaForCausalLM"]:
+    archs = {"llama": ["LlamaForCausalLM"], "qwen2": ["Qwen2ForCausalLM"]}
+    if c.get("model_type") not in archs or c.get("architectures") != archs[c.get("model_type")]:
         problems.append(f"model_type/architectures are {c.get('model_type')}/{c.get('architectures')}")
+    if c.get("model_type") == "qwen2" and c.get("use_sliding_window"):
+        problems.append("use_sliding_window is true (this oracle attends over the whole context)")
     if c.get("hidden_act", "silu") != "silu":
         problems.append(f"hidden_act {c.get('hidden_act')} (this oracle computes silu)")
     if c.get("rope_scaling") is not None:
@@ -60,7 +68,7 @@ def main(export_dir, case_path, out_path):
         problems.append(f'model.safetensors metadata format is {meta.get("format")!r}: transformers needs "pt"')
     want = dict(llama_reference.param_shapes(cfg))  # LlamaForCausalLM's names and shapes
     if set(weights) != set(want):
-        problems.append(f"tensor names differ from LlamaForCausalLM's: extra {sorted(set(weights) - set(want))}, "
+        problems.append(f"tensor names differ from {c.get('architectures')}'s: extra {sorted(set(weights) - set(want))}, "
                         f"missing {sorted(set(want) - set(weights))}")
     for n, t in weights.items():
         if n in want and tuple(t.shape) != tuple(want[n]):
@@ -68,7 +76,7 @@ def main(export_dir, case_path, out_path):
         if t.dtype != torch.float32:
             problems.append(f"{n} is {t.dtype}, config.json says torch_dtype {c.get('torch_dtype')}")
     if problems:
-        sys.exit("not LlamaForCausalLM's layout: " + "; ".join(problems))
+        sys.exit(f"not {c.get('architectures')}'s layout: " + "; ".join(problems))
 
     with open(case_path) as f:
         case = json.load(f)

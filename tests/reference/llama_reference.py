@@ -9,7 +9,9 @@ from its code (transformers is not installed here) nor from the engine's:
   * Grouped-query attention (Ainslie et al. 2023): n_kv_head key/value heads, each shared by
     n_head / n_kv_head consecutive query heads (transformers' repeat_kv: query head h reads
     key/value head h // (n_head / n_kv_head)); causal softmax(q k^T / sqrt(hs)) v.
-  * SwiGLU MLP (Shazeer 2020): down(silu(gate(x)) * up(x)); no biases anywhere.
+  * SwiGLU MLP (Shazeer 2020): down(silu(gate(x)) * up(x)); no biases anywhere, except in the
+    qwen2 family (model.family "qwen2"; Yang et al. 2024, "Qwen2 Technical Report", section
+    2.2.1 "QKV bias"): q_proj, k_proj and v_proj add a bias, as transformers' Qwen2Attention.
   * Pre-norm blocks x += attn(input_layernorm(x)); x += mlp(post_attention_layernorm(x)); a
     final norm; lm_head tied to embed_tokens or its own matrix.
 
@@ -19,7 +21,7 @@ accepted too (engine/model/shape.h). Linear weights are (out, in) as torch.nn.Li
 
 usage:
   llama_reference.py CASE_DIR            the oracle for an engine test
-      CASE_DIR/case.json          {"model": {family llama fields of the run config}}
+      CASE_DIR/case.json          {"model": {family llama or qwen2 fields of the run config}}
       CASE_DIR/model.safetensors  the weights
       CASE_DIR/batch.json         {"inputs": [[...]], "targets": [[...]]}
     writes CASE_DIR/reference.safetensors: "loss" (1,), "logits" (B, T, V), "grad.<name>".
@@ -51,6 +53,7 @@ def full_config(model):
          "n_kv_head": 0, "ffn_multiple_of": 256, "rope_theta": 10000.0, "rms_norm_eps": 1e-5,
          "tie_embeddings": True}
     c.update({k: v for k, v in model.items() if k != "family"})
+    c["qkv_bias"] = model.get("family", "llama") == "qwen2" or bool(model.get("qkv_bias", False))
     if c["n_kv_head"] == 0:
         c["n_kv_head"] = c["n_head"]
     if c["d_ff"] == 0:  # the Llama rule, as Meta's reference code computes it
@@ -62,7 +65,7 @@ def full_config(model):
 
 
 def param_shapes(cfg):
-    """[(name, shape)] of LlamaForCausalLM's state dict, in its order."""
+    """[(name, shape)] of LlamaForCausalLM's (Qwen2ForCausalLM's with qkv_bias) state dict."""
     C, F_, V = cfg["d_model"], cfg["d_ff"], cfg["vocab_size"]
     kv = cfg["n_kv_head"] * (C // cfg["n_head"])
     out = [("model.embed_tokens.weight", (V, C))]
@@ -77,6 +80,10 @@ def param_shapes(cfg):
                 (p + "mlp.gate_proj.weight", (F_, C)),
                 (p + "mlp.up_proj.weight", (F_, C)),
                 (p + "mlp.down_proj.weight", (C, F_))]
+        if cfg.get("qkv_bias"):
+            out += [(p + "self_attn.q_proj.bias", (C,)),
+                    (p + "self_attn.k_proj.bias", (kv,)),
+                    (p + "self_attn.v_proj.bias", (kv,))]
     out.append(("model.norm.weight", (C,)))
     if not cfg["tie_embeddings"]:
         out.append(("lm_head.weight", (V, C)))
@@ -141,9 +148,10 @@ def attention(x, p, pre, cfg):
     B, T, C = x.shape
     NH, KV = cfg["n_head"], cfg["n_kv_head"]
     hs = C // NH
-    q = F.linear(x, p[pre + "self_attn.q_proj.weight"]).view(B, T, NH, hs).transpose(1, 2)
-    k = F.linear(x, p[pre + "self_attn.k_proj.weight"]).view(B, T, KV, hs).transpose(1, 2)
-    v = F.linear(x, p[pre + "self_attn.v_proj.weight"]).view(B, T, KV, hs).transpose(1, 2)
+    b = (lambda n: p[pre + n]) if cfg.get("qkv_bias") else (lambda n: None)
+    q = F.linear(x, p[pre + "self_attn.q_proj.weight"], b("self_attn.q_proj.bias")).view(B, T, NH, hs).transpose(1, 2)
+    k = F.linear(x, p[pre + "self_attn.k_proj.weight"], b("self_attn.k_proj.bias")).view(B, T, KV, hs).transpose(1, 2)
+    v = F.linear(x, p[pre + "self_attn.v_proj.weight"], b("self_attn.v_proj.bias")).view(B, T, KV, hs).transpose(1, 2)
     cos, sin = rope_cos_sin(T, hs, cfg["rope_theta"])  # float64 angles, cast to x's dtype (float32 in bench/cpu_train)
     cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
@@ -211,9 +219,13 @@ def mha_by_loops(x, p, pre, cfg):
     B, T, C = x.shape
     NH = cfg["n_head"]
     hs = C // NH
-    q = F.linear(x, p[pre + "self_attn.q_proj.weight"])
-    k = F.linear(x, p[pre + "self_attn.k_proj.weight"])
-    v = F.linear(x, p[pre + "self_attn.v_proj.weight"])
+    q = x @ p[pre + "self_attn.q_proj.weight"].T
+    k = x @ p[pre + "self_attn.k_proj.weight"].T
+    v = x @ p[pre + "self_attn.v_proj.weight"].T
+    if cfg.get("qkv_bias"):  # each projection plus its bias, before RoPE
+        q = q + p[pre + "self_attn.q_proj.bias"]
+        k = k + p[pre + "self_attn.k_proj.bias"]
+        v = v + p[pre + "self_attn.v_proj.bias"]
     kv_hs = k.shape[-1]
     group = NH // (kv_hs // hs)
     half = hs // 2
@@ -340,20 +352,46 @@ def self_test(engine=None):
     ok &= check(torch.autograd.gradcheck(lambda *ts: loss(dict(zip(names, ts)), small, ids, tg), leaves, eps=1e-6, atol=1e-8),
                 "gradients of the loss equal central differences (gradcheck)")
 
-    # 9. Parameter counts: the closed form (docs/planner.md) and, with --engine, the planner's.
+    # 9. qwen2 (q/k/v biases): attention equals the loops that add each bias by hand; zero biases
+    #    give llama's attention; a v bias alone adds o_proj @ (v bias of each head's kv group) to
+    #    every position (softmax weights sum to 1).
+    qw = dict(gqa, qkv_bias=True)
+    pw = random_params(qw, 6)
+    ok &= check(close(attention(x, pw, pre, qw), mha_by_loops(x, pw, pre, qw)), "qwen2: attention with q/k/v biases equals per-head loops")
+    pz = dict(pw, **{pre + f"self_attn.{w}_proj.bias": torch.zeros_like(pw[pre + f"self_attn.{w}_proj.bias"]) for w in "qkv"})
+    ok &= check(close(attention(x, pz, pre, qw), attention(x, pz, pre, gqa)), "qwen2 with zero biases equals llama")
+    pv = dict(pz, **{pre + "self_attn.v_proj.bias": pw[pre + "self_attn.v_proj.bias"]})
+    bv = pw[pre + "self_attn.v_proj.bias"].view(2, hs).repeat_interleave(2, dim=0).reshape(16)  # query head h reads kv head h // 2
+    ok &= check(close(attention(x, pv, pre, qw), attention(x, pz, pre, gqa) + pw[pre + "self_attn.o_proj.weight"] @ bv),
+                "qwen2: a v bias alone shifts every output by o_proj @ v_bias")
+    smallq = dict(small, qkv_bias=True)
+    psq = random_params(smallq, 8)
+    namesq = list(psq)
+    leavesq = [psq[n].clone().requires_grad_(True) for n in namesq]
+    ok &= check(torch.autograd.gradcheck(lambda *ts: loss(dict(zip(namesq, ts)), smallq, ids, tg), leavesq, eps=1e-6, atol=1e-8),
+                "qwen2: gradients of the loss (biases included) equal central differences (gradcheck)")
+
+    # 10. Parameter counts: the closed form (docs/planner.md) and, with --engine, the planner's.
+    qwen25 = full_config({"family": "qwen2", "vocab_size": 151936, "seq_len": 2048, "n_layer": 24, "n_head": 14, "n_kv_head": 2,
+                          "d_model": 896, "d_ff": 4864, "rope_theta": 1000000.0, "rms_norm_eps": 1e-6})
     shapes = [small, gqa, mha, mqa, tied,
               full_config({"family": "llama", "vocab_size": 49152, "seq_len": 2048, "n_layer": 30, "n_head": 9, "n_kv_head": 3,
-                           "d_model": 576, "d_ff": 1536, "rope_theta": 100000})]
+                           "d_model": 576, "d_ff": 1536, "rope_theta": 100000}),
+              smallq, qw, qwen25]
     for c in shapes:
         C, kvh = c["d_model"], c["n_kv_head"] * (c["d_model"] // c["n_head"])
-        closed = c["vocab_size"] * C * (1 if c["tie_embeddings"] else 2) + c["n_layer"] * (2 * C + 2 * C * C + 2 * C * kvh + 3 * C * c["d_ff"]) + C
-        ok &= check(num_params(c) == closed, f"parameters of L{c['n_layer']} C{C} KV{c['n_kv_head']}: {num_params(c)} = closed form")
-    ok &= check(num_params(shapes[-1]) == 134515008, "SmolLM2-135M's shape has 134515008 parameters")
+        bias = C + 2 * kvh if c["qkv_bias"] else 0
+        closed = (c["vocab_size"] * C * (1 if c["tie_embeddings"] else 2)
+                  + c["n_layer"] * (2 * C + 2 * C * C + 2 * C * kvh + 3 * C * c["d_ff"] + bias) + C)
+        ok &= check(num_params(c) == closed, f"parameters of L{c['n_layer']} C{C} KV{c['n_kv_head']} bias {c['qkv_bias']}: {num_params(c)} = closed form")
+    ok &= check(num_params(shapes[5]) == 134515008, "SmolLM2-135M's shape has 134515008 parameters")
+    # Qwen2.5-0.5B's model card: 0.49B parameters; its config.json's shape gives 494032768.
+    ok &= check(num_params(qwen25) == 494032768, "Qwen2.5-0.5B's shape has 494032768 parameters")
     if engine:
         for c in shapes:
             model = {k: c[k] for k in ("vocab_size", "seq_len", "n_layer", "n_head", "n_kv_head", "d_model", "d_ff", "rope_theta",
                                        "tie_embeddings")}
-            model["family"] = "llama"
+            model["family"] = "qwen2" if c["qkv_bias"] else "llama"
             n = engine_params(engine, model)
             ok &= check(n == num_params(c), f"traindeck-engine plan: {n} parameters, the reference {num_params(c)}")
     else:

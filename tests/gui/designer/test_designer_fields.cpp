@@ -361,7 +361,7 @@ class TestDesignerFields : public QObject {
     const QStringList llama_only = {"model.n_kv_head", "model.ffn_multiple_of", "model.rope_theta", "model.rms_norm_eps"};
     auto* family = qobject_cast<QComboBox*>(d.fieldEditor("model.family"));
     QVERIFY(family);
-    QCOMPARE(itemData(family), (QStringList{"gpt2", "llama"}));
+    QCOMPARE(itemData(family), (QStringList{"gpt2", "llama", "qwen2"}));
     QCOMPARE(family->currentData().toString(), QStringLiteral("gpt2"));
     for (const QString& p : llama_only) QVERIFY2(!d.fieldEditor(p)->isVisibleTo(&d), qPrintable(p + " is shown for gpt2"));
     QCOMPARE(qobject_cast<QLineEdit*>(d.fieldEditor("model.d_ff"))->placeholderText(), QStringLiteral("0 (4 × d_model)"));
@@ -391,6 +391,16 @@ class TestDesignerFields : public QObject {
     QCOMPARE(lineText(d, "model.n_kv_head"), QStringLiteral("1"));
     family->setCurrentIndex(family->findData("llama"));
     QCOMPARE(d.config()["model"]["rope_theta"], json(500000));
+    // qwen2 (the Llama layout with q/k/v biases) shows the same fields and writes them.
+    family->setCurrentIndex(family->findData("qwen2"));
+    for (const QString& p : llama_only) QVERIFY2(d.fieldEditor(p)->isVisibleTo(&d), qPrintable(p + " is hidden for qwen2"));
+    QCOMPARE(qobject_cast<QLineEdit*>(d.fieldEditor("model.d_ff"))->placeholderText(),
+             QStringLiteral("0 (8/3 × d_model, rounded up to ffn_multiple_of)"));
+    QCOMPARE(d.config()["model"]["family"], json("qwen2"));
+    QCOMPARE(d.config()["model"]["rope_theta"], json(500000));
+    QVERIFY(d.isValid());
+    // Llama's count plus the biases: 2 layers x (q 64 + k 32 + v 32).
+    QCOMPARE(d.lastCheck().plan.n_params, uint64_t(257 * 64 + 2 * (128 + 2 * 4096 + 2 * 64 * 32 + 3 * 64 * 256 + 128) + 64));
   }
 
   void noDatasetSaysPrepareFirst() {

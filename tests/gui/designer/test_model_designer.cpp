@@ -193,7 +193,7 @@ class TestModelDesigner : public QObject {
     ModelDesigner d;
     d.setConfig(gpt2Doc());
     QCOMPARE(d.presetIds(), (QStringList{"tiny", "small", "gpt2-124m", "gpt2-350m", "gpt2-774m", "llama-tiny", "smollm2-135m",
-                                         "llama-3.2-1b"}));
+                                         "llama-3.2-1b", "qwen2.5-0.5b"}));
     QVERIFY(d.applyPreset("gpt2-350m"));
     QCOMPARE(editText(d, "model.n_layer"), QStringLiteral("24"));
     QCOMPARE(editText(d, "model.n_head"), QStringLiteral("16"));
@@ -238,6 +238,11 @@ class TestModelDesigner : public QObject {
     QCOMPARE(text(d, "estimate_params"), QStringLiteral("124,439,808 (124.4 M)"));
     QVERIFY(d.applyPreset("llama-3.2-1b"));
     QCOMPARE(text(d, "estimate_params"), QStringLiteral("1,235,814,400 (1.24 G)"));
+    // Qwen2.5-0.5B's shape: family qwen2 (the Llama fields shown), 494,032,768 parameters.
+    QVERIFY(d.applyPreset("qwen2.5-0.5b"));
+    QCOMPARE(qobject_cast<QComboBox*>(d.fieldEditor("model.family"))->currentData().toString(), QStringLiteral("qwen2"));
+    QVERIFY(d.fieldEditor("model.n_kv_head")->isVisibleTo(&d));
+    QCOMPARE(text(d, "estimate_params"), QStringLiteral("494,032,768 (494.0 M)"));
   }
 
   void saveThenLoadRoundTrips() {
