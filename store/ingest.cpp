@@ -24,6 +24,7 @@
 #include "engine/common/error.h"
 #include "engine/common/run_id.h"
 #include "engine/metrics/events.h"
+#include "engine/metrics/run_start_fields.h"
 #include "engine/metrics/step_fields.h"
 #include "store/flat_json.h"
 
@@ -46,7 +47,8 @@ constexpr size_t kMaxAppends = 16384;
 // The `step` event's fields, and the metric each numeric one is stored as: the one table
 // kEventFields (engine/metrics/step_fields.h), which the trainer writes from.
 
-// Fields of every event, then the fields of the types outside the table (docs/events.md). A
+// Fields of every event, then the fields of the types outside the tables (run_start has its
+// own, engine/metrics/run_start_fields.h; docs/events.md). A
 // field outside these and the table is kept out of the store and reported once per Ingester
 // (note_unknown_field).
 constexpr const char* kCommonFields[] = {"type", "v", "t", "run_id", "attempt", "rank"};
@@ -55,10 +57,6 @@ struct TypeFields {
   std::initializer_list<const char*> fields;
 };
 const TypeFields kTypeFields[] = {
-    {"run_start", {"config", "n_params", "flops_per_token", "host", "device", "device_name", "precision", "attention", "gelu_fusion",
-                   "compute_capability",
-                   "gpu_memory_total", "gpu_memory_free", "cpu", "blas_kernel", "threads", "world_size", "engine_version", "peak_flops",
-                   "resumed_from_step", "out_dir", "pid", "hosts", "name", "engine_build", "dataset"}},
     {"sample", {"step", "prompt", "text"}},
     {"warning", {"step", "code", "message"}},
     {"alert", {"kind", "severity", "message", "step", "value", "threshold", "ranks", "hosts"}},
@@ -71,6 +69,7 @@ bool known_field(std::string_view type, std::string_view key) {
   if (type == "step") return find_event_field(EventKind::Step, FieldScope::Global, key) != nullptr;
   if (type == "eval") return find_event_field(EventKind::Eval, FieldScope::Global, key) != nullptr;
   if (type == "checkpoint") return find_event_field(EventKind::Checkpoint, FieldScope::Global, key) != nullptr;
+  if (type == "run_start") return find_run_start_field(key) != nullptr;  // engine/metrics/run_start_fields.h
   for (const auto& tf : kTypeFields)
     if (type == tf.type) {
       for (const char* f : tf.fields)

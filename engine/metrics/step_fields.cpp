@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine/common/error.h"
+#include "engine/metrics/run_start_fields.h"
 
 namespace td {
 
@@ -125,6 +126,20 @@ std::string step_fields_markdown() {
     md += std::string("| `") + to_string(f.event) + "` | `" + f.key + "` | " + to_string(f.type) + " | " + cell(f.unit) + " | " +
           (f.scope == FieldScope::Global ? "global" : "per rank") + " | " + (f.metric ? std::string("`") + f.metric + "`" : std::string()) + " | " + chart + " | " +
           cell(meaning) + " |\n";
+  }
+  // The run_start event's fields (engine/metrics/run_start_fields.h), in the same generated region.
+  md +=
+      "\n## run_start fields\n\n"
+      "The members of a `run_start` event, from the one table in engine/metrics/run_start_fields.h that the\n"
+      "trainer writes from (a field it does not have does not compile) and the store's ingest reads.\n"
+      "\"when\" empty: every `run_start` has it.\n\n"
+      "| field | type | when | meaning |\n"
+      "|---|---|---|---|\n";
+  static const char* const kTypes[] = {"int", "number", "string", "object", "array"};
+  for (const RunStartField& f : kRunStartFields) {
+    std::string type = kTypes[static_cast<int>(f.type)];
+    if (f.nullable) type += " or null";
+    md += std::string("| `") + f.key + "` | " + type + " | " + cell(f.when) + " | " + cell(f.meaning) + " |\n";
   }
   md += "<!-- step-fields:end -->\n";
   return md;

@@ -52,6 +52,8 @@ struct TrainOptions {
 
 /// Runs training. Returns the process exit code: 0 completed or stopped, 1 failed.
 /// Throws td::Error for bad input found before training starts (dataset, vocab, out dir).
+/// The run is a TrainingRun (trainer.cpp) whose named phases are setup, resume, run_start, the
+/// step loop (step, evaluate, sample, checkpoint) and end_run.
 int run_training(const RunConfig& cfg, const TrainOptions& opt);
 
 /// Installs the SIGINT/SIGTERM/SIGHUP handlers (first: graceful stop; second: immediate exit

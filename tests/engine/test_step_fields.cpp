@@ -18,6 +18,7 @@
 
 #include "engine/data/manifest.h"
 #include "engine/data/shard.h"
+#include "engine/metrics/run_start_fields.h"
 #include "engine/metrics/step_fields.h"
 #include "store/ingest.h"
 #include "store/store.h"
@@ -338,6 +339,51 @@ class TestStepFields : public QObject {
         }
       }
     }
+  }
+
+  void run_start_follows_its_table() {
+    // A real run_start (one rank, and two: `hosts`) has exactly the table's fields
+    // (engine/metrics/run_start_fields.h), each of its type; a forged one is caught field by field.
+    for (const QString& out : {single_, dp2_}) {
+      QVERIFY2(!out.isEmpty(), "a training run failed (its stderr is above)");
+      const json s = events_of_type(read_events(out + "/events.jsonl"), "run_start").at(0);
+      const auto problems = td::run_start_problems(s);
+      QVERIFY2(problems.empty(), problems.empty() ? "" : problems[0].c_str());
+      QCOMPARE(s.contains("hosts"), out == dp2_);
+      size_t always = 0;
+      for (const td::RunStartField& f : td::kRunStartFields) always += !*f.when;
+      QCOMPARE(s.size(), always + 6 + (out == dp2_ ? 1 : 0));  // + type, v, t, run_id, attempt, rank (+ hosts)
+    }
+    json forged = events_of_type(read_events(single_ + "/events.jsonl"), "run_start").at(0);
+    forged["made_up"] = 1;
+    forged["n_params"] = "many";
+    forged["peak_flops"] = nullptr;  // nullable: fine
+    forged.erase("gelu_fusion");
+    const auto p = td::run_start_problems(forged);
+    QCOMPARE(p.size(), size_t(3));
+    QCOMPARE(p[0], std::string("unknown field \"made_up\""));
+    QVERIFY2(p[1].rfind("field \"n_params\" has the wrong type", 0) == 0, p[1].c_str());
+    QCOMPARE(p[2], std::string("field \"gelu_fusion\" is missing"));
+    // The store's ingest knows every field of the table: a run_start with every optional field
+    // (metrics_url, name, the GPU's) is stored with no "unknown field" report (the ingest kept
+    // its own list before, which lacked metrics_url: a run with --metrics-port was reported).
+    json full = events_of_type(read_events(single_ + "/events.jsonl"), "run_start").at(0);
+    full["metrics_url"] = "http://127.0.0.1:9400/metrics";
+    full["name"] = "every field";
+    full["hosts"] = json::array({"a"});
+    full["compute_capability"] = "9.0";
+    full["gpu_memory_total"] = 85899345920LL;
+    full["gpu_memory_free"] = 84000000000LL;
+    QVERIFY(td::run_start_problems(full).empty());
+    QDir().mkpath(dir_.filePath("full"));
+    const std::string events = td::store::events_path_of(dir_.filePath("full").toStdString());
+    std::ofstream(events) << full.dump() << "\n";
+    td::store::Store st(dir_.filePath("run_start.db").toStdString());
+    td::store::Ingester ing(st, events, "default");
+    const auto stats = ing.poll();
+    QCOMPARE(stats.lines, size_t(1));
+    for (const std::string& m : stats.messages) QVERIFY2(m.find("unknown field") == std::string::npos, m.c_str());
+    QCOMPARE(st.chart_run(full["run_id"].get<std::string>()).name, std::string("every field"));
   }
 
   void a_field_outside_the_table_is_reported_not_stored() {
