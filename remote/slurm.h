@@ -175,7 +175,7 @@ std::string job_state_text(const SlurmJobState& j);
 /// "crun: ", "runc: ", "OCI runtime"). Lines are cut at 300 bytes, control characters dropped.
 std::string job_end_reason(const SlurmJobState& js, std::string_view log_tail);
 
-/// The engine's end reason when any rank got SIGTERM/SIGINT (engine/train/trainer.cpp).
+/// The engine's end reason when any rank got SIGTERM/SIGINT (engine/train/training_run.cpp).
 inline constexpr const char* kEngineSignalStop = "stop requested (signal)";
 
 /// What to record instead of the engine's "stop requested (signal)" when the job ended without

@@ -1,5 +1,5 @@
 // The run_start event's schema: ONE table of its fields, which everything else reads:
-//  * the trainer writes each field under run_start_key("key") (engine/train/trainer.cpp),
+//  * the trainer writes each field under run_start_key("key") (engine/train/training_run.cpp),
 //    consteval: a key the table does not have is a compile error;
 //  * the store's ingest (store/ingest.cpp) knows a run_start field by this table, and reports
 //    a field it does not have;

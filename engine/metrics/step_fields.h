@@ -10,7 +10,7 @@
 //
 // Adding a field: a row in kEventFields below (key, type, unit, scope, stored metric, meaning,
 // chart), and its value in the trainer: `figures.set(step_field("key"), v)` for a figure of the
-// step, `mine.set(rank_field("key"), v)` for one of each rank (engine/train/trainer.cpp;
+// step, `mine.set(rank_field("key"), v)` for one of each rank (engine/train/training_run.cpp;
 // collectives and GPU telemetry in engine/train/step_figures.cpp). Then
 // regenerate docs/events.md. step_field()/rank_field() are consteval: a key the table does not
 // have is a compile error. The store's metric name of an existing field never changes (old

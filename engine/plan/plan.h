@@ -72,7 +72,7 @@ uint64_t cpu_backend_scratch_bytes(const ModelConfig& m, int micro_batch, int tp
                                    AttentionKernel attn = AttentionKernel::kSimple);
 
 /// Estimates for a validated config and world size (any model.family: engine/model/shape.h).
-/// Memory is per rank as the engine allocates it (engine/model/gpt.h, engine/train/trainer.cpp;
+/// Memory is per rank as the engine allocates it (engine/model/gpt.h, engine/train/training_run.cpp;
 /// a llama model's activations are shape.h's planned layout until its model lands); with train.zero = 1 and world_size > 1 the
 /// AdamW moments are the largest rank's shard, 8 ceil(N / world_size) bytes; with train.zero = 2 the
 /// gradients are zero2_grad_floats (the rank's slices and the bucket buffers of backward) and the

@@ -52,7 +52,7 @@ struct TrainOptions {
 
 /// Runs training. Returns the process exit code: 0 completed or stopped, 1 failed.
 /// Throws td::Error for bad input found before training starts (dataset, vocab, out dir).
-/// The run is a TrainingRun (trainer.cpp) whose named phases are setup, resume, run_start, the
+/// The run is a TrainingRun (engine/train/training_run.h) whose named phases are setup, resume, run_start, the
 /// step loop (step, evaluate, sample, checkpoint) and end_run.
 int run_training(const RunConfig& cfg, const TrainOptions& opt);
 

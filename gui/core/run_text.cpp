@@ -25,7 +25,7 @@ struct Sentence {
 // The sentences TrainDeck writes (see run_text.h for their writers). The translated texts
 // are QT_TRANSLATE_NOOP so that lupdate finds them; endReasonText() looks them up.
 const Sentence kSentences[] = {
-    // engine/train/trainer.cpp, end_run(...)
+    // engine/train/training_run.cpp, end_run(...)
     {R"(reached train\.steps)", QT_TRANSLATE_NOOP("td::gui::RunText", "reached train.steps"), 0},
     {R"(stop requested \(signal\))", QT_TRANSLATE_NOOP("td::gui::RunText", "stop requested (signal)"), 0},
     {R"(time limit)", QT_TRANSLATE_NOOP("td::gui::RunText", "time limit"), 0},

@@ -17,8 +17,9 @@ QString runStatusText(const QString& status);
 
 /// An end reason (runs.end_reason) translated sentence by sentence, from one table of the
 /// sentences TrainDeck writes:
-///   engine/train/trainer.cpp  "reached train.steps", "stop requested (signal)", the non-finite
-///                             sentence and its checkpoint note (newest_verified_note);
+///   engine/train/training_run.cpp  "reached train.steps", "stop requested (signal)", the
+///                             non-finite sentence; engine/train/trainer.cpp: its checkpoint
+///                             note (newest_verified_note);
 ///   gui/runs/run_follower.cpp "the engine process N ended without a run_end event[: line]";
 ///   remote/remote_run.cpp     "the engine process (pid N) on the node ended without ...".
 /// The parts that are data (step, pid, paths, the log's last lines) are kept as they are. A

@@ -43,7 +43,7 @@ class RunController : public RunTarget {
 
   /// Why `config`'s dataset cannot be trained on, checked before anything is launched or
   /// stored: no data.path, no manifest.json there (not prepared), or a model.vocab_size that
-  /// differs from the dataset tokenizer's (the engine's own rule, engine/train/trainer.cpp).
+  /// differs from the dataset tokenizer's (the engine's own rule, engine/train/training_run.cpp).
   /// "" when it can. Reads the manifest (a small JSON file).
   static QString datasetProblem(const nlohmann::json& config);
 

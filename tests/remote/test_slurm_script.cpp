@@ -316,7 +316,7 @@ class TestSlurmScript : public QObject {
     j.state = "CANCELLED";
     j.cancelled_by = "0";
     const std::string sig = kEngineSignalStop;
-    QCOMPARE(sig, std::string("stop requested (signal)"));  // engine/train/trainer.cpp's words
+    QCOMPARE(sig, std::string("stop requested (signal)"));  // engine/train/training_run.cpp's words
     auto r = scheduler_stop_reason(j, sig, false);
     QVERIFY(r);
     QCOMPARE(*r, std::string("cancelled by Slurm, not from TrainDeck (scancel by uid 0: an administrator or Slurm "

@@ -230,7 +230,7 @@ class TestLookAndLanguage : public QObject {
     QCOMPARE(runStatusText("stopped"), QStringLiteral("gestoppt"));
     QCOMPARE(runStatusText("failed"), QStringLiteral("fehlgeschlagen"));
     QCOMPARE(runStatusText("requeued"), QStringLiteral("requeued"));  // not one of ours: as stored
-    // engine/train/trainer.cpp
+    // engine/train/training_run.cpp
     QCOMPARE(endReasonText("reached train.steps"), QStringLiteral("train.steps erreicht"));
     QCOMPARE(endReasonText("stop requested (signal)"), QStringLiteral("Stopp angefordert (Signal)"));
     QCOMPARE(endReasonText("time limit"), QStringLiteral("Zeitlimit"));
