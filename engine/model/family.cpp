@@ -54,6 +54,9 @@ std::vector<std::string> family_names() {
 }
 
 bool llama_block(const ModelConfig& m) { return model_family(m).block == BlockKind::kLlama; }
-bool qkv_bias(const ModelConfig& m) { return model_family(m).block == BlockKind::kLlama && model_family(m).qkv_bias; }
+bool qkv_bias(const ModelConfig& m) {
+  const ModelFamily& f = model_family(m);
+  return f.block == BlockKind::kLlama && f.qkv_bias;
+}
 
 }  // namespace td

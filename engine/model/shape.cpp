@@ -10,8 +10,6 @@
 namespace td {
 namespace {
 
-bool is_llama(const ModelConfig& m) { return llama_block(m); }
-
 // Counts bytes as GPT's Carver hands them out: each buffer rounded up to 64 bytes.
 struct ByteCount {
   size_t n = 0;
@@ -21,7 +19,7 @@ struct ByteCount {
 }  // namespace
 
 std::vector<ParamTensor> llama_param_tensors(const ModelConfig& m) {
-  TD_ASSERT(is_llama(m) && m.n_kv_head > 0 && m.d_ff > 0);
+  TD_ASSERT(llama_block(m) && m.n_kv_head > 0 && m.d_ff > 0);
   const int64_t V = m.vocab_size, C = m.d_model, F = m.d_ff;
   const int64_t kv = (int64_t)m.n_kv_head * (C / m.n_head);  // KV hs
   std::vector<ParamTensor> t;
@@ -67,15 +65,15 @@ std::vector<std::pair<size_t, size_t>> block_buckets(const std::vector<ParamTens
   return b;
 }
 
-size_t model_head_tensors(const ModelConfig& m) { return is_llama(m) ? 1 : 2; }
+size_t model_head_tensors(const ModelConfig& m) { return llama_block(m) ? 1 : 2; }
 
 size_t model_tensors_per_block(const ModelConfig& m) {
-  if (!is_llama(m)) return 12;      // ln_1 w, b; c_attn w, b; attn.c_proj w, b; ln_2 w, b; c_fc w, b; mlp.c_proj w, b
+  if (!llama_block(m)) return 12;      // ln_1 w, b; c_attn w, b; attn.c_proj w, b; ln_2 w, b; c_fc w, b; mlp.c_proj w, b
   return qkv_bias(m) ? 12 : 9;  // llama_param_tensors' 9 per layer, then the q, k, v biases
 }
 
 size_t llama_num_params(const ModelConfig& m) {
-  TD_ASSERT(is_llama(m) && m.n_kv_head > 0);
+  TD_ASSERT(llama_block(m) && m.n_kv_head > 0);
   const size_t V = m.vocab_size, C = m.d_model, F = m.d_ff, L = m.n_layer;
   const size_t kv = (size_t)m.n_kv_head * (C / m.n_head);
   const size_t bias = qkv_bias(m) ? C + 2 * kv : 0;
@@ -83,7 +81,7 @@ size_t llama_num_params(const ModelConfig& m) {
 }
 
 size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn) {
-  TD_ASSERT(is_llama(m) && m.n_kv_head > 0);
+  TD_ASSERT(llama_block(m) && m.n_kv_head > 0);
   const size_t a = dtype_size(act), f = sizeof(float);
   const size_t BT = (size_t)B * T, C = m.d_model, F = m.d_ff, V = m.vocab_size;
   const size_t QKV = C + 2 * (size_t)m.n_kv_head * (C / m.n_head);
@@ -120,20 +118,20 @@ size_t llama_activation_bytes(const ModelConfig& m, int B, int T, DType act, Att
   return k.n;
 }
 
-std::vector<ParamTensor> model_param_tensors(const ModelConfig& m) { return is_llama(m) ? llama_param_tensors(m) : gpt_param_tensors(m); }
+std::vector<ParamTensor> model_param_tensors(const ModelConfig& m) { return llama_block(m) ? llama_param_tensors(m) : gpt_param_tensors(m); }
 
-size_t model_num_params(const ModelConfig& m) { return is_llama(m) ? llama_num_params(m) : gpt_num_params(m); }
+size_t model_num_params(const ModelConfig& m) { return llama_block(m) ? llama_num_params(m) : gpt_num_params(m); }
 
 std::vector<std::pair<size_t, size_t>> model_grad_buckets(const ModelConfig& m) {
-  return is_llama(m) ? llama_grad_buckets(m) : gpt_grad_buckets(m);
+  return llama_block(m) ? llama_grad_buckets(m) : gpt_grad_buckets(m);
 }
 
 size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, AttentionKernel attn) {
-  return is_llama(m) ? llama_activation_bytes(m, B, T, act, attn) : gpt_activation_bytes(m, B, T, act, attn);
+  return llama_block(m) ? llama_activation_bytes(m, B, T, act, attn) : gpt_activation_bytes(m, B, T, act, attn);
 }
 
 size_t model_activation_bytes(const ModelConfig& m, int B, int T, DType act, const TpWidths& w, AttentionKernel attn) {
-  if (!is_llama(m)) return gpt_activation_bytes(m, B, T, act, w, attn);
+  if (!llama_block(m)) return gpt_activation_bytes(m, B, T, act, w, attn);
   return model_detail::llama_acts_bytes(m, B, T, act, &w, attn) + model_detail::llama_dacts_bytes(m, B, T, act, &w);
 }
 
@@ -141,10 +139,10 @@ size_t model_activation_floats(const ModelConfig& m, int B, int T) { return mode
 
 size_t model_embedding_params(const ModelConfig& m) {
   const size_t V = m.vocab_size, C = m.d_model;
-  return V * C * (m.tie_embeddings ? 1 : 2) + (is_llama(m) ? 0 : (size_t)m.seq_len * C);
+  return V * C * (m.tie_embeddings ? 1 : 2) + (llama_block(m) ? 0 : (size_t)m.seq_len * C);
 }
 
-int kv_heads(const ModelConfig& m) { return is_llama(m) ? m.n_kv_head : m.n_head; }
+int kv_heads(const ModelConfig& m) { return llama_block(m) ? m.n_kv_head : m.n_head; }
 
 uint64_t kv_cache_bytes(const ModelConfig& m, uint64_t tokens, int bytes_per_value) {
   const uint64_t hs = (uint64_t)(m.d_model / m.n_head);
