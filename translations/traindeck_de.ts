@@ -48,6 +48,22 @@
         <source>cannot delete %1: %2</source>
         <translation>%1 kann nicht gelöscht werden: %2</translation>
     </message>
+    <message>
+        <location filename="../gui/app/main.cpp" line="+79"/>
+        <source>TrainDeck</source>
+        <translation>TrainDeck</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>TrainDeck stopped unexpectedly the last time it ran. What it noted:
+
+%1
+Everything the store had saved is kept. The note is in %2.seen.</source>
+        <translation>TrainDeck wurde beim letzten Mal unerwartet beendet. Was es festgehalten hat:
+
+%1
+Alles, was die Datenbank gespeichert hatte, bleibt erhalten. Die Notiz liegt in %2.seen.</translation>
+    </message>
 </context>
 <context>
     <name>td::gui</name>
@@ -162,7 +178,7 @@
     </message>
     <message>
         <location line="+14"/>
-        <location filename="../gui/runs/slurm_target.cpp" line="+43"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="+57"/>
         <source>reconnecting (attempt %1): %2</source>
         <translation>erneuter Verbindungsaufbau (Versuch %1): %2</translation>
     </message>
@@ -217,7 +233,7 @@
         <translation>%1 tokens/s</translation>
     </message>
     <message>
-        <location filename="../gui/runs/slurm_target.cpp" line="-181"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="-195"/>
         <source>uploading to %1</source>
         <translation>lade nach %1 hoch</translation>
     </message>
@@ -233,7 +249,7 @@
         <translation>Job %1 auf %2</translation>
     </message>
     <message>
-        <location line="+242"/>
+        <location line="+209"/>
         <source>Run %1: its stored Slurm cluster is unreadable: %2</source>
         <translation>Lauf %1: Sein gespeicherter Slurm-Cluster ist nicht lesbar: %2</translation>
     </message>
@@ -337,6 +353,11 @@
         <location line="+10"/>
         <source>TrainDeck: %1 — %2</source>
         <translation>TrainDeck: %1 — %2</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>(+%1 more alerts of this kind)</source>
+        <translation>(+%1 weitere Warnungen dieser Art)</translation>
     </message>
 </context>
 <context>
@@ -473,7 +494,7 @@
         <translation>Aktualisieren</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+33"/>
         <source>Checkpoints on the run&apos;s node; Generate and Export download the chosen one first.</source>
         <translation>Checkpoints auf dem Knoten des Laufs; Generieren und Exportieren laden den gewählten zuerst herunter.</translation>
     </message>
@@ -1100,7 +1121,7 @@ Die darauf ausgeführten Läufe bleiben erhalten; auf seinen Knoten wird nichts 
 <context>
     <name>td::gui::Dashboard</name>
     <message>
-        <location filename="../engine/metrics/step_fields.h" line="+150"/>
+        <location filename="../engine/metrics/step_fields.h" line="+151"/>
         <source>waiting for data</source>
         <translation>Warten auf Daten</translation>
     </message>
@@ -2557,42 +2578,42 @@ Seine Dateien bleiben auf der Festplatte.</translation>
 <context>
     <name>td::gui::MainWindow</name>
     <message>
-        <location filename="../gui/app/main_window.cpp" line="+121"/>
+        <location filename="../gui/app/main_window.cpp" line="+115"/>
         <source>Cannot open the store %1: %2 Use File &gt; Open store or New store.</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2 Verwenden Sie Datei &gt; Datenbank öffnen oder Neue Datenbank.</translation>
     </message>
     <message>
-        <location line="+24"/>
-        <location line="+543"/>
+        <location line="+23"/>
+        <location line="+496"/>
         <source>Start run</source>
         <translation>Lauf starten</translation>
     </message>
     <message>
-        <location line="-487"/>
-        <location line="+481"/>
+        <location line="-440"/>
+        <location line="+434"/>
         <source>Design</source>
         <translation>Entwurf</translation>
     </message>
     <message>
-        <location line="-480"/>
-        <location line="+481"/>
+        <location line="-433"/>
+        <location line="+434"/>
         <source>Data</source>
         <translation>Daten</translation>
     </message>
     <message>
-        <location line="-480"/>
-        <location line="+481"/>
+        <location line="-433"/>
+        <location line="+434"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-480"/>
-        <location line="+481"/>
+        <location line="-433"/>
+        <location line="+434"/>
         <source>Compare</source>
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="-423"/>
+        <location line="-374"/>
         <source>Run %1 started.</source>
         <translation>Lauf %1 gestartet.</translation>
     </message>
@@ -2602,18 +2623,18 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Wieder mit Lauf %1 verbunden, er trainiert noch.</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+7"/>
         <source>Run %1 ended: %2.</source>
         <translation>Lauf %1 beendet: %2.</translation>
     </message>
     <message>
-        <location line="-132"/>
-        <location line="+542"/>
+        <location line="-130"/>
+        <location line="+495"/>
         <source>Train this model where &quot;Train on&quot; says (Ctrl+R)</source>
         <translation>Dieses Modell dort trainieren, wo „Trainieren auf“ angibt (Strg+R)</translation>
     </message>
     <message>
-        <location line="-527"/>
+        <location line="-480"/>
         <source>Train on:</source>
         <translation>Trainieren auf:</translation>
     </message>
@@ -2629,12 +2650,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
     </message>
     <message>
         <location line="+8"/>
-        <location line="+481"/>
+        <location line="+434"/>
         <source>Clusters</source>
         <translation>Cluster</translation>
     </message>
     <message>
-        <location line="-449"/>
+        <location line="-397"/>
         <source>Dataset %1 is ready; the designer uses it now (vocab_size %2).</source>
         <translation>Datensatz %1 ist bereit; der Entwurf verwendet ihn jetzt (vocab_size %2).</translation>
     </message>
@@ -2644,7 +2665,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der Entwurf trainiert jetzt auf %1 (vocab_size %2).</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+19"/>
         <source>Run %1 is training on %2.</source>
         <translation>Lauf %1 trainiert auf %2.</translation>
     </message>
@@ -2654,7 +2675,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Wieder mit Lauf %1 auf %2 verbunden.</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+24"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -2780,18 +2801,19 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Über &amp;Qt</translation>
     </message>
     <message>
-        <location line="+18"/>
-        <location line="+295"/>
+        <location line="+11"/>
+        <location line="+9"/>
+        <location line="+248"/>
         <source>Store: %1</source>
         <translation>Datenbank: %1</translation>
     </message>
     <message>
-        <location line="-254"/>
+        <location line="-207"/>
         <source>Cannot open the store %1: %2</source>
         <translation>Die Datenbank %1 kann nicht geöffnet werden: %2</translation>
     </message>
     <message>
-        <location line="+70"/>
+        <location line="+69"/>
         <source>The store is still opening: start the run in a moment.</source>
         <translation>Die Datenbank wird noch geöffnet: Starten Sie den Lauf gleich noch einmal.</translation>
     </message>
@@ -2801,52 +2823,44 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Der Entwurf hat ungültige Felder (rot markiert): Korrigieren Sie sie zuerst.</translation>
     </message>
     <message>
-        <location line="+26"/>
         <source>The cluster %1 has changed; choose where to train again.</source>
-        <translation>Der Cluster %1 hat sich geändert; wählen Sie erneut, wo trainiert werden soll.</translation>
+        <translation type="vanished">Der Cluster %1 hat sich geändert; wählen Sie erneut, wo trainiert werden soll.</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+30"/>
         <source>Deploying run %1 to %2…</source>
         <translation>Lauf %1 wird auf %2 bereitgestellt…</translation>
     </message>
     <message>
-        <location line="+26"/>
         <source>%1 nodes × %2 GPUs</source>
-        <translation>%1 Knoten × %2 GPUs</translation>
+        <translation type="vanished">%1 Knoten × %2 GPUs</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>%1 CPU nodes</source>
-        <translation>%1 CPU-Knoten</translation>
+        <translation type="vanished">%1 CPU-Knoten</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>%1 (Slurm, %2)</source>
-        <translation>%1 (Slurm, %2)</translation>
+        <translation type="vanished">%1 (Slurm, %2)</translation>
     </message>
     <message>
-        <location line="+13"/>
         <source>%1 / all %2 nodes (%3 ranks)</source>
-        <translation>%1 / alle %2 Knoten (%3 Ranks)</translation>
+        <translation type="vanished">%1 / alle %2 Knoten (%3 Ranks)</translation>
     </message>
     <message>
-        <location line="+6"/>
         <source>1 GPU</source>
-        <translation>1 GPU</translation>
+        <translation type="vanished">1 GPU</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>%1 GPUs</source>
-        <translation>%1 GPUs</translation>
+        <translation type="vanished">%1 GPUs</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>CPU</source>
-        <translation>CPU</translation>
+        <translation type="vanished">CPU</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="-311"/>
         <source>Stopping run %1 on its node at the end of its step (checkpoint first)…</source>
         <translation>Lauf %1 wird auf seinem Knoten am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
     </message>
@@ -2856,7 +2870,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Lauf %1 wird am Ende seines Schritts angehalten (zuerst ein Checkpoint)…</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+302"/>
+        <source>Choose where to train (&quot;Train on&quot;).</source>
+        <translation>Wählen Sie, wo trainiert wird („Trainieren auf“).</translation>
+    </message>
+    <message>
+        <location line="+69"/>
         <source>Runs are training</source>
         <translation>Läufe trainieren noch</translation>
     </message>
@@ -2879,7 +2898,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Läufe anhalten</translation>
     </message>
     <message>
-        <location line="+82"/>
+        <location line="+83"/>
         <source>New store</source>
         <translation>Neue Datenbank</translation>
     </message>
@@ -2905,7 +2924,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>TrainDeck</translation>
     </message>
     <message>
-        <location line="-397"/>
+        <location line="-352"/>
         <source>Language: %1.</source>
         <translation>Sprache: %1.</translation>
     </message>
@@ -2915,12 +2934,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>&amp;Benutzerhandbuch</translation>
     </message>
     <message>
-        <location line="+267"/>
+        <location line="+220"/>
         <source>Save them before you quit?</source>
         <translation>Vor dem Beenden speichern?</translation>
     </message>
     <message>
-        <location line="+59"/>
+        <location line="+61"/>
         <source>The user guide was not found (looked for %1). It is docs/guide.md in TrainDeck&apos;s sources; the package installs it in /usr/share/doc/traindeck.</source>
         <translation>Das Benutzerhandbuch wurde nicht gefunden (gesucht: %1). Es ist docs/guide.md in den Quellen von TrainDeck; das Paket installiert es unter /usr/share/doc/traindeck.</translation>
     </message>
@@ -2935,7 +2954,7 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>Benutzerhandbuch geöffnet: %1.</translation>
     </message>
     <message>
-        <location line="-557"/>
+        <location line="-510"/>
         <source>Run name:</source>
         <translation>Laufname:</translation>
     </message>
@@ -2950,12 +2969,12 @@ Seine Dateien bleiben auf der Festplatte.</translation>
         <translation>optional</translation>
     </message>
     <message>
-        <location line="+39"/>
+        <location line="+38"/>
         <source>The run name is refused: %1</source>
         <translation>Der Laufname wird abgelehnt: %1</translation>
     </message>
     <message numerus="yes">
-        <location line="-72"/>
+        <location line="-71"/>
         <source>%n other run(s) already train on this machine&apos;s CPU (%1): they and this run slow down, each to roughly 1/%2 of its speed alone</source>
         <translation>
             <numerusform>%n anderer Lauf trainiert schon auf der CPU dieses Rechners (%1): er und dieser Lauf werden langsamer, jeder auf etwa 1/%2 seiner Geschwindigkeit allein</numerusform>
@@ -3199,12 +3218,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+7"/>
-        <location line="+261"/>
+        <location line="+263"/>
         <source>0 (4 × d_model)</source>
         <translation>0 (4 × d_model)</translation>
     </message>
     <message>
-        <location line="-260"/>
+        <location line="-262"/>
         <source>(empty)</source>
         <translation>(leer)</translation>
     </message>
@@ -3228,12 +3247,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+139"/>
+        <location line="+141"/>
         <source>unknown</source>
         <translation>unbekannt</translation>
     </message>
     <message>
-        <location line="-134"/>
+        <location line="-136"/>
         <source>choose a dataset</source>
         <translation>einen Datensatz wählen</translation>
     </message>
@@ -3253,12 +3272,12 @@ Standard: %3</translation>
         <translation>%1 — %2</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+60"/>
         <source>0 (8/3 × d_model, rounded up to ffn_multiple_of)</source>
         <translation>0 (8/3 × d_model, aufgerundet auf ein Vielfaches von ffn_multiple_of)</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+9"/>
         <source>missing: prepare a dataset first (Data page), or choose one here</source>
         <translation>fehlt: zuerst einen Datensatz vorbereiten (Seite „Daten“) oder hier einen wählen</translation>
     </message>
@@ -3534,7 +3553,7 @@ Standard: %3</translation>
         <translation>`traindeck-engine devices` ist fehlgeschlagen (Exit-Code %1): %2</translation>
     </message>
     <message>
-        <location line="+98"/>
+        <location line="+103"/>
         <source>Your device catalogue was not read (%1); the built-in devices are shown.</source>
         <translation>Ihr Gerätekatalog wurde nicht gelesen (%1); die eingebauten Geräte werden angezeigt.</translation>
     </message>
@@ -3633,22 +3652,41 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RemoteRunController</name>
     <message>
-        <location filename="../gui/runs/remote_run_controller.cpp" line="+69"/>
         <source>No store is open.</source>
-        <translation>Keine Datenbank geöffnet.</translation>
+        <translation type="vanished">Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="+4"/>
         <source>No way to connect to nodes is set up (no connector).</source>
-        <translation>Es ist keine Möglichkeit eingerichtet, sich mit Knoten zu verbinden (kein Connector).</translation>
+        <translation type="vanished">Es ist keine Möglichkeit eingerichtet, sich mit Knoten zu verbinden (kein Connector).</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location filename="../gui/runs/remote_run_controller.cpp" line="+53"/>
+        <source>%1 / all %2 nodes (%3 ranks)</source>
+        <translation>%1 / alle %2 Knoten (%3 Ranks)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>1 GPU</source>
+        <translation>1 GPU</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 GPUs</source>
+        <translation>%1 GPUs</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <location line="+31"/>
         <source>The cluster %1 has no nodes: add them on the Clusters page.</source>
         <translation>Der Cluster %1 hat keine Knoten: Fügen Sie sie auf der Seite „Cluster“ hinzu.</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="-25"/>
         <source>The node has no host: set it in the cluster designer.</source>
         <translation>Der Knoten hat keinen Host: Tragen Sie ihn auf der Seite „Cluster“ ein.</translation>
     </message>
@@ -3658,12 +3696,11 @@ Standard: %3</translation>
         <translation>Der Knoten %1 kann nicht verwendet werden: %2. Beheben Sie das auf der Seite „Cluster“.</translation>
     </message>
     <message>
-        <location line="+18"/>
         <source>The training engine (traindeck-engine) was not found. Build it (cmake --build build) or set TRAINDECK_ENGINE to its path.</source>
-        <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie (cmake --build build) oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
+        <translation type="vanished">Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie (cmake --build build) oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+20"/>
         <source>An SSH run needs a cluster with at least one node.</source>
         <translation>Ein SSH-Lauf braucht einen Cluster mit mindestens einem Knoten.</translation>
     </message>
@@ -3673,18 +3710,103 @@ Standard: %3</translation>
         <translation>Der Cluster %1 hat keinen Knoten %2; wählen Sie erneut, wo trainiert wird.</translation>
     </message>
     <message>
-        <location line="+126"/>
-        <location line="+4"/>
+        <location line="+116"/>
+        <location line="+7"/>
         <source>Run %1 on %2: %3</source>
         <translation>Lauf %1 auf %2: %3</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <source>Run %1 is not followed here.</source>
+        <translation type="vanished">Lauf %1 wird hier nicht verfolgt.</translation>
+    </message>
+    <message>
+        <source>Run %1 is still running.</source>
+        <translation type="vanished">Lauf %1 läuft noch.</translation>
+    </message>
+    <message>
+        <source>Run %1 is not in this store.</source>
+        <translation type="vanished">Lauf %1 ist nicht in dieser Datenbank.</translation>
+    </message>
+    <message>
+        <source>Run %1 ran on this machine, not on a node.</source>
+        <translation type="vanished">Lauf %1 lief auf diesem Rechner, nicht auf einem Knoten.</translation>
+    </message>
+    <message>
+        <source>Run %1 ran on a %2 cluster: it resumes there.</source>
+        <translation type="vanished">Lauf %1 lief auf einem %2-Cluster: Er wird dort fortgesetzt.</translation>
+    </message>
+    <message>
+        <source>Run %1 has completed: start a new run to train further.</source>
+        <translation type="vanished">Lauf %1 ist abgeschlossen: Starten Sie einen neuen Lauf, um weiter zu trainieren.</translation>
+    </message>
+    <message>
+        <source>The training engine (traindeck-engine) was not found. Build it or set TRAINDECK_ENGINE to its path.</source>
+        <translation type="vanished">Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
+    </message>
+    <message>
+        <source>Checkpoints of run %1: %2</source>
+        <translation type="vanished">Checkpoints von Lauf %1: %2</translation>
+    </message>
+    <message>
+        <location line="-82"/>
+        <source>Run %1: its stored node is unreadable: %2</source>
+        <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
+    </message>
+    <message>
+        <source>A checkpoint of run %1 is being downloaded already.</source>
+        <translation type="vanished">Ein Checkpoint von Lauf %1 wird bereits heruntergeladen.</translation>
+    </message>
+    <message>
+        <source>Run %1 did not run on a node: its checkpoints are on this machine.</source>
+        <translation type="vanished">Lauf %1 lief nicht auf einem Knoten: Seine Checkpoints liegen auf diesem Rechner.</translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not a checkpoint name (step_ and 8 digits).</source>
+        <translation type="vanished">&apos;%1&apos; ist kein Checkpoint-Name (step_ und 8 Ziffern).</translation>
+    </message>
+    <message>
+        <source>Checkpoint of run %1: %2</source>
+        <translation type="vanished">Checkpoint von Lauf %1: %2</translation>
+    </message>
+    <message>
+        <source>the run folder %1 on %2 holds no complete checkpoint</source>
+        <translation type="vanished">der Laufordner %1 auf %2 enthält keinen vollständigen Checkpoint</translation>
+    </message>
+    <message>
+        <source>download cancelled</source>
+        <translation type="vanished">Download abgebrochen</translation>
+    </message>
+</context>
+<context>
+    <name>td::gui::RemoteTargetBase</name>
+    <message>
+        <location filename="../gui/runs/remote_target_base.cpp" line="+79"/>
+        <location line="+72"/>
+        <location line="+110"/>
+        <location line="+63"/>
+        <source>No store is open.</source>
+        <translation>Keine Datenbank geöffnet.</translation>
+    </message>
+    <message>
+        <location line="-241"/>
+        <location line="+68"/>
+        <location line="+110"/>
+        <location line="+64"/>
+        <source>No way to connect to nodes is set up (no connector).</source>
+        <translation>Es ist keine Möglichkeit eingerichtet, sich mit Knoten zu verbinden (kein Connector).</translation>
+    </message>
+    <message>
+        <location line="-202"/>
         <source>Run %1 is not followed here.</source>
         <translation>Lauf %1 wird hier nicht verfolgt.</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+7"/>
+        <source>stopping</source>
+        <translation>wird angehalten</translation>
+    </message>
+    <message>
+        <location line="+25"/>
         <location line="+17"/>
         <source>Run %1 is still running.</source>
         <translation>Lauf %1 läuft noch.</translation>
@@ -3700,49 +3822,37 @@ Standard: %3</translation>
         <translation>Lauf %1 lief auf diesem Rechner, nicht auf einem Knoten.</translation>
     </message>
     <message>
-        <location line="+2"/>
-        <source>Run %1 ran on a %2 cluster: it resumes there.</source>
-        <translation>Lauf %1 lief auf einem %2-Cluster: Er wird dort fortgesetzt.</translation>
+        <location line="+3"/>
+        <source>Run %1 ran on a %2 target: it resumes there.</source>
+        <translation>Lauf %1 lief auf einem Ziel der Art %2: Er wird dort fortgesetzt.</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+3"/>
         <source>Run %1 has completed: start a new run to train further.</source>
         <translation>Lauf %1 ist abgeschlossen: Starten Sie einen neuen Lauf, um weiter zu trainieren.</translation>
     </message>
     <message>
-        <location line="+3"/>
-        <source>The training engine (traindeck-engine) was not found. Build it or set TRAINDECK_ENGINE to its path.</source>
-        <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
-    </message>
-    <message>
-        <location line="+167"/>
-        <location line="+21"/>
-        <source>Checkpoints of run %1: %2</source>
-        <translation>Checkpoints von Lauf %1: %2</translation>
-    </message>
-    <message>
-        <location line="-333"/>
-        <location line="+239"/>
-        <source>Run %1: its stored node is unreadable: %2</source>
-        <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
-    </message>
-    <message>
-        <location line="+21"/>
-        <source>A checkpoint of run %1 is being downloaded already.</source>
-        <translation>Ein Checkpoint von Lauf %1 wird bereits heruntergeladen.</translation>
-    </message>
-    <message>
-        <location line="-28"/>
+        <location line="+65"/>
         <source>Run %1 did not run on a node: its checkpoints are on this machine.</source>
         <translation>Lauf %1 lief nicht auf einem Knoten: Seine Checkpoints liegen auf diesem Rechner.</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+7"/>
+        <source>Run %1: its stored node is unreadable: %2</source>
+        <translation>Lauf %1: Sein gespeicherter Knoten ist nicht lesbar: %2</translation>
+    </message>
+    <message>
+        <location line="+20"/>
         <source>&apos;%1&apos; is not a checkpoint name (step_ and 8 digits).</source>
         <translation>&apos;%1&apos; ist kein Checkpoint-Name (step_ und 8 Ziffern).</translation>
     </message>
     <message>
-        <location line="+20"/>
+        <location line="+4"/>
+        <source>A checkpoint of run %1 is being downloaded already.</source>
+        <translation>Ein Checkpoint von Lauf %1 wird bereits heruntergeladen.</translation>
+    </message>
+    <message>
+        <location line="+16"/>
         <source>Checkpoint of run %1: %2</source>
         <translation>Checkpoint von Lauf %1: %2</translation>
     </message>
@@ -3755,6 +3865,12 @@ Standard: %3</translation>
         <location line="+17"/>
         <source>download cancelled</source>
         <translation>Download abgebrochen</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <location line="+23"/>
+        <source>Checkpoints of run %1: %2</source>
+        <translation>Checkpoints von Lauf %1: %2</translation>
     </message>
 </context>
 <context>
@@ -4019,13 +4135,18 @@ Standard: %3</translation>
         <translation>model.vocab_size ist %1, aber der Tokenizer des Datensatzes &apos;%2&apos; hat %3 Tokens: Setzen Sie vocab_size auf %3.</translation>
     </message>
     <message>
-        <location line="+10"/>
-        <location line="+126"/>
+        <location line="+9"/>
+        <source>This machine</source>
+        <translation>Dieser Rechner</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <location line="+116"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-113"/>
+        <location line="-103"/>
         <source>Cannot create the run folder &apos;%1&apos; (%2): check that its parent is writable.</source>
         <translation>Der Laufordner &apos;%1&apos; kann nicht angelegt werden (%2): Prüfen Sie, ob der übergeordnete Ordner beschreibbar ist.</translation>
     </message>
@@ -4045,12 +4166,12 @@ Standard: %3</translation>
         <translation>Lauf %1: Sein Engine-Prozess %2 existiert nicht mehr.</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="-88"/>
         <source>This machine&apos;s target cannot start a run on cluster %1.</source>
         <translation>Das Ziel „dieser Rechner“ kann keinen Lauf auf dem Cluster %1 starten.</translation>
     </message>
     <message>
-        <location line="+30"/>
+        <location line="+125"/>
         <location line="+17"/>
         <source>Run %1 is still running.</source>
         <translation>Lauf %1 läuft noch.</translation>
@@ -4079,15 +4200,30 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunTarget</name>
     <message>
-        <location filename="../gui/runs/run_targets.cpp" line="+18"/>
+        <location filename="../gui/runs/run_targets.cpp" line="+21"/>
         <source>The run name is refused: %1</source>
         <translation>Der Laufname wird abgelehnt: %1</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Run %1&apos;s checkpoints are not kept away from this machine: the Checkpoints tab reads them here.</source>
+        <translation>Die Checkpoints von Lauf %1 liegen auf diesem Rechner: Der Reiter Checkpoints liest sie hier.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run %1&apos;s checkpoints are on this machine already.</source>
+        <translation>Die Checkpoints von Lauf %1 liegen bereits auf diesem Rechner.</translation>
+    </message>
+    <message>
+        <location filename="../gui/runs/remote_target_base.cpp" line="-321"/>
+        <source>The training engine (traindeck-engine) was not found. Build it (cmake --build build) or set TRAINDECK_ENGINE to its path.</source>
+        <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie (cmake --build build) oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
 </context>
 <context>
     <name>td::gui::RunTargets</name>
     <message>
-        <location line="+57"/>
+        <location filename="../gui/runs/run_targets.cpp" line="+79"/>
         <source>Nothing here can start a run on a target of kind &quot;%1&quot;.</source>
         <translation>Hier kann nichts einen Lauf auf einem Ziel der Art „%1“ starten.</translation>
     </message>
@@ -4097,24 +4233,44 @@ Standard: %3</translation>
         <translation>Lauf %1 läuft nicht hier.</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+21"/>
         <source>Run %1 is still running.</source>
         <translation>Lauf %1 läuft noch.</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+7"/>
+        <source>Run %1 cannot be resumed: </source>
+        <translation>Lauf %1 kann nicht fortgesetzt werden: </translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Checkpoints of run %1: </source>
+        <translation>Checkpoints von Lauf %1: </translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>A checkpoint of run %1 is being downloaded already.</source>
+        <translation>Ein Checkpoint von Lauf %1 wird bereits heruntergeladen.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Checkpoint of run %1: </source>
+        <translation>Checkpoint von Lauf %1: </translation>
+    </message>
+    <message>
+        <location line="-51"/>
+        <location line="+19"/>
         <source>No store is open.</source>
         <translation>Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="-13"/>
         <source>Run %1 ran on a target of kind &quot;%2&quot;, which this TrainDeck cannot reach.</source>
         <translation>Lauf %1 lief auf einem Ziel der Art „%2“, das dieses TrainDeck nicht erreicht.</translation>
     </message>
     <message>
-        <location line="+5"/>
         <source>Run %1 cannot be resumed: %2</source>
-        <translation>Lauf %1 kann nicht fortgesetzt werden: %2</translation>
+        <translation type="vanished">Lauf %1 kann nicht fortgesetzt werden: %2</translation>
     </message>
 </context>
 <context>
@@ -4205,18 +4361,18 @@ Standard: %3</translation>
 <context>
     <name>td::gui::RunView</name>
     <message>
-        <location filename="../gui/app/run_view.cpp" line="+75"/>
-        <location line="+387"/>
+        <location filename="../gui/app/run_view.cpp" line="+72"/>
+        <location line="+340"/>
         <source>No run selected. Start one from the Design page, or pick one in the sidebar.</source>
         <translation>Kein Lauf ausgewählt. Starten Sie einen auf der Seite „Entwurf“ oder wählen Sie einen in der Seitenleiste.</translation>
     </message>
     <message>
-        <location line="-252"/>
+        <location line="-205"/>
         <source>Download the newest checkpoint into</source>
         <translation>Neuesten Checkpoint herunterladen nach</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+14"/>
         <source>Stop</source>
         <translation>Anhalten</translation>
     </message>
@@ -4232,12 +4388,12 @@ Standard: %3</translation>
     </message>
     <message>
         <location line="+1"/>
-        <location line="+291"/>
+        <location line="+247"/>
         <source>Continue from the newest checkpoint</source>
         <translation>Vom neuesten Checkpoint aus fortsetzen</translation>
     </message>
     <message>
-        <location line="-290"/>
+        <location line="-246"/>
         <source>Generated samples appear here with their step (train.sample_interval).</source>
         <translation>Erzeugte Samples erscheinen hier mit ihrem Schritt (train.sample_interval).</translation>
     </message>
@@ -4332,7 +4488,7 @@ Standard: %3</translation>
         <translation>Den neuesten Checkpoint des Laufs von seinem Knoten in einen Ordner auf diesem Rechner kopieren</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+35"/>
         <source>downloading the checkpoint</source>
         <translation>Checkpoint wird heruntergeladen</translation>
     </message>
@@ -4342,7 +4498,7 @@ Standard: %3</translation>
         <translation>Checkpoint in %1 gespeichert</translation>
     </message>
     <message>
-        <location line="+97"/>
+        <location line="+28"/>
         <source>connecting to %1</source>
         <translation>Verbindung zu %1 wird hergestellt</translation>
     </message>
@@ -4352,23 +4508,22 @@ Standard: %3</translation>
         <translation>%1 von %2 MB</translation>
     </message>
     <message>
-        <location line="+1"/>
-        <location line="+18"/>
+        <location line="+13"/>
         <source>Node %1</source>
         <translation>Knoten %1</translation>
     </message>
     <message>
-        <location line="-10"/>
+        <location line="+0"/>
         <source>Cluster %1</source>
         <translation>Cluster %1</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+4"/>
         <source>not followed</source>
         <translation>nicht verfolgt</translation>
     </message>
     <message>
-        <location line="+92"/>
+        <location line="+99"/>
         <source>Run %1 (starting…)</source>
         <translation>Lauf %1 (startet…)</translation>
     </message>
@@ -5020,18 +5175,15 @@ Standard: %3</translation>
 <context>
     <name>td::gui::SlurmTarget</name>
     <message>
-        <location filename="../gui/runs/slurm_target.cpp" line="-143"/>
-        <location line="+152"/>
         <source>No store is open.</source>
-        <translation>Keine Datenbank geöffnet.</translation>
+        <translation type="vanished">Keine Datenbank geöffnet.</translation>
     </message>
     <message>
-        <location line="-151"/>
         <source>No way to reach the cluster&apos;s login node is set up.</source>
-        <translation>Es ist kein Weg zum Login-Knoten des Clusters eingerichtet.</translation>
+        <translation type="vanished">Es ist kein Weg zum Login-Knoten des Clusters eingerichtet.</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location filename="../gui/runs/slurm_target.cpp" line="-119"/>
         <source>This is not a Slurm cluster.</source>
         <translation>Dies ist kein Slurm-Cluster.</translation>
     </message>
@@ -5041,57 +5193,63 @@ Standard: %3</translation>
         <translation>Der Cluster %1 kann nicht verwendet werden: %2</translation>
     </message>
     <message>
-        <location line="+6"/>
-        <location line="+166"/>
         <source>The training engine (traindeck-engine) was not found. Build it or set TRAINDECK_ENGINE to its path.</source>
-        <translation>Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
+        <translation type="vanished">Die Trainings-Engine (traindeck-engine) wurde nicht gefunden. Bauen Sie sie oder setzen Sie TRAINDECK_ENGINE auf ihren Pfad.</translation>
     </message>
     <message>
-        <location line="-135"/>
+        <location line="-33"/>
+        <source>%1 nodes × %2 GPUs</source>
+        <translation>%1 Knoten × %2 GPUs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 CPU nodes</source>
+        <translation>%1 CPU-Knoten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 (Slurm, %2)</source>
+        <translation>%1 (Slurm, %2)</translation>
+    </message>
+    <message>
+        <location line="+57"/>
         <source>preparing</source>
         <translation>wird vorbereitet</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+22"/>
         <source>job %1 submitted</source>
         <translation>Job %1 eingereicht</translation>
     </message>
     <message>
-        <location line="+41"/>
-        <location line="+5"/>
+        <location line="+40"/>
+        <location line="+7"/>
         <source>Run %1 on %2: %3</source>
         <translation>Lauf %1 auf %2: %3</translation>
     </message>
     <message>
-        <location line="+14"/>
         <source>Run %1 is not followed here.</source>
-        <translation>Lauf %1 wird hier nicht verfolgt.</translation>
+        <translation type="vanished">Lauf %1 wird hier nicht verfolgt.</translation>
     </message>
     <message>
-        <location line="+6"/>
         <source>stopping</source>
-        <translation>wird angehalten</translation>
+        <translation type="vanished">wird angehalten</translation>
     </message>
     <message>
-        <location line="+29"/>
-        <location line="+16"/>
         <source>Run %1 is still running.</source>
-        <translation>Lauf %1 läuft noch.</translation>
+        <translation type="vanished">Lauf %1 läuft noch.</translation>
     </message>
     <message>
-        <location line="-4"/>
         <source>Run %1 is not in this store.</source>
-        <translation>Lauf %1 ist nicht in dieser Datenbank.</translation>
+        <translation type="vanished">Lauf %1 ist nicht in dieser Datenbank.</translation>
     </message>
     <message>
-        <location line="+2"/>
         <source>Run %1 did not run on a Slurm cluster.</source>
-        <translation>Lauf %1 lief nicht auf einem Slurm-Cluster.</translation>
+        <translation type="vanished">Lauf %1 lief nicht auf einem Slurm-Cluster.</translation>
     </message>
     <message>
-        <location line="+4"/>
         <source>Run %1 has completed: start a new run to train further.</source>
-        <translation>Lauf %1 ist abgeschlossen: Starten Sie einen neuen Lauf, um weiter zu trainieren.</translation>
+        <translation type="vanished">Lauf %1 ist abgeschlossen: Starten Sie einen neuen Lauf, um weiter zu trainieren.</translation>
     </message>
 </context>
 <context>

@@ -22,7 +22,7 @@
 #include "gui/core/store_client.h"
 #include "gui/look/icons.h"
 #include "gui/runs/checkpoint_jobs.h"
-#include "gui/runs/remote_run_controller.h"
+#include "gui/runs/run_targets.h"
 #include "store/store.h"
 
 namespace td::gui {
@@ -132,11 +132,12 @@ void CheckpointsTab::setStoreClient(StoreClient* store) {
   setRun(QString());
 }
 
-void CheckpointsTab::setRemoteRunController(RemoteRunController* remote) {
+void CheckpointsTab::setRunTargets(RunTargets* targets) {
   if (remote_) disconnect(remote_, nullptr, this, nullptr);
-  remote_ = remote;
-  if (!remote) return;
-  connect(remote, &RemoteRunController::checkpointsListed, this,
+  remote_ = targets;
+  if (!targets) return;
+  RunTarget* remote = targets;
+  connect(remote, &RunTarget::checkpointsListed, this,
           [this](const QString& id, const QList<RemoteCheckpointEntry>& entries) {
             if (id != run_ || !remote_run_) return;
             rows_.clear();
@@ -153,11 +154,11 @@ void CheckpointsTab::setRemoteRunController(RemoteRunController* remote) {
             showRows();
             emit reloaded();
           });
-  connect(remote, &RemoteRunController::checkpointProgress, this, [this](const QString& id, qint64 done, qint64 total) {
+  connect(remote, &RunTarget::checkpointProgress, this, [this](const QString& id, qint64 done, qint64 total) {
     if (id != run_ || pending_.isEmpty()) return;
     note_->setText(tr("Downloading %1: %2 of %3 MB").arg(pending_.front().first).arg(done / 1e6, 0, 'f', 1).arg(total / 1e6, 0, 'f', 1));
   });
-  connect(remote, &RemoteRunController::checkpointDownloaded, this, [this](const QString& id, const QString& path) {
+  connect(remote, &RunTarget::checkpointFetched, this, [this](const QString& id, const QString& path) {
     if (id != run_) return;
     const QString name = QFileInfo(path).fileName();
     for (auto it = pending_.begin(); it != pending_.end();) {
@@ -174,13 +175,13 @@ void CheckpointsTab::setRemoteRunController(RemoteRunController* remote) {
     if (!pending_.isEmpty() && remote_) {
       QString err;
       const QString next = pending_.front().first;
-      if (!remote_->downloadCheckpoint(run_, QDir(remoteCacheRoot()).filePath(run_), &err, next)) note_->setText(err);
+      if (!remote_->fetchCheckpoint(run_, QDir(remoteCacheRoot()).filePath(run_), next, &err)) note_->setText(err);
     }
   });
-  connect(remote, &RemoteRunController::error, this, [this](const QString& message) {
+  connect(remote, &RunTarget::error, this, [this](const QString& message) {
     // error() names no run: a failed listing or download of ours is one that is no longer going on.
     if (remote_run_ && remote_ && !remote_->isListing(run_) && rows_.isEmpty()) note_->setText(message);
-    if (pending_.isEmpty() || (remote_ && remote_->isDownloading(run_))) return;
+    if (pending_.isEmpty() || (remote_ && remote_->isFetching(run_))) return;
     auto waiting = pending_;
     pending_.clear();
     note_->setText(message);
@@ -369,7 +370,7 @@ void CheckpointsTab::withLocalCheckpoint(const Row& row, Ready ready) {
   pending_.push_back({row.name, ready});
   if (!first) return;  // started when the one before it is done
   QString err;
-  if (!remote_->downloadCheckpoint(run_, cache, &err, row.name)) {
+  if (!remote_->fetchCheckpoint(run_, cache, row.name, &err)) {
     pending_.removeLast();
     note_->setText(err);
     ready(QString(), err);

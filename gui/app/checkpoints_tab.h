@@ -7,8 +7,8 @@
 // the run wrote. Kept = the marker <run>/checkpoints/step_NNNNNNNN.keep (engine/checkpoint/keep.h:
 // prune_checkpoints never deletes it).
 // Remote runs (the store has their remote_runs row): the rows are the node's listing
-// (RemoteRunController::listCheckpoints); Generate and Export first download the chosen checkpoint
-// into a local cache folder (<cache>/checkpoints/<run>/step_NNNNNNNN, reused when there) and run on
+// (RunTarget::listCheckpoints, asked of the run targets); Generate and Export first fetch the
+// chosen checkpoint into a local cache folder (<cache>/checkpoints/<run>/step_NNNNNNNN, reused when there) and run on
 // that copy. Keep and Delete are for local checkpoints only.
 //
 // Threading rule: GUI thread. Store reads and the disk checks run as one StoreClient job; a delete
@@ -29,7 +29,7 @@ namespace td::gui {
 
 class ExportDialog;
 class GenerateDialog;
-class RemoteRunController;
+class RunTargets;
 struct RemoteCheckpointEntry;
 class StoreClient;
 
@@ -49,7 +49,9 @@ class CheckpointsTab : public QWidget {
 
   explicit CheckpointsTab(StoreClient* store, QWidget* parent = nullptr);
   void setStoreClient(StoreClient* store);
-  void setRemoteRunController(RemoteRunController* remote);
+  /// Lists and fetches the checkpoints of runs that trained away from this machine (the
+  /// router: RunTargets). nullptr: such runs show a note instead of rows.
+  void setRunTargets(RunTargets* targets);
   /// Shows `run_id` ("" = none) and loads its rows.
   void setRun(const QString& run_id);
   /// Reads the rows again (RunView calls this on its coalesced ingest refresh).
@@ -97,7 +99,7 @@ class CheckpointsTab : public QWidget {
   void giveCheckpoint(Dialog* d, const Row& r);  // GenerateDialog or ExportDialog
 
   QPointer<StoreClient> store_;
-  QPointer<RemoteRunController> remote_;
+  QPointer<RunTargets> remote_;  // lists and fetches the checkpoints of runs that trained away from here
   QString run_, root_, run_dir_, data_dir_;
   bool remote_run_ = false;
   bool training_ = false;

@@ -54,10 +54,9 @@
 #include "gui/runs/alert_watch.h"
 #include "gui/runs/experiments_model.h"
 #include "gui/runs/rank_logs.h"
-#include "gui/runs/remote_run_controller.h"
+#include "gui/app/train_on_model.h"
 #include "gui/runs/run_controller.h"
 #include "gui/runs/run_targets.h"
-#include "gui/runs/slurm_target.h"
 #include "store/plan_measured.h"
 #include "store/store.h"
 
@@ -82,12 +81,7 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
   // dialogs while a worker thread waits; remote runs deployed and followed on workers.
   prompter_ = std::make_unique<WidgetPrompter>(this);
   access_ = new NodeAccess(SecretStore::system(), prompter_.get(), this);
-  targets_ = new RunTargets(this);
-  runs_ = new RunController(nullptr);
-  targets_->add(runs_);
-  remote_runs_ = new RemoteRunController(nullptr, access_->connector());
-  targets_->add(remote_runs_);
-  targets_->add(new SlurmTarget(nullptr, access_->connector()));
+  targets_ = make_targets(access_->connector(), this);
   // Seconds a stopping engine gets (SIGTERM: finish the step, checkpoint) before SIGKILL.
   targets_->setKillTimeoutMs(QSettings().value(QStringLiteral("run/kill_timeout_s"), 30).toInt() * 1000);
   experiments_->setRunActivePredicate([this](const QString& id) { return targets_->isActive(id); });
@@ -124,8 +118,7 @@ MainWindow::MainWindow(const QString& store_path, const QString& demo_dataset, Q
 
 MainWindow::~MainWindow() {
   // Remote runs keep training on their nodes; no dialog may open from a worker from here on.
-  delete remote_runs_;
-  remote_runs_ = nullptr;
+  targets_->detachAll();  // every node's task ends here (RemoteTask::kJoinWaitMs at most)
   access_->setPrompter(nullptr);
 }
 
@@ -165,6 +158,8 @@ void MainWindow::buildPanels() {
   train_on_->setToolTip(tr("This machine, a node of a cluster saved on the Clusters page, or all its nodes "
                             "(deployed over SSH; one rank per GPU, one per CPU node)"));
   train_on_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  train_on_model_ = new TrainOnModel(targets_, train_on_);
+  train_on_->setModel(train_on_model_);
   train_on_label->setBuddy(train_on_);
   start_row->addWidget(train_on_label);
   start_row->addWidget(train_on_);
@@ -180,12 +175,10 @@ void MainWindow::buildPanels() {
   designer_->planner()->probeDevices();  // the device list: cpu and the GPUs the engine sees
 
   data_ = new DataPanel(store_.get(), pages_);
-  run_view_ = new RunView(store_.get(), runs_, pages_);
+  run_view_ = new RunView(store_.get(), targets_, pages_);
   compare_ = new CompareView(store_.get(), pages_);
   compare_dashboard_ = new Dashboard(store_.get(), compare_);
   compare_->setChartsWidget(compare_dashboard_);
-  run_view_->setRemoteRunController(remote_runs_);
-  run_view_->setRunTargets(targets_);
   run_view_->setRankLogs(new RankLogs(nullptr, access_->connector(), this));
   clusters_ = new ClusterDesigner(store_.get(), access_, pages_);
   connect(clusters_->clusterList(), &ClusterList::changed, this, &MainWindow::rebuildTargets);
@@ -222,8 +215,13 @@ void MainWindow::buildPanels() {
     }
   });
   connect(sidebar_, &Sidebar::runActivated, this, [this](const QString& id) { showRuns({id}); });
-  connect(run_view_, &RunView::stopRequested, this, [this] { stopCurrentRun(); });
-  connect(run_view_, &RunView::resumeRequested, this, [this] { resumeCurrentRun(); });
+  connect(run_view_, &RunView::stopAsked, this, [this](const QString& id) {
+    const QString host = targets_->files(id).host;
+    statusBar()->showMessage(
+        host.isEmpty() ? tr("Stopping run %1 at the end of its step (checkpoint first)…").arg(id)
+                       : tr("Stopping run %1 on its node at the end of its step (checkpoint first)…").arg(id),
+        8000);
+  });
 
   // The designer offers the registered datasets; a prepared or chosen one becomes data.path,
   // and its tokenizer's vocab_size the model's.
@@ -242,12 +240,9 @@ void MainWindow::buildPanels() {
   });
 
   connect(experiments_, &ExperimentsModel::error, this, &MainWindow::showError);
-  // Every target's runs (gui/runs/run_targets.h). RunView shows a remote run's deploy
-  // progress, node, connection state and log itself (setRemoteRunController); a local run's
-  // rows and log are handed to it here.
+  // Every target's runs (gui/runs/run_targets.h). RunView follows the shown run's rows, log,
+  // state and end itself (through the same router).
   connect(targets_, &RunTarget::error, this, &MainWindow::showError);
-  connect(runs_, &RunController::runIngested, run_view_, [this](const QString& id, qint64) { run_view_->onIngested(id); });
-  connect(runs_, &RunController::logAppended, run_view_, &RunView::appendLog);
   connect(targets_, &RunTarget::runIngested, this, [this](const QString& id, qint64) {
     if (compare_dashboard_->runs().contains(id)) compare_dashboard_->refresh();
   });
@@ -272,10 +267,6 @@ void MainWindow::buildPanels() {
   });
   connect(targets_, &RunTarget::runEnded, this, [this](const QString& id, const QString& status) {
     experiments_->reload();
-    if (run_view_->run() == id) {
-      run_view_->onIngested(id);
-      run_view_->updateStatus();
-    }
     statusBar()->showMessage(tr("Run %1 ended: %2.").arg(id, runStatusText(status)), 8000);
     updateMeasuredMfu();
   });
@@ -420,9 +411,9 @@ void MainWindow::openStore(const QString& path) {
   candidate->exec(
       this, [](td::store::Store&) {},
       [this, candidate, path] {
-        runs_->detachAll();  // the old store's runs keep training; they re-attach when it is reopened
+        // The old store's runs keep training; they re-attach when it is reopened.
         experiments_->setStoreClient(nullptr);
-        runs_->setStoreClient(nullptr);  // (the other targets move in wireStore)
+        targets_->setStoreClient(nullptr);  // wireStore attaches them to the new one
         candidate->setParent(nullptr);
         // Compare shows the old store's runs: empty until runs of this store are chosen.
         compare_->setRuns({});
@@ -495,11 +486,10 @@ void MainWindow::updateStartEnabled() {
 
 void MainWindow::startRunAsked() {
   // A Slurm run shows its batch script first; Cancel submits nothing.
-  const QStringList target = train_on_->currentData().toStringList();
-  if (target.size() == 2 && target[1] == QLatin1String("slurm")) {
-    const auto cluster = clusters_->clusterList()->cluster(target[0]);
-    if (cluster && cluster->is_slurm() && !SlurmSubmitDialog::confirm(*cluster, this)) return;
-  }
+  const PlacementChoice* choice = train_on_model_->choice(train_on_->currentIndex());
+  if (choice && choice->placement.cluster && choice->placement.cluster->is_slurm() &&
+      !SlurmSubmitDialog::confirm(*choice->placement.cluster, this))
+    return;
   QString error;
   if (startRun(&error).isEmpty()) showError(error);
 }
@@ -526,24 +516,15 @@ QString MainWindow::startRun(QString* error) {
       return {};
     }
   }
-  // {} or {cluster, node index} or {cluster, "all"} (every node: a multi-node run)
-  const QStringList target = train_on_->currentData().toStringList();
-  RunPlacement placement;
-  if (target.size() == 2) {
-    const auto cluster = clusters_->clusterList()->cluster(target[0]);
-    const bool slurm = target[1] == QLatin1String("slurm");
-    const bool all = target[1] == QLatin1String("all");
-    const int node = all || slurm ? -1 : target[1].toInt();
-    if (!cluster || slurm != cluster->is_slurm() ||
-        (slurm ? false : all ? cluster->nodes.size() < 2 : node < 0 || node >= int(cluster->nodes.size()))) {
-      if (error) *error = tr("The cluster %1 has changed; choose where to train again.").arg(target[0]);
-      rebuildTargets();
-      return {};
-    }
-    placement.cluster = *cluster;
-    placement.node = node;
+  // The chosen "Train on" entry; rebuilt whenever the saved clusters change, so its cluster is
+  // the one saved now.
+  const PlacementChoice* choice = train_on_model_->choice(train_on_->currentIndex());
+  if (!choice) {
+    if (error) *error = tr("Choose where to train (\"Train on\").");
+    return {};
   }
-  const QStringList busy = runs_->activeRuns();  // before this one starts
+  const RunPlacement placement = choice->placement;
+  const QStringList busy = localRuns();  // before this one starts
   const QString id = targets_->start(placement, experiment, designer_->config(), name, error);
   if (!id.isEmpty() && placement.cluster) {
     // The Run page shows the deploy's progress until the engine trains on the node.
@@ -567,62 +548,23 @@ void MainWindow::rebuildTargets() {
   const QString current = train_on_->count() ? train_on_->currentText()
                                              : QSettings().value(QStringLiteral("run/target")).toString();
   QSignalBlocker block(train_on_);
-  train_on_->clear();
-  train_on_->addItem(icon(QStringLiteral("run")), ClusterList::localName());
+  QList<td::remote::ClusterSpec> clusters;
   ClusterList* list = clusters_->clusterList();
-  for (const QString& name : list->names()) {
-    const auto c = list->cluster(name);
-    if (!c) continue;
-    if (c->is_slurm()) {  // Slurm places the ranks: one entry for the cluster
-      const auto& sl = c->slurm;
-      const QString what = sl.gpus_per_node > 0 ? tr("%1 nodes × %2 GPUs").arg(sl.nodes).arg(sl.gpus_per_node)
-                                                : tr("%1 CPU nodes").arg(sl.nodes);
-      train_on_->addItem(icon(QStringLiteral("remote")), tr("%1 (Slurm, %2)").arg(name, what),
-                         QStringList{name, QStringLiteral("slurm")});
-      continue;
-    }
-    // Every node at once: one rank per GPU, or one per CPU node. A cluster mixing GPU and CPU
-    // nodes cannot train as one run (remote/multinode.h refuses it), so it gets no such entry.
-    int gpu_nodes = 0;
-    for (const auto& n : c->nodes) gpu_nodes += n.gpus > 0 ? 1 : 0;
-    const bool mixed = gpu_nodes > 0 && gpu_nodes < (int)c->nodes.size();
-    if (c->nodes.size() > 1 && !mixed) {
-      int ranks = 0;
-      for (const auto& n : c->nodes) ranks += n.gpus > 0 ? n.gpus : 1;
-      train_on_->addItem(icon(QStringLiteral("remote")),
-                         tr("%1 / all %2 nodes (%3 ranks)").arg(name).arg(c->nodes.size()).arg(ranks),
-                         QStringList{name, QStringLiteral("all")});
-    }
-    for (size_t i = 0; i < c->nodes.size(); ++i) {
-      const auto& n = c->nodes[i];
-      const QString node = QString::fromStdString(n.display_name());
-      const QString what = n.gpus == 1 ? tr("1 GPU") : n.gpus > 1 ? tr("%1 GPUs").arg(n.gpus) : tr("CPU");
-      train_on_->addItem(icon(QStringLiteral("remote")), QStringLiteral("%1 / %2 (%3)").arg(name, node, what),
-                         QStringList{name, QString::number(i)});
-    }
-  }
-  const int at = train_on_->findText(current);
+  for (const QString& name : list->names())
+    if (const auto c = list->cluster(name)) clusters.push_back(*c);
+  train_on_model_->setClusters(clusters);
+  const int at = train_on_model_->rowOf(current);
   train_on_->setCurrentIndex(at >= 0 ? at : 0);
 }
 
-void MainWindow::stopCurrentRun() {
-  QString error;
-  const QString id = run_view_->run();
-  if (id.isEmpty()) return;
-  if (!targets_->stop(id, &error)) return showError(error);
-  const QString host = targets_->files(id).host;
-  statusBar()->showMessage(
-      host.isEmpty() ? tr("Stopping run %1 at the end of its step (checkpoint first)…").arg(id)
-                     : tr("Stopping run %1 on its node at the end of its step (checkpoint first)…").arg(id),
-      8000);
+QStringList MainWindow::localRuns() const {
+  const RunTarget* here = targets_->target(QStringLiteral("local"));
+  return here ? here->activeRuns() : QStringList{};
 }
 
-void MainWindow::resumeCurrentRun() {
-  QString error;
-  const QString id = run_view_->run();
-  if (id.isEmpty()) return;
-  if (!targets_->resume(id, &error)) showError(error);
-}
+void MainWindow::stopCurrentRun() { run_view_->requestStop(); }
+
+void MainWindow::resumeCurrentRun() { run_view_->requestResume(); }
 
 void MainWindow::showRuns(const QStringList& run_ids) {
   if (run_ids.size() == 1) {
@@ -643,7 +585,8 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     clusters_->confirmDiscard(tr("Save them before you quit?"), [this] { QTimer::singleShot(0, this, &QWidget::close); });
     return;
   }
-  const QStringList active = runs_->activeRuns();
+  // Runs on this machine (runs on nodes and clusters go on whatever is chosen here).
+  const QStringList active = localRuns();
   CloseAction action = close_action_;
   if (!active.isEmpty() && action == CloseAction::Ask) {
     QMessageBox box(QMessageBox::Question, tr("Runs are training"),
@@ -662,8 +605,9 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     else
       return event->ignore();
   }
-  if (action == CloseAction::StopRuns) runs_->stopAll();
-  runs_->detachAll();
+  if (action == CloseAction::StopRuns)
+    if (RunTarget* here = targets_->target(QStringLiteral("local"))) here->stopAll();
+  targets_->detachAll();
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/state"), saveState());

@@ -1,10 +1,11 @@
 // MainWindow: wires the panels together — sidebar (experiments and runs), Design (model
 // designer with live estimates), Data (prepare), Run (live dashboard, samples, log), Compare
-// (overlaid curves, summary, config diff) — and owns the store connection, the run controller
-// and the settings (recent stores, geometry, theme, language).
+// (overlaid curves, summary, config diff) — and owns the store connection, the run targets
+// (make_targets: the router is all it holds of them) and the settings (recent stores,
+// geometry, theme, language).
 //
 // Threading rule: GUI thread only; it holds no SQL and no process handling itself: StoreClient,
-// RunController and the panels' models do that work on their threads.
+// the run targets and the panels' models do that work on their threads.
 #pragma once
 
 #include <QElapsedTimer>
@@ -28,13 +29,12 @@ class ClusterDesigner;
 class CompareView;
 class Dashboard;
 class NodeAccess;
-class RemoteRunController;
 class WidgetPrompter;
 class DataPanel;
 class ExperimentsModel;
 class ModelDesigner;
-class RunController;
 class RunTargets;
+class TrainOnModel;
 class RunView;
 class Sidebar;
 class StoreClient;
@@ -90,11 +90,10 @@ class MainWindow : public QMainWindow {
   /// Every run target (this machine, SSH nodes and clusters): Start run, Stop and Resume go
   /// through it.
   RunTargets* runTargets() const { return targets_; }
-  RunController* runController() const { return runs_; }
-  RemoteRunController* remoteRunController() const { return remote_runs_; }
   ClusterDesigner* clusterDesigner() const { return clusters_; }
   NodeAccess* nodeAccess() const { return access_; }
-  /// "Train on" beside Start run: item 0 is this machine, then "cluster / node" per saved node.
+  /// "Train on" beside Start run (rows: TrainOnModel): item 0 is this machine, then each saved
+  /// cluster's entries.
   QComboBox* trainOn() const { return train_on_; }
   /// The run name field beside Start run (empty: the suggestion in its placeholder is used).
   QLineEdit* runNameField() const { return run_name_; }
@@ -130,17 +129,18 @@ class MainWindow : public QMainWindow {
   void newStoreDialog();
   /// Refills "Train on" from the saved clusters, keeping the current choice where it still exists.
   void rebuildTargets();
+  /// Runs training on this machine now (the local target's).
+  QStringList localRuns() const;
   void openStoreDialog();
 
   std::unique_ptr<StoreClient> store_;
   ExperimentsModel* experiments_ = nullptr;
-  RunTargets* targets_ = nullptr;  // every run target; owns runs_ and remote_runs_
-  RunController* runs_ = nullptr;
+  RunTargets* targets_ = nullptr;  // every run target (make_targets)
   std::unique_ptr<WidgetPrompter> prompter_;  // before access_: NodeAccess asks through it
   NodeAccess* access_ = nullptr;
-  RemoteRunController* remote_runs_ = nullptr;
   ClusterDesigner* clusters_ = nullptr;
   QComboBox* train_on_ = nullptr;
+  TrainOnModel* train_on_model_ = nullptr;  // train_on_'s rows
   QLineEdit* run_name_ = nullptr;   // beside Start run; empty: suggested_name_
   FirstStart* first_start_ = nullptr;  // the demo set-up and the wait behind isReady()
   QString suggested_name_;          // Store::suggest_run_name for the design and experiment

@@ -37,9 +37,7 @@
 #include "gui/plan/run_plan.h"
 #include "gui/runs/alert_watch.h"
 #include "gui/runs/rank_logs.h"
-#include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_targets.h"
-#include "gui/runs/run_controller.h"
 #include "store/format.h"
 #include "store/input_pipeline.h"
 #include "store/store.h"
@@ -67,8 +65,7 @@ LogTail read_tail(const QString& path) {
 QString normalise(QString text) { return text.replace(QLatin1String("\r\n"), QLatin1String("\n")).replace('\r', '\n'); }
 }  // namespace
 
-RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
-    : QWidget(parent), store_(store), runs_(runs) {
+RunView::RunView(StoreClient* store, RunTargets* targets, QWidget* parent) : QWidget(parent), store_(store) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   auto* header = new QHBoxLayout;
@@ -211,12 +208,13 @@ RunView::RunView(StoreClient* store, RunController* runs, QWidget* parent)
     if (!dir.isEmpty()) downloadCheckpointTo(dir);
   });
   connect(cancel_progress_, &QPushButton::clicked, this, [this] {
-    if (!remote_) return;
-    if (remote_->isDeploying(run_)) remote_->cancelDeploy(run_);
-    if (remote_->isDownloading(run_)) remote_->cancelDownload(run_);
+    if (!targets_) return;
+    targets_->cancel(run_);  // a deploy (or a queued job)
+    targets_->cancelFetch(run_);
   });
   stop_->setEnabled(false);
   resume_->setEnabled(false);
+  setRunTargets(targets);
 }
 
 void RunView::retranslate() {
@@ -242,28 +240,26 @@ void RunView::retranslate() {
   download_->setToolTip(tr("Copy the run's newest checkpoint from its node to a folder on this machine"));
 }
 
-void RunView::setRemoteRunController(RemoteRunController* remote) {
-  if (remote_) disconnect(remote_, nullptr, this, nullptr);
-  remote_ = remote;
-  checkpoints_->setRemoteRunController(remote);
-  if (!remote) return;
-  connect(remote, &RemoteRunController::deployProgress, this, &RunView::showProgress);
-  connect(remote, &RemoteRunController::checkpointProgress, this,
-          [this](const QString& id, qint64 done, qint64 total) {
-            showProgress(id, done, total, tr("downloading the checkpoint"));
-          });
-  connect(remote, &RemoteRunController::checkpointDownloaded, this, [this](const QString& id, const QString& path) {
+void RunView::setRunTargets(RunTargets* targets) {
+  if (targets_) disconnect(targets_, nullptr, this, nullptr);
+  targets_ = targets;
+  card_->setRunTargets(targets);
+  checkpoints_->setRunTargets(targets);
+  if (!targets) return;
+  connect(targets, &RunTarget::stateChanged, this, [this](const QString& id) {
     if (id != run_) return;
-    progress_->setVisible(false);
-    cancel_progress_->setVisible(false);
-    node_label_->setText(node_label_->text() + QStringLiteral(" · ") + tr("checkpoint saved in %1").arg(path));
-    download_->setEnabled(remote_has_checkpoint_);
+    const RunTargetState st = targets_->state(id);
+    if (st.phase == RunTargetState::Phase::Deploying) {
+      showProgress(id, st.done, st.total, st.detail);
+    } else if (!targets_->isFetching(id)) {  // a checkpoint download keeps the bar
+      progress_->setVisible(false);
+      cancel_progress_->setVisible(false);
+    }
+    updateRemoteBar();
+    updateStatus();
   });
-  connect(remote, &RemoteRunController::connectionState, this, [this](const QString& id, const QString&) {
-    if (id == run_) updateRemoteBar();
-  });
-  connect(remote, &RemoteRunController::runIngested, this, [this](const QString& id, qint64) { onIngested(id); });
-  connect(remote, &RemoteRunController::logAppended, this, &RunView::appendLog);
+  connect(targets, &RunTarget::runIngested, this, [this](const QString& id, qint64) { onIngested(id); });
+  connect(targets, &RunTarget::logAppended, this, &RunView::appendLog);
   // A start, an end or a failed deploy: the progress bar goes, status and buttons are read again.
   auto refresh = [this](const QString& id) {
     if (id != run_) return;
@@ -272,86 +268,43 @@ void RunView::setRemoteRunController(RemoteRunController* remote) {
     onIngested(id);
     updateStatus();
   };
-  connect(remote, &RemoteRunController::runStarted, this, refresh);
-  connect(remote, &RemoteRunController::runEnded, this, [refresh](const QString& id, const QString&) { refresh(id); });
-  connect(remote, &RemoteRunController::startFailed, this,
-          [refresh](const QString& id, const QString&) { refresh(id); });
-}
-
-void RunView::setRunTargets(RunTargets* targets) {
-  if (targets_) disconnect(targets_, nullptr, this, nullptr);
-  targets_ = targets;
-  card_->setRunTargets(targets);
-  if (!targets) return;
-  connect(targets, &RunTarget::stateChanged, this, [this](const QString& id) {
-    if (id != run_ || !otherTarget(id)) return;
-    const RunTargetState st = targets_->state(id);
-    if (st.phase == RunTargetState::Phase::Deploying) showProgress(id, st.done, st.total, st.detail);
-    else {
-      progress_->setVisible(false);
-      cancel_progress_->setVisible(false);
-    }
-    updateRemoteBar();
-    updateStatus();
+  connect(targets, &RunTarget::runStarted, this, refresh);
+  connect(targets, &RunTarget::runEnded, this, [refresh](const QString& id, const QString&) { refresh(id); });
+  connect(targets, &RunTarget::startFailed, this, [refresh](const QString& id, const QString&) { refresh(id); });
+  connect(targets, &RunTarget::checkpointProgress, this, [this](const QString& id, qint64 done, qint64 total) {
+    showProgress(id, done, total, tr("downloading the checkpoint"));
   });
-  connect(targets, &RunTarget::runIngested, this, [this](const QString& id, qint64) {
-    if (otherTarget(id)) onIngested(id);
-  });
-  connect(targets, &RunTarget::logAppended, this, [this](const QString& id, const QString& text) {
-    if (otherTarget(id)) appendLog(id, text);
-  });
-  connect(targets, &RunTarget::runEnded, this, [this](const QString& id, const QString&) {
+  connect(targets, &RunTarget::checkpointFetched, this, [this](const QString& id, const QString& path) {
     if (id != run_) return;
-    onIngested(id);
-    updateStatus();
+    progress_->setVisible(false);
+    cancel_progress_->setVisible(false);
+    node_label_->setText(node_label_->text() + QStringLiteral(" · ") + tr("checkpoint saved in %1").arg(path));
+    download_->setEnabled(remote_has_checkpoint_);
   });
-}
-
-bool RunView::otherTarget(const QString& run_id) const {
-  if (!targets_) return false;
-  const RunTarget* t = targets_->owner(run_id);
-  return t && t != runs_ && t != remote_.data();
 }
 
 bool RunView::runActive(const QString& run_id) const {
-  return !run_id.isEmpty() && (runs_->isActive(run_id) || (remote_ && remote_->isActive(run_id)) ||
-                               (targets_ && targets_->isActive(run_id)));
+  return !run_id.isEmpty() && targets_ && targets_->isActive(run_id);
 }
 
 void RunView::requestStop() {
-  if (run_.isEmpty()) return;
-  if (otherTarget(run_)) {
-    QString err;
-    if (!targets_->stop(run_, &err)) emit targets_->error(err);
-    return;
-  }
-  if (remote_ && (remote_run_ || remote_->isActive(run_))) {
-    QString err;
-    if (!remote_->stopRun(run_, &err)) emit remote_->error(err);
-    return;
-  }
-  emit stopRequested(run_);
+  if (run_.isEmpty() || !targets_) return;
+  QString err;
+  if (!targets_->stop(run_, &err)) return emit targets_->error(err);
+  emit stopAsked(run_);
 }
 
 void RunView::requestResume() {
-  if (run_.isEmpty()) return;
-  if (targets_ && remote_run_) {  // the store says which target it ran on
-    QString err;
-    if (!targets_->resume(run_, &err)) emit targets_->error(err);
-    return;
-  }
-  if (remote_ && remote_run_) {
-    QString err;
-    if (!remote_->resumeRun(run_, &err)) emit remote_->error(err);
-    return;
-  }
-  emit resumeRequested(run_);
+  if (run_.isEmpty() || !targets_) return;
+  QString err;
+  if (!targets_->resume(run_, &err)) return emit targets_->error(err);  // the store says which target it ran on
+  emit resumeAsked(run_);
 }
 
 void RunView::downloadCheckpointTo(const QString& dir) {
-  if (!remote_ || run_.isEmpty()) return;
+  if (!targets_ || run_.isEmpty()) return;
   QString err;
-  if (!remote_->downloadCheckpoint(run_, dir, &err)) return emit remote_->error(err);
+  if (!targets_->fetchCheckpoint(run_, dir, QString(), &err)) return emit targets_->error(err);
   download_->setEnabled(false);
   showProgress(run_, 0, 0, tr("connecting to %1").arg(remote_node_));
 }
@@ -366,32 +319,28 @@ void RunView::showProgress(const QString& run_id, qint64 done, qint64 total, con
   progress_->setValue(total > 0 ? int(done / 1024) : 0);
   progress_->setFormat(total > 0 ? phase + QStringLiteral(" · %p%") : phase);
   progress_->setToolTip(total > 0 ? tr("%1 of %2 MB").arg(done / 1e6, 0, 'f', 1).arg(total / 1e6, 0, 'f', 1) : phase);
-  if (!remote_run_ && remote_) node_label_->setText(tr("Node %1").arg(remote_->nodeOf(run_id)));
+  updateRemoteBar();
 }
 
 void RunView::updateRemoteBar() {
-  if (otherTarget(run_)) {  // a Slurm run: the cluster and what its target says
-    const RunFiles f = targets_->files(run_);
-    const RunTargetState st = targets_->state(run_);
-    remote_bar_->setVisible(true);
-    QString text = tr("Cluster %1").arg(f.host);
-    if (!st.detail.isEmpty()) text += QStringLiteral(" · ") + st.detail;
-    node_label_->setText(text);
-    download_->setVisible(false);
-    return;
-  }
-  const bool deploying = remote_ && remote_->isDeploying(run_);
-  remote_bar_->setVisible(remote_run_ || deploying);
-  if (!remote_run_ && !deploying) return;
-  const QString node = remote_node_.isEmpty() && remote_ ? remote_->nodeOf(run_) : remote_node_;
-  QString text = tr("Node %1").arg(node);
-  if (remote_ && remote_->isActive(run_) && !remote_->connectionStateOf(run_).isEmpty())
-    text += QStringLiteral(" · ") + remote_->connectionStateOf(run_);
-  else if (remote_run_ && !(remote_ && remote_->isActive(run_)))
+  // Where the run is: the target following it says (host, state in words); a run followed
+  // nowhere, what the store says (remote_kind_, remote_node_).
+  const RunTarget* owner = targets_ && !run_.isEmpty() ? targets_->owner(run_) : nullptr;
+  const QString kind = owner ? owner->kind() : remote_kind_;
+  const bool away = owner ? kind != QLatin1String("local") : remote_run_;
+  remote_bar_->setVisible(away || !progress_->isHidden());
+  if (!away) return;
+  const QString host = owner && !targets_->files(run_).host.isEmpty() ? targets_->files(run_).host : remote_node_;
+  QString text = kind == QLatin1String("slurm") ? tr("Cluster %1").arg(host) : tr("Node %1").arg(host);
+  if (owner) {
+    if (const QString detail = targets_->state(run_).detail; !detail.isEmpty()) text += QStringLiteral(" · ") + detail;
+  } else {
     text += QStringLiteral(" · ") + tr("not followed");
+  }
   node_label_->setText(text);
-  download_->setVisible(remote_run_);
-  download_->setEnabled(remote_has_checkpoint_ && remote_ && !remote_->isDownloading(run_));
+  const RunTarget* t = targets_ ? targets_->target(kind) : nullptr;
+  download_->setVisible(remote_run_ && t && t->fetchesCheckpoints());
+  download_->setEnabled(remote_has_checkpoint_ && !targets_->isFetching(run_));
 }
 
 void RunView::changeEvent(QEvent* event) {
@@ -419,6 +368,7 @@ void RunView::setStoreClient(StoreClient* store) {
 void RunView::setRun(const QString& run_id) {
   run_ = run_id;
   remote_run_ = false;
+  remote_kind_.clear();
   remote_node_.clear();
   remote_has_checkpoint_ = false;
   progress_->setVisible(false);
@@ -472,10 +422,14 @@ void RunView::updateStatus() {
         remote_run_ = st.remote.has_value();
         remote_has_checkpoint_ = remote_run_ && st.has_checkpoint;
         if (st.remote) {
+          remote_kind_ = QString::fromStdString(st.remote->target);
           const auto node = nlohmann::json::parse(st.remote->node_json, nullptr, /*allow_exceptions=*/false);
           const std::string name = node.is_object() ? node.value("name", std::string()) : std::string();
           const std::string host = node.is_object() ? node.value("host", std::string()) : std::string();
-          remote_node_ = QString::fromStdString(name.empty() ? host : name);
+          // A Slurm run is the cluster's (its login node only carries the commands).
+          remote_node_ = QString::fromStdString(st.remote->target == "slurm" ? st.remote->cluster
+                                                : name.empty()              ? host
+                                                                            : name);
         }
         updateRemoteBar();
         if (info) setWorldSize(int(std::clamp<int64_t>(info->world_size.value_or(1), 1, 65536)));

@@ -1,11 +1,12 @@
 // RunView: one run's live page — status line, Stop/Resume, the Dashboard's charts, generated
-// samples (with their step), the engine's log and the plan beside what the run measured. For a run on an SSH node (the store has its
-// remote_runs row) also the node, the connection state, the deploy (or checkpoint download)
-// progress with its phase, and "Download checkpoint"; Stop/Resume then go to the
-// RemoteRunController.
+// samples (with their step), the engine's log and the plan beside what the run measured. For a
+// run away from this machine (an SSH node, a Slurm cluster: the store has its remote_runs row)
+// also where it runs and how it is reached, the deploy (or checkpoint download) progress with
+// its phase and Cancel, and "Download checkpoint". Everything live comes from the run targets'
+// router (gui/runs/run_targets.h), whatever the target.
 //
 // Threading rule: GUI thread. Samples and run status come from StoreClient jobs; the log's
-// history is read on a pool thread (QtConcurrent) and live text arrives from RunController.
+// history is read on a pool thread (QtConcurrent) and live text arrives from the run targets.
 #pragma once
 
 #include <QElapsedTimer>
@@ -39,8 +40,6 @@ namespace td::gui {
 class CheckpointsTab;
 class RunCardTab;
 class Dashboard;
-class RunController;
-class RemoteRunController;
 class RankLogs;
 class RunTargets;
 class StoreClient;
@@ -48,7 +47,11 @@ class StoreClient;
 class RunView : public QWidget {
   Q_OBJECT
  public:
-  RunView(StoreClient* store, RunController* runs, QWidget* parent = nullptr);
+  /// `targets`: every run target (gui/runs/run_targets.h), the one way this page reaches a run:
+  /// its state (deploying with progress, queued with its reason, running on which nodes and
+  /// how they are reached), rows, log, end, Stop, Resume, Cancel and checkpoint downloads.
+  /// nullptr: runs are shown from the store only.
+  RunView(StoreClient* store, RunTargets* targets, QWidget* parent = nullptr);
 
   void setStoreClient(StoreClient* store);
   /// Shows `run_id` ("" = none).
@@ -95,21 +98,17 @@ class RunView : public QWidget {
   /// "Card" tab (gui/app/run_card_tab.h): the run's card and Run again; follows setRun().
   RunCardTab* cardTab() const { return card_; }
 
-  /// Remote runs: connects the controller's deploy progress, connection state, log, ingest,
-  /// start/end and checkpoint download signals to this view (the main window need not wire
-  /// those for remote runs). nullptr: remote runs are shown without live state.
-  void setRemoteRunController(RemoteRunController* remote);
-  /// Every run target (gui/runs/run_targets.h): runs of targets other than this machine's and
-  /// the SSH one (a Slurm cluster's) show their state here (queued with its reason, deploying,
-  /// running on which nodes), their rows and log; Stop and Resume of such runs go through it.
+  /// Replaces the run targets (see the constructor).
   void setRunTargets(RunTargets* targets);
-  /// True when the shown run ran on an SSH node (known once its status was read).
+  /// True when the shown run ran away from this machine (an SSH node, a Slurm cluster; known
+  /// once its status was read).
   bool isRemoteRun() const { return remote_run_; }
-  /// Stop / Resume of the shown run: a remote run goes to the RemoteRunController (its errors
-  /// come from that controller's error()), a local one emits stopRequested / resumeRequested.
+  /// Stop / Resume of the shown run, through the run targets (refusals come from their
+  /// error()); stopAsked / resumeAsked once a target took it.
   void requestStop();
   void requestResume();
-  /// Downloads the shown remote run's newest checkpoint into `dir` (the button asks for it).
+  /// Downloads the shown run's newest checkpoint into `dir` from where it trained (the button
+  /// asks for the folder; shown for targets that fetch checkpoints).
   void downloadCheckpointTo(const QString& dir);
   QWidget* remoteBar() const { return remote_bar_; }
   QLabel* nodeLabel() const { return node_label_; }
@@ -142,8 +141,9 @@ class RunView : public QWidget {
   static QString logMissingText(const QString& log_path, bool exists, bool followed);
 
  signals:
-  void stopRequested(const QString& run_id);
-  void resumeRequested(const QString& run_id);
+  /// A target took the Stop / Resume of `run_id` (requestStop(), requestResume()).
+  void stopAsked(const QString& run_id);
+  void resumeAsked(const QString& run_id);
 
  protected:
   void changeEvent(QEvent* event) override;
@@ -162,13 +162,10 @@ class RunView : public QWidget {
   bool runActive(const QString& run_id) const;
 
   QPointer<StoreClient> store_;
-  RunController* runs_;
-  QPointer<RemoteRunController> remote_;
   QPointer<RunTargets> targets_;
-  // The shown run is followed by a target other than the local and SSH ones.
-  bool otherTarget(const QString& run_id) const;
   bool remote_run_ = false;
-  QString remote_node_;  // the node's display name from the store
+  QString remote_kind_;  // the target the store says the run went to ("ssh", "slurm"), "" for this machine
+  QString remote_node_;  // where it went, from the store: the node's display name, a Slurm cluster's name
   bool remote_has_checkpoint_ = false;
   QWidget* remote_bar_;
   QLabel* node_label_;

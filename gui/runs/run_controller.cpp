@@ -112,8 +112,18 @@ QString RunController::datasetProblem(const nlohmann::json& config) {
   return {};
 }
 
-QString RunController::startRun(const QString& experiment, const nlohmann::json& config, QString* error,
-                                const QString& name) {
+QList<PlacementChoice> RunController::placements(const std::optional<td::remote::ClusterSpec>& cluster) const {
+  if (cluster) return {};
+  return {{tr("This machine"), QStringLiteral("run"), RunPlacement{}}};
+}
+
+QString RunController::start(const RunPlacement& placement, const QString& experiment, const nlohmann::json& config,
+                             const QString& name, QString* error) {
+  if (placement.cluster) {
+    set_error(error, tr("This machine's target cannot start a run on cluster %1.")
+                         .arg(QString::fromStdString(placement.cluster->name)));
+    return {};
+  }
   if (!store_) {
     set_error(error, tr("No store is open."));
     return {};
@@ -191,7 +201,7 @@ void RunController::follow(const QString& run_id, const QString& experiment, con
   follower_->follow(spec);
 }
 
-bool RunController::stopRun(const QString& run_id, QString* error) {
+bool RunController::stop(const QString& run_id, QString* error) {
   const qint64 pid = pids_.value(run_id, 0);
   if (!active_.contains(run_id) || pid <= 0) {
     set_error(error, tr("Run %1 is not running here.").arg(run_id));
@@ -212,16 +222,6 @@ bool RunController::stopRun(const QString& run_id, QString* error) {
   return true;
 }
 
-QString RunController::start(const RunPlacement& placement, const QString& experiment, const nlohmann::json& config,
-                             const QString& name, QString* error) {
-  if (placement.cluster) {
-    set_error(error, tr("This machine's target cannot start a run on cluster %1.")
-                         .arg(QString::fromStdString(placement.cluster->name)));
-    return {};
-  }
-  return startRun(experiment, config, error, name);
-}
-
 RunTargetState RunController::state(const QString& run_id) const {
   if (!active_.contains(run_id)) return {};
   RunTargetState s;
@@ -239,7 +239,7 @@ RunFiles RunController::files(const QString& run_id) const {
   return f;
 }
 
-bool RunController::resumeRun(const QString& run_id, QString* error) {
+bool RunController::resume(const QString& run_id, QString* error) {
   if (!store_) {
     set_error(error, tr("No store is open."));
     return false;

@@ -47,24 +47,6 @@ class RunController : public RunTarget {
   /// "" when it can. Reads the manifest (a small JSON file).
   static QString datasetProblem(const nlohmann::json& config);
 
-  /// Starts a run of `config` (a config document the engine accepts) in `experiment`. Returns
-  /// the new run id, or "" with *error set (datasetProblem(), no engine binary, folder not
-  /// writable, fork failed); nothing is stored or written then.
-  /// `name`: the run's name for people (train --run-name; td::normalise_run_name, refused
-  /// with *error when over 120 bytes or holding control characters); "" for none.
-  QString startRun(const QString& experiment, const nlohmann::json& config, QString* error = nullptr,
-                   const QString& name = QString());
-  /// Asks the run's engine to stop gracefully (SIGTERM: finish the step, checkpoint, run_end
-  /// 'stopped'), and kills it (SIGKILL) when it still runs killTimeoutMs() later (the follower
-  /// then marks it failed). Returns false with *error when the run is not running here.
-  bool stopRun(const QString& run_id, QString* error = nullptr);
-  /// Continues a stopped or failed run from its newest valid checkpoint (engine --resume), with
-  /// its run directory's config.json (written from the stored config when missing). The engine
-  /// itself refuses when there is no checkpoint; its message ends up in the run's log and the
-  /// run is marked failed again. Returns false with *error when the run is unknown, running or
-  /// has no run directory here.
-  bool resumeRun(const QString& run_id, QString* error = nullptr);
-
   /// Finds runs the store has as 'running' and follows the live ones; the dead ones are ended.
   /// Called by setStoreClient(); call again to rescan.
   void reattach() override;
@@ -82,11 +64,27 @@ class RunController : public RunTarget {
 
   // ---- RunTarget: the "local" target ------------------------------------------------------
   QString kind() const override { return QStringLiteral("local"); }
-  /// startRun(experiment, config, error, name); the placement is this machine.
+  /// One entry, "This machine", for the placement without a cluster.
+  QList<PlacementChoice> placements(const std::optional<td::remote::ClusterSpec>& cluster) const override;
+  /// Starts a run of `config` (a config document the engine accepts) in `experiment` on this
+  /// machine: the run folder, its config.json, the engine launched detached and followed;
+  /// runStarted() before it returns. Returns the new run id, or "" with *error set (a
+  /// placement with a cluster, datasetProblem(), no engine binary, folder not writable, fork
+  /// failed); nothing is stored or written then. `name`: the run's name for people (train
+  /// --run-name; td::normalise_run_name, refused with *error when over 120 bytes or holding
+  /// control characters); "" for none.
   QString start(const RunPlacement& placement, const QString& experiment, const nlohmann::json& config,
                 const QString& name, QString* error) override;
-  bool stop(const QString& run_id, QString* error) override { return stopRun(run_id, error); }
-  bool resume(const QString& run_id, QString* error) override { return resumeRun(run_id, error); }
+  /// Asks the run's engine to stop gracefully (SIGTERM: finish the step, checkpoint, run_end
+  /// 'stopped'), and kills it (SIGKILL) when it still runs killTimeoutMs() later (the follower
+  /// then marks it failed). Returns false with *error when the run is not running here.
+  bool stop(const QString& run_id, QString* error) override;
+  /// Continues a stopped or failed run from its newest valid checkpoint (engine --resume), with
+  /// its run directory's config.json (written from the stored config when missing). The engine
+  /// itself refuses when there is no checkpoint; its message ends up in the run's log and the
+  /// run is marked failed again. Returns false with *error when the run is unknown, running or
+  /// has no run directory here.
+  bool resume(const QString& run_id, QString* error) override;
   /// Running (or Stopping after stop()) while followed; Unknown otherwise.
   RunTargetState state(const QString& run_id) const override;
   /// runDir(): config.json, events.jsonl, engine.log; host "" (this machine).

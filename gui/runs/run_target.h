@@ -1,17 +1,21 @@
 // RunTarget: one place a run can go, behind one interface — this machine (RunController), an
 // SSH node or an SSH cluster (RemoteRunController), a Slurm cluster (SlurmTarget), and later
-// Kubernetes. Each target starts, stops (the engine's graceful stop, then a hard one after
-// killTimeoutMs()), resumes and re-attaches its runs, says what state each is in and where its
-// files are, and brings the run's events file to this machine (the local file itself, an SFTP
-// mirror of the node's or the shared filesystem's file), which the store ingests exactly once
-// (store/ingest.h: by byte offset, resumable after a restart).
+// Kubernetes. Each target offers its "Train on" entries (placements()), starts, stops (the
+// engine's graceful stop, then a hard one after killTimeoutMs()), cancels what a run waits for
+// (a deploy, a queued job), resumes and re-attaches its runs, says what state each is in and
+// where its files are, brings the run's events file to this machine (the local file itself, an
+// SFTP mirror of the node's or the shared filesystem's file), which the store ingests exactly
+// once (store/ingest.h: by byte offset, resumable after a restart), and, where checkpoints stay
+// away from this machine, lists and fetches them.
 //
 // RunTargets (run_targets.h) holds every target, routes a Start run to the one that accepts
-// the placement and a stop, resume or question about a run to the one that owns it.
+// the placement and a stop, resume or question about a run to the one that owns it. The window
+// holds the router and nothing else.
 //
-// Adding a target takes: its implementation (a RunTarget subclass in gui/runs/), its
-// registration (gui/runs/run_targets.cpp make_targets()), its settings on the Clusters page
-// (gui/cluster) and its test. docs/targets.md describes each target.
+// Adding a target takes: its implementation (a RunTarget subclass in gui/runs/; an SSH-reached
+// one derives from RemoteTargetBase, remote_target_base.h), its registration
+// (gui/runs/run_targets.cpp make_targets()), its settings on the Clusters page (gui/cluster)
+// and its test. docs/targets.md describes each target.
 //
 // Threading rule: a GUI-thread QObject (Qt Core only: testable without widgets). Every call
 // returns at once; network and store work runs on worker threads and reports by signals.
@@ -41,6 +45,21 @@ struct RunPlacement {
 
   /// The target kind that runs this placement: "local", "ssh" or the cluster's kind.
   QString kind() const;
+};
+
+/// One "Train on" entry a target offers (RunTarget::placements()).
+struct PlacementChoice {
+  QString label;           ///< what the list shows: "lab / gpu1 (2 GPUs)", "hpc (Slurm, 2 CPU nodes)"
+  QString icon;            ///< the icon's name (gui/look/icons.h): "run" for this machine, "remote" else
+  RunPlacement placement;  ///< what start() is given when the entry is chosen
+};
+
+/// One complete checkpoint of a run whose checkpoints stay on a node or a cluster's shared
+/// filesystem, as the node lists it (td::remote::list_checkpoints).
+struct RemoteCheckpointEntry {
+  QString name;      ///< "step_00000030"
+  int step = 0;      ///< optimizer steps done
+  qint64 bytes = 0;  ///< its files' sizes, summed
 };
 
 /// A run's state as its target sees it (RunTarget::state()).
@@ -93,6 +112,12 @@ class RunTarget : public QObject {
   virtual QString kind() const = 0;
   /// Whether start() can take `p` (normally: p.kind() == kind()).
   virtual bool accepts(const RunPlacement& p) const { return p.kind() == kind(); }
+  /// The "Train on" entries this target offers for `cluster` (nullopt: this machine), in the
+  /// order they are listed; none for a cluster it does not run (the default).
+  virtual QList<PlacementChoice> placements(const std::optional<td::remote::ClusterSpec>& cluster) const {
+    (void)cluster;
+    return {};
+  }
 
   /// Switches stores: stops following the old store's runs (they keep going) and re-attaches
   /// the new store's. nullptr: follows nothing.
@@ -122,6 +147,38 @@ class RunTarget : public QObject {
   virtual void stopAll() {
     for (const QString& id : activeRuns()) stop(id, nullptr);
   }
+  /// Cancels what a followed run waits for — a deploy in progress (nothing is launched, then
+  /// startFailed()) or a job the scheduler has not started — and nothing else; false when the
+  /// run is in neither phase here (the default).
+  virtual bool cancel(const QString& run_id) {
+    (void)run_id;
+    return false;
+  }
+
+  // ---- Checkpoints kept away from this machine (optional) ----------------------------------
+  // A local run's checkpoints are files here (the Checkpoints tab reads them). A target whose
+  // runs write them on a node lists and fetches them; the others keep these defaults.
+
+  /// Whether this target's runs keep their checkpoints away from this machine and can be
+  /// listed and fetched (false by default).
+  virtual bool fetchesCheckpoints() const { return false; }
+  /// Lists the complete checkpoints of `run_id` (any status) where it ran, on a worker:
+  /// checkpointsListed() (oldest first), or error() (also the default: "not kept elsewhere").
+  virtual void listCheckpoints(const QString& run_id);
+  /// Copies checkpoint `name` ("step_00000030"; "" the newest) of `run_id` into
+  /// `local_dir`/step_NNNNNNNN/ on a worker: checkpointProgress(), then checkpointFetched() or
+  /// error(). false with *error for a refusal known at once (the default: not kept elsewhere).
+  virtual bool fetchCheckpoint(const QString& run_id, const QString& local_dir, const QString& name, QString* error);
+  /// Cancels a fetch in progress (what arrived stays for the next try).
+  virtual void cancelFetch(const QString& run_id) { (void)run_id; }
+  virtual bool isFetching(const QString& run_id) const {
+    (void)run_id;
+    return false;
+  }
+  virtual bool isListing(const QString& run_id) const {
+    (void)run_id;
+    return false;
+  }
 
   /// Runs this target follows (or deploys, or has queued) now.
   virtual QStringList activeRuns() const = 0;
@@ -148,6 +205,15 @@ class RunTarget : public QObject {
   void runEnded(const QString& run_id, const QString& status);
   /// state(run_id) changed (queued reason, deploy progress, connection state ...).
   void stateChanged(const QString& run_id);
+  /// A start or resume ended before the engine trained (deploy, submission or launch failed,
+  /// or cancel()); nothing runs. `message` says why (error() also says it unless cancelled).
+  void startFailed(const QString& run_id, const QString& message);
+  /// listCheckpoints()'s answer: the run's complete checkpoints where it ran, oldest first.
+  void checkpointsListed(const QString& run_id, const QList<td::gui::RemoteCheckpointEntry>& entries);
+  /// fetchCheckpoint(): bytes done and in all.
+  void checkpointProgress(const QString& run_id, qint64 done, qint64 total);
+  /// fetchCheckpoint() is done: `local_path` is the checkpoint's folder here (…/step_NNNNNNNN).
+  void checkpointFetched(const QString& run_id, const QString& local_path);
   void error(const QString& message);
 
  protected:
@@ -159,3 +225,5 @@ class RunTarget : public QObject {
 };
 
 }  // namespace td::gui
+
+Q_DECLARE_METATYPE(td::gui::RemoteCheckpointEntry)

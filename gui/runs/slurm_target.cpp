@@ -296,41 +296,18 @@ void run_slurm_job(const SlurmRunSpec& spec, const RemoteConnector& connect, Rem
 }  // namespace
 
 SlurmTarget::SlurmTarget(StoreClient* store, RemoteConnector connect, QObject* parent)
-    : RunTarget(parent), connect_(std::move(connect)) {
+    : RemoteTargetBase(std::move(connect), parent) {
   setStoreClient(store);
 }
 
 SlurmTarget::~SlurmTarget() { detachAll(); }
 
-void SlurmTarget::setStoreClient(StoreClient* store) {
-  detachAll();
-  store_ = store;
-  reattach();
-}
-
-QStringList SlurmTarget::activeRuns() const {
-  QStringList ids;
-  for (const auto& [id, run] : runs_) ids << id;
-  return ids;
-}
-
-RunTargetState SlurmTarget::state(const QString& run_id) const {
-  auto it = runs_.find(run_id);
-  return it == runs_.end() ? RunTargetState{} : it->second.state;
-}
-
-RunFiles SlurmTarget::files(const QString& run_id) const {
-  RunFiles f;
-  if (!store_) return f;
-  f.local_dir = QDir(runsRoot(store_->path())).filePath(run_id);
-  f.events = QDir(f.local_dir).filePath(QStringLiteral("events.jsonl"));
-  const QString log = QDir(f.local_dir).filePath(QStringLiteral("engine.log"));
-  if (QFileInfo::exists(log)) f.log = log;
-  if (auto it = runs_.find(run_id); it != runs_.end()) {
-    f.host = it->second.cluster;
-    f.remote_dir = it->second.remote_dir;
-  }
-  return f;
+QList<PlacementChoice> SlurmTarget::placements(const std::optional<td::remote::ClusterSpec>& cluster) const {
+  if (!cluster || !cluster->is_slurm()) return {};
+  const auto& sl = cluster->slurm;
+  const QString what = sl.gpus_per_node > 0 ? tr("%1 nodes × %2 GPUs").arg(sl.nodes).arg(sl.gpus_per_node)
+                                            : tr("%1 CPU nodes").arg(sl.nodes);
+  return {{tr("%1 (Slurm, %2)").arg(q(cluster->name), what), QStringLiteral("remote"), RunPlacement{cluster, -1}}};
 }
 
 QStringList SlurmTarget::jobsOf(const QString& run_id) const {
@@ -358,18 +335,13 @@ QString SlurmTarget::start(const RunPlacement& placement, const QString& experim
     if (error) *error = m;
     return QString();
   };
-  if (!store_) return fail(tr("No store is open."));
-  if (!connect_) return fail(tr("No way to reach the cluster's login node is set up."));
   if (!placement.cluster || !placement.cluster->is_slurm()) return fail(tr("This is not a Slurm cluster."));
   const td::remote::ClusterSpec& c = *placement.cluster;
   if (const auto problems = td::remote::validate(c); !problems.empty())
     return fail(tr("The cluster %1 cannot be used: %2").arg(q(c.name), q(problems.front())));
   QString run_name;
-  if (!acceptRunName(name, &run_name, error)) return {};
-  if (const QString p = RunController::datasetProblem(config); !p.isEmpty()) return fail(p);
-  const QString engine = engineExecutable();
-  if (engine.isEmpty())
-    return fail(tr("The training engine (traindeck-engine) was not found. Build it or set TRAINDECK_ENGINE to its path."));
+  const QString engine = startChecks(config, name, &run_name, error);
+  if (engine.isEmpty()) return {};
   SlurmRunSpec spec;
   spec.mode = SlurmRunSpec::Mode::Start;
   spec.run_id = q(td::new_run_id());
@@ -387,29 +359,24 @@ QString SlurmTarget::start(const RunPlacement& placement, const QString& experim
 
 void SlurmTarget::launch(SlurmRunSpec spec) {
   spec.store_path = store_->path();
-  if (spec.local_dir.isEmpty()) spec.local_dir = QDir(runsRoot(store_->path())).filePath(spec.run_id);
-  spec.bundle_cache = bundle_cache_.isEmpty()
-                          ? QDir(runsRoot(store_->path())).filePath(QStringLiteral(".cache/engine-bundle"))
-                          : bundle_cache_;
+  if (spec.local_dir.isEmpty()) spec.local_dir = runDir(spec.run_id);
+  spec.bundle_cache = bundleCacheDir();
   spec.poll_ms = poll_ms_;
   const QString id = spec.run_id;
-  Run& run = runs_[id];
-  run.control = std::make_shared<RemoteRunControl>();
-  run.control->kill_timeout_ms = kill_timeout_ms_;
-  run.serial = ++serial_;
-  run.cluster = spec.cluster;
+  const bool attach = spec.mode == SlurmRunSpec::Mode::Attach;
+  Run& run = attach ? addRun(id, Phase::Running) : addRun(id, Phase::Deploying, tr("preparing"));
+  run.started = attach;  // an attached run ran before the restart
+  run.host = spec.cluster;
   run.remote_dir = q(spec.remote_run_dir);
-  run.state = spec.mode == SlurmRunSpec::Mode::Attach ? RunTargetState{Phase::Running, {}, 0, 0}
-                                                      : RunTargetState{Phase::Deploying, tr("preparing"), 0, 0};
   auto control = run.control;
   auto connect = connect_;
   const quint64 serial = run.serial;
   run.task = std::make_unique<RemoteTask>(this, [spec, control, connect, this, serial](RemoteTask::Shared& shared) {
     run_slurm_job(spec, connect, *control, shared, [&shared, this, id = spec.run_id, serial](Report r) {
       shared.post([this, id, serial, r] {
-        auto it = runs_.find(id);
-        if (it == runs_.end() || it->second.serial != serial) return;
-        Run& run = it->second;
+        Run* current_run = current(id, serial);
+        if (!current_run) return;
+        Run& run = *current_run;
         using K = Report::Kind;
         switch (r.kind) {
           case K::Progress:
@@ -420,10 +387,7 @@ void SlurmTarget::launch(SlurmRunSpec spec) {
             run.remote_dir = r.remote_dir;
             run.jobs << r.job;
             run.state = {Phase::Queued, tr("job %1 submitted").arg(r.job), 0, 0};
-            if (const QString name = std::exchange(run.name, QString()); !name.isEmpty() && store_)
-              store_->exec(
-                  this, [i = id.toStdString(), n = name.toStdString()](td::store::Store& s) { s.set_run_name(i, n); },
-                  [] {}, [this](const QString& m) { emit error(m); });
+            nameRun(id, run);
             emit stateChanged(id);
             break;
           case K::Connection:
@@ -458,36 +422,25 @@ void SlurmTarget::launch(SlurmRunSpec spec) {
             emit runEnded(id, r.text);
             emit stateChanged(id);
             break;
-          case K::StartFailed:
+          case K::StartFailed: {
+            const QString cluster = run.host;
             finish(id);
-            if (!r.a) emit error(tr("Run %1 on %2: %3").arg(id, run.cluster, r.text));
+            emit startFailed(id, r.text);
+            if (!r.a) emit this->error(tr("Run %1 on %2: %3").arg(id, cluster, r.text));
             emit stateChanged(id);
             break;
-          case K::Failed:
+          }
+          case K::Failed: {
+            const QString cluster = run.host;
             finish(id);
-            emit error(tr("Run %1 on %2: %3").arg(id, run.cluster, r.text));
+            emit this->error(tr("Run %1 on %2: %3").arg(id, cluster, r.text));
             emit stateChanged(id);
             break;
+          }
         }
       });
     });
   });
-}
-
-void SlurmTarget::finish(const QString& run_id) { runs_.erase(run_id); }
-
-bool SlurmTarget::stop(const QString& run_id, QString* error) {
-  auto it = runs_.find(run_id);
-  if (it == runs_.end()) {
-    if (error) *error = tr("Run %1 is not followed here.").arg(run_id);
-    return false;
-  }
-  it->second.control->kill_timeout_ms = kill_timeout_ms_;
-  if (it->second.state.phase == Phase::Deploying) it->second.control->cancel_deploy = true;
-  it->second.control->stop = true;
-  it->second.state = {Phase::Stopping, tr("stopping"), 0, 0};
-  emit stateChanged(run_id);
-  return true;
 }
 
 namespace {
@@ -508,93 +461,28 @@ bool place_from_store(const td::store::RemoteRun& row, SlurmRunSpec& spec, QStri
 
 }  // namespace
 
-bool SlurmTarget::resume(const QString& run_id, QString* error) {
-  if (!store_ || !connect_) {
-    if (error) *error = tr("No store is open.");
-    return false;
-  }
-  if (runs_.count(run_id)) {
-    if (error) *error = tr("Run %1 is still running.").arg(run_id);
-    return false;
-  }
-  struct Found {
-    std::optional<td::store::RunInfo> info;
-    std::optional<td::store::RemoteRun> remote;
-  };
-  const quint64 generation = generation_;
-  store_->run<Found>(
-      this, [id = run_id.toStdString()](td::store::Store& s) { return Found{s.find_run(id), s.remote_run(id)}; },
-      [this, run_id, generation](Found f) {
-        if (generation != generation_) return;
-        if (!f.info) return emit this->error(tr("Run %1 is not in this store.").arg(run_id));
-        if (!f.remote || f.remote->target != "slurm")
-          return emit this->error(tr("Run %1 did not run on a Slurm cluster.").arg(run_id));
-        if (f.info->status == "running" || runs_.count(run_id))
-          return emit this->error(tr("Run %1 is still running.").arg(run_id));
-        if (f.info->status == "completed")
-          return emit this->error(tr("Run %1 has completed: start a new run to train further.").arg(run_id));
-        const QString engine = engineExecutable();
-        if (engine.isEmpty())
-          return emit this->error(tr("The training engine (traindeck-engine) was not found. Build it or set "
-                                     "TRAINDECK_ENGINE to its path."));
-        SlurmRunSpec spec;
-        spec.mode = SlurmRunSpec::Mode::Resume;
-        spec.run_id = run_id;
-        spec.experiment = q(f.info->experiment);
-        QString problem;
-        if (!place_from_store(*f.remote, spec, &problem)) return emit this->error(problem);
-        spec.engine = engine;
-        if (!f.info->events_path.empty()) spec.local_dir = QFileInfo(q(f.info->events_path)).absolutePath();
-        launch(std::move(spec));
-      },
-      [this](const QString& m) { emit this->error(m); });
+void SlurmTarget::resumeStored(const td::store::RunInfo& info, const td::store::RemoteRun& row, const QString& engine) {
+  SlurmRunSpec spec;
+  spec.mode = SlurmRunSpec::Mode::Resume;
+  spec.run_id = q(row.run_id);
+  spec.experiment = q(info.experiment);
+  QString problem;
+  if (!place_from_store(row, spec, &problem)) return emit this->error(problem);
+  spec.engine = engine;
+  if (!info.events_path.empty()) spec.local_dir = QFileInfo(q(info.events_path)).absolutePath();
+  launch(std::move(spec));
+}
+
+bool SlurmTarget::attachStored(const td::store::RemoteRun& row, const QString& experiment, const QString& local_dir,
+                               QString* error) {
+  SlurmRunSpec spec;
+  spec.mode = SlurmRunSpec::Mode::Attach;
+  spec.run_id = q(row.run_id);
+  spec.experiment = experiment;
+  if (!place_from_store(row, spec, error)) return false;
+  spec.local_dir = local_dir;
+  launch(std::move(spec));
   return true;
-}
-
-void SlurmTarget::reattach() {
-  if (!store_ || !connect_) return;
-  struct Live {
-    td::store::RemoteRun remote;
-    std::string experiment, events_path;
-  };
-  const quint64 generation = generation_;
-  store_->run<std::vector<Live>>(
-      this,
-      [](td::store::Store& s) {
-        std::vector<Live> live;
-        for (auto& r : s.active_remote_runs("slurm")) {
-          auto info = s.find_run(r.run_id);
-          if (info) live.push_back({r, info->experiment, info->events_path});
-        }
-        return live;
-      },
-      [this, generation](std::vector<Live> live) {
-        if (generation != generation_ || !store_) return;
-        for (const auto& l : live) {
-          const QString id = q(l.remote.run_id);
-          if (runs_.count(id)) continue;
-          SlurmRunSpec spec;
-          spec.mode = SlurmRunSpec::Mode::Attach;
-          spec.run_id = id;
-          spec.experiment = q(l.experiment);
-          QString problem;
-          if (!place_from_store(l.remote, spec, &problem)) {
-            emit error(problem);
-            continue;
-          }
-          if (!l.events_path.empty()) spec.local_dir = QFileInfo(q(l.events_path)).absolutePath();
-          launch(spec);
-          runs_[id].started = true;  // it ran before the restart
-          emit runAttached(id);
-        }
-      },
-      [this](const QString& m) { emit error(m); });
-}
-
-void SlurmTarget::detachAll() {
-  ++generation_;
-  for (auto& [id, run] : runs_) run.task->cancel();
-  runs_.clear();
 }
 
 }  // namespace td::gui

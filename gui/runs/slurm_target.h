@@ -28,58 +28,29 @@
 // RemoteTask per run, with a Store connection of its own.
 #pragma once
 
-#include <QHash>
-#include <QPointer>
-
-#include <map>
-#include <memory>
-
-#include "gui/runs/remote_run_job.h"
-#include "gui/runs/remote_task.h"
-#include "gui/runs/run_target.h"
-
-namespace td::store {
-struct RemoteRun;
-}
+#include "gui/runs/remote_target_base.h"
 
 namespace td::gui {
 
 struct SlurmRunSpec;  // slurm_target.cpp: what one run's task does and where
 
-class SlurmTarget : public RunTarget {
+class SlurmTarget : public RemoteTargetBase {
   Q_OBJECT
  public:
-  /// `connect` opens an authenticated Session to the login node (on worker threads).
+  /// `connect` opens an authenticated Session to the login node (on worker threads). Polls the
+  /// events file every 1000 ms (setPollIntervalMs()); the job's state every third poll.
   SlurmTarget(StoreClient* store, RemoteConnector connect, QObject* parent = nullptr);
   ~SlurmTarget() override;  // detachAll(): jobs keep running on the cluster
 
   QString kind() const override { return QStringLiteral("slurm"); }
-  void setStoreClient(StoreClient* store) override;
-  void setConnector(RemoteConnector connect) { connect_ = std::move(connect); }
-  /// Milliseconds between two polls of the events file (default 1000); the job's state is
-  /// asked every third poll.
-  void setPollIntervalMs(int ms) { poll_ms_ = ms; }
-  /// Folder of the cached engine bundles; default <runs root>/.cache/engine-bundle.
-  void setBundleCacheDir(const QString& dir) { bundle_cache_ = dir; }
-
+  /// One entry for a Slurm cluster (Slurm places the ranks): "hpc (Slurm, 2 nodes × 4 GPUs)".
+  QList<PlacementChoice> placements(const std::optional<td::remote::ClusterSpec>& cluster) const override;
   /// Submits a run of `config` on the Slurm cluster `placement.cluster` (kind "slurm": its
   /// login node and remote/slurm.h settings). Returns the run id at once, or "" with *error for
-  /// no store or connector, a cluster that is not a valid Slurm cluster (validate()'s first
-  /// problem), RunController::datasetProblem(), a refused name or no engine binary.
+  /// RemoteTargetBase::startChecks(), a cluster that is not a valid Slurm cluster (validate()'s
+  /// first problem) or a refused name.
   QString start(const RunPlacement& placement, const QString& experiment, const nlohmann::json& config,
                 const QString& name, QString* error) override;
-  bool stop(const QString& run_id, QString* error) override;
-  /// A new job with --resume for a stopped or failed Slurm run of this store (its stored
-  /// login node and settings); refusals (unknown, not a Slurm run, running, completed) through
-  /// error().
-  bool resume(const QString& run_id, QString* error) override;
-  void reattach() override;
-  void detachAll() override;
-  QStringList activeRuns() const override;
-  bool isActive(const QString& run_id) const override { return runs_.count(run_id) > 0; }
-  RunTargetState state(const QString& run_id) const override;
-  /// host: the cluster's name; remote_dir: the run folder on the shared filesystem once known.
-  RunFiles files(const QString& run_id) const override;
 
   /// The job ids the run took so far, oldest first, as this target saw them (the store's
   /// run_jobs has them for every run).
@@ -90,26 +61,14 @@ class SlurmTarget : public RunTarget {
   /// it submits. "" with *error for an invalid cluster.
   static QString previewScript(const td::remote::ClusterSpec& cluster, const QString& run_id, QString* error);
 
- private:
-  struct Run {
-    std::shared_ptr<RemoteRunControl> control;
-    std::unique_ptr<RemoteTask> task;
-    quint64 serial = 0;
-    RunTargetState state;
-    QString cluster, remote_dir, name;
-    QStringList jobs;
-    bool started = false;  // runStarted() sent
-  };
-  void launch(SlurmRunSpec spec);
-  void finish(const QString& run_id);
+ protected:
+  /// A new job with --resume in the same run folder, with the stored login node and settings.
+  void resumeStored(const td::store::RunInfo& info, const td::store::RemoteRun& row, const QString& engine) override;
+  bool attachStored(const td::store::RemoteRun& row, const QString& experiment, const QString& local_dir,
+                    QString* error) override;
 
-  QPointer<StoreClient> store_;
-  RemoteConnector connect_;
-  int poll_ms_ = 1000;
-  QString bundle_cache_;
-  std::map<QString, Run> runs_;
-  quint64 serial_ = 0;
-  quint64 generation_ = 0;
+ private:
+  void launch(SlurmRunSpec spec);
 };
 
 }  // namespace td::gui

@@ -98,11 +98,13 @@ inline qint64 wait_step(QSignalSpy& spy, const QString& run_id, qint64 step, int
   return last;
 }
 
-/// Waits until a (run_id, ...) signal such as RemoteRunController::runStarted (`started`) or
+/// Waits until a (run_id, ...) signal such as RunTarget::runStarted (`started`) or
 /// startFailed (`failed`, (run_id, message)) names `run_id`. Returns "" when it started, else
 /// what was awaited and what came instead: the failure's message, or "timeout" with the last
-/// phase of `progress` (deployProgress: run_id, done, total, phase) when nothing came.
-inline QString wait_started(QSignalSpy& started, QSignalSpy& failed, QSignalSpy& progress, const QString& run_id,
+/// phase of `progress` (rows run_id, done, total, phase: target_test_util.h StateLog::progress)
+/// when nothing came.
+inline QString wait_started(QSignalSpy& started, QSignalSpy& failed, const QList<QList<QVariant>>& progress,
+                            const QString& run_id,
                             int timeout_ms = kSlowMs) {
   QElapsedTimer t;
   t.start();

@@ -5,7 +5,7 @@
 // reference), and Stop ends a long one while it streams; Keep survives a resumed run that prunes
 // to one checkpoint, whose pruned steps show as such; Delete removes exactly that folder (and refuses a symlinked or misnamed one); Export
 // writes a Hugging Face folder with the model's shape, its progress bar at 100 %. A remote run's
-// rows come from the node's listing (RemoteRunController::checkpointsListed, emitted here as the
+// rows come from the node's listing (RunTarget::checkpointsListed, emitted here as the
 // controller does); Generate uses a checkpoint already in the local cache, and a download that
 // fails (no node in this test) is said in the dialog.
 #include <QDir>
@@ -32,6 +32,7 @@
 #include "gui/runs/checkpoint_jobs.h"
 #include "gui/runs/remote_run_controller.h"
 #include "gui/runs/run_controller.h"
+#include "gui/runs/run_targets.h"
 #include "engine/common/error.h"
 
 using tdguitest::kSlowMs;
@@ -71,7 +72,7 @@ class TestCheckpointsTab : public QObject {
   QTemporaryDir dir_;
   QString data_, cfg_, db_, run_;
   std::unique_ptr<td::gui::StoreClient> client_;
-  std::unique_ptr<td::gui::RunController> local_;
+  std::unique_ptr<td::gui::RunTargets> targets_;
   std::unique_ptr<td::gui::RunView> view_;
   td::gui::CheckpointsTab* tab() const { return view_->checkpointsTab(); }
 
@@ -98,8 +99,10 @@ class TestCheckpointsTab : public QObject {
                                     "--quiet", "--no-events-stdout"});
     QVERIFY2(err.isEmpty(), qPrintable(err));
     client_ = std::make_unique<td::gui::StoreClient>(db_);
-    local_ = std::make_unique<td::gui::RunController>(client_.get());
-    view_ = std::make_unique<td::gui::RunView>(client_.get(), local_.get());
+    targets_ = std::make_unique<td::gui::RunTargets>();
+    targets_->add(new td::gui::RunController(nullptr));
+    targets_->setStoreClient(client_.get());  // as the window wires it
+    view_ = std::make_unique<td::gui::RunView>(client_.get(), targets_.get());
     view_->resize(1200, 800);
     view_->show();
   }
@@ -301,18 +304,18 @@ class TestCheckpointsTab : public QObject {
       s.note_remote_run({"rk", "lab", R"({"host":"gpu1","name":"gpu1"})", "/home/u/traindeck/runs/rk", std::nullopt, 0, ""});
     });
     QVERIFY(client_->waitIdle(kSlowMs));
-    td::gui::RemoteRunController remote(client_.get(), [](const td::remote::NodeSpec&) -> td::remote::Session {
+    auto* remote = new td::gui::RemoteRunController(client_.get(), [](const td::remote::NodeSpec&) -> td::remote::Session {
       throw td::Error("no node in this test");
     });
-    view_->setRemoteRunController(&remote);
-    QSignalSpy errors(&remote, &td::gui::RemoteRunController::error);
+    QVERIFY(targets_->add(remote));
+    QSignalSpy errors(targets_.get(), &td::gui::RunTarget::error);
     view_->setRun(QStringLiteral("rk"));
     QVERIFY(client_->waitIdle(kSlowMs));
     QTRY_VERIFY2_WITH_TIMEOUT(!errors.isEmpty(), qPrintable("waited for the listing to fail (no node); the tab says: " +
                                                             tab()->findChild<QLabel*>("checkpoint_note")->text()),
                               kSlowMs);
     QSignalSpy reloaded(tab(), &td::gui::CheckpointsTab::reloaded);
-    emit remote.checkpointsListed("rk", {{"step_00000010", 10, 1234}, {"step_00000020", 20, 5678000}});
+    emit remote->checkpointsListed("rk", {{"step_00000010", 10, 1234}, {"step_00000020", 20, 5678000}});
     QCOMPARE(reloaded.size(), 1);
     const auto rows = tab()->rows();
     QCOMPARE(rows.size(), 2);
@@ -352,13 +355,13 @@ class TestCheckpointsTab : public QObject {
                               qPrintable(d->statusLabel()->text()), kSlowMs);
     QVERIFY(!d->generateButton()->isEnabled());
     d->close();
-    view_->setRemoteRunController(nullptr);
+    delete remote;  // the SSH target leaves the router
     QVERIFY(QDir(td::gui::CheckpointsTab::remoteCacheRoot() + "/rk").removeRecursively());
   }
 
   void cleanupTestCase() {
     view_.reset();
-    local_.reset();
+    targets_.reset();
     client_.reset();
   }
 };

@@ -18,6 +18,7 @@
 
 #include "app_fixture.h"
 #include "gui/app/main_window.h"
+#include "gui/runs/run_targets.h"
 #include "gui/core/store_client.h"
 #include "gui/data/data_panel.h"
 #include "gui/designer/infra_panel.h"
@@ -123,8 +124,8 @@ class TestDesignPage : public QObject {
     // The engine accepts it: the run trains to its end on the BPE dataset.
     auto* start = w.findChild<QPushButton*>("start_run");
     QVERIFY(start->isEnabled());
-    QSignalSpy started(w.runController(), &RunController::runStarted);
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    QSignalSpy started(w.runTargets(), &td::gui::RunTarget::runStarted);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
     QTest::mouseClick(start, Qt::LeftButton);
     QCOMPARE(started.count(), 1);
     QCOMPARE(wait_ended(ended, started.at(0).at(0).toString()), QString("completed"));

@@ -28,6 +28,7 @@
 
 #include "app_fixture.h"
 #include "gui/app/main_window.h"
+#include "gui/runs/run_targets.h"
 #include "gui/app/run_view.h"
 #include "gui/app/sidebar.h"
 #include "gui/charts/chart_view.h"
@@ -454,8 +455,8 @@ class TestLookAndLanguage : public QObject {
     QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QVERIFY(w.storeClient()->waitIdle());
     w.designer()->setConfig(tdguitest::tiny_config(data, 20));
-    QSignalSpy started(w.runController(), &RunController::runStarted);
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    QSignalSpy started(w.runTargets(), &td::gui::RunTarget::runStarted);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
     QString error;
     const QString id = w.startRun(&error);
     QVERIFY2(!id.isEmpty(), qPrintable(error));

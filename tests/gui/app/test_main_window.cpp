@@ -14,13 +14,13 @@
 
 #include "app_fixture.h"
 #include "gui/app/main_window.h"
+#include "gui/runs/run_targets.h"
 #include "gui/app/run_view.h"
 #include "gui/app/sidebar.h"
 #include "gui/charts/chart_view.h"
 #include "gui/cluster/cluster_designer.h"
 #include "gui/cluster/cluster_list.h"
 #include "gui/core/store_client.h"
-#include "gui/runs/remote_run_controller.h"
 #include "store/store.h"
 #include "gui/charts/dashboard.h"
 #include "gui/compare/compare_view.h"
@@ -60,7 +60,7 @@ class TestMainWindow : public QObject {
     w.designer()->setConfig(tdguitest::tiny_config(data_, steps, checkpoint_interval));
     auto* start = w.findChild<QPushButton*>("start_run");
     if (!start || !start->isEnabled()) return {};
-    QSignalSpy started(w.runController(), &RunController::runStarted);
+    QSignalSpy started(w.runTargets(), &td::gui::RunTarget::runStarted);
     QTest::mouseClick(start, Qt::LeftButton);
     if (started.isEmpty()) return {};
     return started.at(0).at(0).toString();
@@ -145,7 +145,7 @@ class TestMainWindow : public QObject {
     MainWindow w(db("run.db"));
     w.show();
     QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
     const QString id = start_tiny(w, 40);
     QVERIFY(!id.isEmpty());
     QCOMPARE(w.pages()->currentWidget(), (QWidget*)w.runView());
@@ -175,8 +175,8 @@ class TestMainWindow : public QObject {
     w.setCloseAction(MainWindow::CloseAction::StopRuns);
     w.show();
     QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
-    QSignalSpy ingested(w.runController(), &RunController::runIngested);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
+    QSignalSpy ingested(w.runTargets(), &td::gui::RunTarget::runIngested);
     const QString id = start_tiny(w, 1000000);
     QVERIFY(!id.isEmpty());
     QVERIFY(wait_step(ingested, id, 8) >= 8);
@@ -186,7 +186,7 @@ class TestMainWindow : public QObject {
     const Rows stopped = loss_rows(w.storePath(), id);
     QTRY_VERIFY(w.runView()->resumeButton()->isEnabled());
     ended.clear();
-    QSignalSpy started(w.runController(), &RunController::runStarted);
+    QSignalSpy started(w.runTargets(), &td::gui::RunTarget::runStarted);
     QTest::mouseClick(w.runView()->resumeButton(), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(started.count(), 1, tdguitest::kSlowMs);
     QVERIFY(wait_step(ingested, id, stopped.last + 5) >= stopped.last + 5);
@@ -204,8 +204,8 @@ class TestMainWindow : public QObject {
     w.setCloseAction(MainWindow::CloseAction::StopRuns);
     w.show();
     QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
-    QSignalSpy ingested(w.runController(), &RunController::runIngested);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
+    QSignalSpy ingested(w.runTargets(), &td::gui::RunTarget::runIngested);
     const QString id = start_tiny(w, 1000000);
     QVERIFY(!id.isEmpty());
     QVERIFY(wait_step(ingested, id, 3) >= 3);
@@ -217,7 +217,7 @@ class TestMainWindow : public QObject {
              qPrintable(w.contentionNoteShown()));
     QCOMPARE(wait_ended(ended, second), QString("completed"));
     QString error;
-    QVERIFY2(w.runController()->stopRun(id, &error), qPrintable(error));
+    QVERIFY2(w.runTargets()->stop(id, &error), qPrintable(error));
     QCOMPARE(wait_ended(ended, id), QString("stopped"));
   }
 
@@ -230,7 +230,7 @@ class TestMainWindow : public QObject {
       w.setCloseAction(MainWindow::CloseAction::LeaveRunning);
       w.show();
       QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
-      QSignalSpy ingested(w.runController(), &RunController::runIngested);
+      QSignalSpy ingested(w.runTargets(), &td::gui::RunTarget::runIngested);
       id = start_tiny(w, 1000000, 1000000);
       QVERIFY(!id.isEmpty());
       before = wait_step(ingested, id, 5);
@@ -240,9 +240,9 @@ class TestMainWindow : public QObject {
     QTest::qWait(1000);  // the engine trains on with no window
     MainWindow w(store);
     w.setCloseAction(MainWindow::CloseAction::StopRuns);
-    QSignalSpy attached(w.runController(), &RunController::runAttached);
-    QSignalSpy ingested(w.runController(), &RunController::runIngested);
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    QSignalSpy attached(w.runTargets(), &td::gui::RunTarget::runAttached);
+    QSignalSpy ingested(w.runTargets(), &td::gui::RunTarget::runIngested);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
     w.show();
     QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
     QTRY_COMPARE_WITH_TIMEOUT(attached.count(), 1, tdguitest::kSlowMs);
@@ -285,8 +285,8 @@ class TestMainWindow : public QObject {
 
     w.trainOn()->setCurrentIndex(1);
     w.designer()->setConfig(tdguitest::tiny_config(data_, 20));
-    QSignalSpy failed(w.remoteRunController(), &RemoteRunController::startFailed);
-    QSignalSpy local(w.runController(), &RunController::runStarted);
+    QSignalSpy failed(w.runTargets(), &td::gui::RunTarget::startFailed);
+    QSignalSpy local(w.runTargets(), &td::gui::RunTarget::runStarted);
     QString error;
     const QString id = w.startRun(&error);
     QVERIFY2(!id.isEmpty(), qPrintable(error));
@@ -303,7 +303,7 @@ class TestMainWindow : public QObject {
     MainWindow w(db("compare.db"));
     w.show();
     QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
     const QString a = start_tiny(w, 20);
     QCOMPARE(wait_ended(ended, a), QString("completed"));
     auto cfg = tdguitest::tiny_config(data_, 20);
@@ -312,7 +312,7 @@ class TestMainWindow : public QObject {
     // The name beside Start run suggests what differs from the experiment's last run.
     QTRY_COMPARE(w.suggestedRunName(), QString("lr=0.002"));
     QCOMPARE(w.runNameField()->placeholderText(), QString("lr=0.002"));
-    QSignalSpy started(w.runController(), &RunController::runStarted);
+    QSignalSpy started(w.runTargets(), &td::gui::RunTarget::runStarted);
     QTest::mouseClick(w.findChild<QPushButton*>("start_run"), Qt::LeftButton);
     QCOMPARE(started.count(), 1);
     const QString b = started.at(0).at(0).toString();

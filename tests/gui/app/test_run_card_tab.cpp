@@ -15,6 +15,7 @@
 
 #include "app_fixture.h"
 #include "gui/app/main_window.h"
+#include "gui/runs/run_targets.h"
 #include "gui/app/run_card_tab.h"
 #include "gui/app/run_view.h"
 #include "gui/designer/model_designer.h"
@@ -50,8 +51,8 @@ class TestRunCardTab : public QObject {
     MainWindow w(dir_.filePath("card.db"));
     w.show();
     QTRY_VERIFY2(w.isReady(), "the store did not open: its experiments never loaded");
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
-    QSignalSpy started(w.runController(), &RunController::runStarted);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
+    QSignalSpy started(w.runTargets(), &td::gui::RunTarget::runStarted);
     w.designer()->setConfig(tdguitest::tiny_config(data_, 20));
     auto* start = w.findChild<QPushButton*>("start_run");
     QTRY_VERIFY2(start && start->isEnabled(), "the Start run button never came on");

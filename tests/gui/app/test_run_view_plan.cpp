@@ -23,8 +23,7 @@ class TestRunViewPlan : public QObject {
     QVERIFY(dir_.isValid());
     const QString db = td::gui::test::makePlanRunStore(dir_.path());
     td::gui::StoreClient client(db);
-    td::gui::RunController local(&client);
-    td::gui::RunView view(&client, &local);
+    td::gui::RunView view(&client, nullptr);  // runs shown from the store only
     view.setRun(QStringLiteral("run-p"));
     QVERIFY(client.waitIdle());
     QTableWidget* t = view.planTable();
@@ -75,8 +74,7 @@ class TestRunViewPlan : public QObject {
       td::store::Ingester(st, path, "exp").poll_all();
     }
     td::gui::StoreClient client(db);
-    td::gui::RunController local(&client);
-    td::gui::RunView view(&client, &local);
+    td::gui::RunView view(&client, nullptr);  // runs shown from the store only
     view.show();
     QLabel* marker = view.inputBoundLabel();
     QCOMPARE(marker->objectName(), QStringLiteral("run_input_bound"));
@@ -116,8 +114,7 @@ class TestRunViewPlan : public QObject {
       QCOMPARE(td::store::Ingester(st, clean).poll_all().skipped, size_t(0));
     }
     td::gui::StoreClient client(db);
-    td::gui::RunController local(&client);
-    td::gui::RunView view(&client, &local);
+    td::gui::RunView view(&client, nullptr);  // runs shown from the store only
     view.setRun(QStringLiteral("run-s"));
     QVERIFY(client.waitIdle());
     QTRY_VERIFY2(view.statusLabel()->text().contains(QStringLiteral("step 1")), qPrintable(view.statusLabel()->text()));

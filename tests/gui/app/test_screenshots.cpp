@@ -11,6 +11,7 @@
 
 #include "app_fixture.h"
 #include "gui/app/main_window.h"
+#include "gui/runs/run_targets.h"
 #include "gui/app/checkpoints_tab.h"
 #include "gui/app/run_view.h"
 #include "gui/app/sidebar.h"
@@ -62,8 +63,8 @@ class TestScreenshots : public QObject {
     shoot(w.pages()->currentWidget(), "designer");
 
     // A completed run with evaluations and samples, then one caught while training.
-    QSignalSpy ended(w.runController(), &RunController::runEnded);
-    QSignalSpy ingested(w.runController(), &RunController::runIngested);
+    QSignalSpy ended(w.runTargets(), &td::gui::RunTarget::runEnded);
+    QSignalSpy ingested(w.runTargets(), &td::gui::RunTarget::runIngested);
     auto cfg = tdguitest::tiny_config(data_, 150);
     cfg["train"]["sample_interval"] = 50;
     cfg["train"]["sample_tokens"] = 48;
@@ -96,7 +97,7 @@ class TestScreenshots : public QObject {
     QTest::qWait(400);
     shoot(&w, "dashboard_during_run");
 
-    w.runController()->stopRun(b);
+    w.runTargets()->stop(b, nullptr);
     QCOMPARE(wait_ended(ended, b), QString("stopped"));
     QTRY_VERIFY(w.experiments()->runIndex(a).isValid() && w.experiments()->runIndex(b).isValid());
     w.showRuns({a, b});

@@ -1,4 +1,4 @@
-// RemoteRunController::startClusterRun: a 2-rank CPU run across two "nodes" — two work
+// The SSH target across every node of a cluster: a 2-rank CPU run across two "nodes" — two work
 // directories on the real OpenSSH sshd on 127.0.0.1 (remote_node_fixture.h), so the rendezvous
 // is on the loopback and both ranks run on this machine (the namespaced nodes with their own
 // addresses are tests/remote/test_multinode.cpp). Start → completed with both ranks' figures and
@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "../gui_test_util.h"
+#include "../target_test_util.h"
 #include "engine/common/error.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_run_controller.h"
@@ -65,10 +66,10 @@ class TestRemoteClusterRuns : public QObject {
     td::remote::ClusterSpec mixed = cluster_;
     mixed.nodes[1].gpus = 2;
     QString err;
-    QVERIFY(c.startClusterRun(mixed, "e", tdguitest::tiny_config(fx_.data, 10), &err).isEmpty());
+    QVERIFY(tdguitest::start_on_cluster(c, mixed, "e", tdguitest::tiny_config(fx_.data, 10), &err).isEmpty());
     QVERIFY2(err.contains("mixes GPU nodes and CPU nodes"), qPrintable(err));
     td::remote::ClusterSpec empty{"none", {}};
-    QVERIFY(c.startClusterRun(empty, "e", tdguitest::tiny_config(fx_.data, 10), &err).isEmpty());
+    QVERIFY(tdguitest::start_on_cluster(c, empty, "e", tdguitest::tiny_config(fx_.data, 10), &err).isEmpty());
     QVERIFY2(err.contains("has no nodes"), qPrintable(err));
     QVERIFY(c.activeRuns().isEmpty());
   }
@@ -77,12 +78,14 @@ class TestRemoteClusterRuns : public QObject {
     StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy started(&c, &RemoteRunController::runStarted), ended(&c, &RemoteRunController::runEnded),
-        progress(&c, &RemoteRunController::deployProgress), errs(&c, &RemoteRunController::error);
+        errs(&c, &RemoteRunController::error);
+    tdguitest::StateLog log(&c);
+    const auto& progress = log.progress;  // (run_id, done, total, phase) while deploying
     const int steps = 40;
     QString err;
-    const QString id = c.startClusterRun(cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, steps), &err);
+    const QString id = tdguitest::start_on_cluster(c, cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, steps), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
-    QCOMPARE(c.nodeOf(id), QString("node-a, node-b"));
+    QCOMPARE(c.files(id).host, QString("node-a, node-b"));
     const QString status = tdguitest::wait_ended(ended, id);
     QVERIFY2(status == "completed", qPrintable(status + " " + why(id)));
     QCOMPARE(started.count(), 1);
@@ -122,7 +125,7 @@ class TestRemoteClusterRuns : public QObject {
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested);
       QString err;
-      id = c.startClusterRun(cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
+      id = tdguitest::start_on_cluster(c, cluster_, "cluster-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
       QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable("waited for step 5: " + why(id)));
       c.detachAll();  // the window closes: both ranks keep training
@@ -135,7 +138,7 @@ class TestRemoteClusterRuns : public QObject {
         started(&c, &RemoteRunController::runStarted), errs(&c, &RemoteRunController::error);
     QTRY_VERIFY_WITH_TIMEOUT(c.isActive(id), 60000);
     QString err;
-    QVERIFY(c.stopRun(id, &err));
+    QVERIFY(c.stop(id, &err));
     const QString status = tdguitest::wait_ended(ended, id);
     QVERIFY2(status == "stopped", qPrintable(status + " " + why(id)));
     QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(id.toStdString()).size(), 0, 60000);
@@ -144,13 +147,13 @@ class TestRemoteClusterRuns : public QObject {
 
     // Resume on both nodes from rank 0's checkpoint, then stop again.
     ended.clear();
-    QVERIFY2(c.resumeRun(id, &err), qPrintable(err));
+    QVERIFY2(c.resume(id, &err), qPrintable(err));
     QTRY_VERIFY_WITH_TIMEOUT(started.count() == 1, tdguitest::kSlowMs);
     QCOMPARE((int)processes_with_arg(id.toStdString()).size(), 2);
     QSignalSpy ingested(&c, &RemoteRunController::runIngested);
     QVERIFY2(tdguitest::wait_step(ingested, id, stopped_at + 3) >= stopped_at + 3,
              qPrintable("waited for 3 steps after the resume: " + why(id)));
-    QVERIFY(c.stopRun(id, &err));
+    QVERIFY(c.stop(id, &err));
     QCOMPARE(tdguitest::wait_ended(ended, id), QString("stopped"));
     QTRY_COMPARE_WITH_TIMEOUT((int)processes_with_arg(id.toStdString()).size(), 0, 60000);
     QVERIFY2(errs.isEmpty(), qPrintable(errs.isEmpty() ? QString() : errs.first().at(0).toString()));
@@ -169,7 +172,7 @@ class TestRemoteClusterRuns : public QObject {
     nlohmann::json cfg = tdguitest::tiny_config(fx_.data, 1000000);
     cfg["train"]["dist_timeout_s"] = 3.0;
     QString err;
-    const QString id = c.startClusterRun(cluster_, "cluster-exp", cfg, &err);
+    const QString id = tdguitest::start_on_cluster(c, cluster_, "cluster-exp", cfg, &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QVERIFY2(tdguitest::wait_step(ingested, id, 3) >= 3, qPrintable("waited for step 3: " + why(id)));
     const auto remote = td::store::Store(fx_.db.toStdString()).remote_run(id.toStdString());

@@ -1,7 +1,7 @@
 // RemoteRunController running the engine in a podman container on an SSH "node" (this machine
 // through the real sshd fixture): the image is built FROM scratch from this test's engine bundle
 // (remote/image.h, what `./traindeck.sh image` does), the node's NodeSpec::container names it,
-// and a plain startRun() of a tiny config runs to "completed" inside the container: every step's
+// and a plain start on the node of a tiny config runs to "completed" inside the container: every step's
 // loss in the store, a checkpoint folder in the node's run folder (outside the container), and
 // the container gone afterwards (--rm). A node whose image does not exist fails to start with a
 // message naming the image, before anything runs.
@@ -19,6 +19,7 @@
 #include <fstream>
 
 #include "../gui_test_util.h"
+#include "../target_test_util.h"
 #include "remote_node_fixture.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_run_controller.h"
@@ -121,7 +122,7 @@ class TestRemoteContainerRun : public QObject {
         failed(&c, &RemoteRunController::startFailed), errs(&c, &RemoteRunController::error);
     const int steps = 30;
     QString err;
-    const QString id = c.startRun("boxes", container_node(image_), "container-exp",
+    const QString id = tdguitest::start_on_node(c, "boxes", container_node(image_), "container-exp",
                                   tdguitest::tiny_config(fx_.data, steps, /*checkpoint_interval=*/10), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     run_ids_.push_back(id);
@@ -173,7 +174,7 @@ class TestRemoteContainerRun : public QObject {
     std::string lower = missing;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](char ch) { return char(std::tolower(ch)); });
     QString err;
-    const QString id = c.startRun("boxes", container_node(lower), "container-exp",
+    const QString id = tdguitest::start_on_node(c, "boxes", container_node(lower), "container-exp",
                                   tdguitest::tiny_config(fx_.data, 5), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     run_ids_.push_back(id);

@@ -1,4 +1,4 @@
-// A 2-node CPU run started from the GUI (RemoteRunController::startClusterRun) across two
+// A 2-node CPU run started from the GUI (the SSH target's "all nodes" placement) across two
 // network namespaces, each a "node" with its own address, host name and real sshd
 // (tests/remote/netns_fixture.h), charted per node by the Dashboard. The cluster is saved in the
 // store and read back as the workbench does; node3 (10.78.N.2, reached with node2 as jump host)
@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "../gui_test_util.h"
+#include "../target_test_util.h"
 #include "gui/charts/chart_view.h"
 #include "gui/charts/dashboard.h"
 #include "gui/core/store_client.h"
@@ -98,16 +99,17 @@ class TestRemoteNetnsCluster : public QObject {
     RemoteRunController c(&client, connector());
     c.setPollIntervalMs(200);
     QSignalSpy started(&c, &RemoteRunController::runStarted), ended(&c, &RemoteRunController::runEnded),
-        errs(&c, &RemoteRunController::error), failed(&c, &RemoteRunController::startFailed),
-        progress(&c, &RemoteRunController::deployProgress);
+        errs(&c, &RemoteRunController::error), failed(&c, &RemoteRunController::startFailed);
+    tdguitest::StateLog log(&c);
+    const auto& progress = log.progress;  // (run_id, done, total, phase) while deploying
     const int steps = 10;
     nlohmann::json config = tdguitest::tiny_config(fx_.data, steps);
     config["train"]["eval_interval"] = 0;
     config["train"]["dist_timeout_s"] = 20;
     QString err;
-    const QString id = c.startClusterRun(cluster_, "netns-exp", config, &err);
+    const QString id = tdguitest::start_on_cluster(c, cluster_, "netns-exp", config, &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
-    QCOMPARE(c.nodeOf(id), QString("node3, node2"));
+    QCOMPARE(c.files(id).host, QString("node3, node2"));
     // The deploy (the ~50 MB engine bundle to both nodes, one through the jump host) and the
     // launch first, then the run: each awaited as an event, with a generous limit.
     const QString not_started = tdguitest::wait_started(started, failed, progress, id);

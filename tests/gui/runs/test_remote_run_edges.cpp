@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "../gui_test_util.h"
+#include "../target_test_util.h"
 #include "remote_node_fixture.h"
 #include "engine/common/error.h"
 #include "gui/core/store_client.h"
@@ -70,7 +71,7 @@ class TestRemoteRunEdges : public QObject {
     td::remote::NodeSpec n = fx_.node;
     n.port = td::remote::testing::free_port();
     QString err;
-    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(fx_.data, 10), &err);
+    const QString id = tdguitest::start_on_node(c, "lab", n, "edges", tdguitest::tiny_config(fx_.data, 10), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QVERIFY2(failed.wait(tdguitest::kSlowMs) || !failed.isEmpty(), "waited for the start to fail");
     const QString message = failed.first().at(1).toString();
@@ -89,7 +90,7 @@ class TestRemoteRunEdges : public QObject {
     td::remote::NodeSpec n = fx_.node;
     n.work_dir = "~/td-runs";
     QString err;
-    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(fx_.data, 10), &err);
+    const QString id = tdguitest::start_on_node(c, "lab", n, "edges", tdguitest::tiny_config(fx_.data, 10), &err);
     QVERIFY(id.isEmpty());
     QVERIFY2(err.contains("starts with ~") && err.contains("'td-runs'"), qPrintable(err));
     QVERIFY(c.activeRuns().isEmpty());
@@ -111,7 +112,7 @@ class TestRemoteRunEdges : public QObject {
     RemoteRunController c(&client, connector());
     QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error);
     QString err;
-    const QString id = c.startRun("lab", n, "edges", tdguitest::tiny_config(odd_data, 30), &err);
+    const QString id = tdguitest::start_on_node(c, "lab", n, "edges", tdguitest::tiny_config(odd_data, 30), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     const QString status = tdguitest::wait_ended(ended, id);
     QVERIFY2(status == "completed", qPrintable(status + " " + errors(errs)));
@@ -133,7 +134,7 @@ class TestRemoteRunEdges : public QObject {
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
       QString err;
-      id = c.startRun("lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 1000000), &err);
+      id = tdguitest::start_on_node(c, "lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 1000000), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
       QVERIFY2(tdguitest::wait_step(ingested, id, 2) >= 2, qPrintable("waited for step 2: " + errors(errs)));
       c.detachAll();
@@ -175,9 +176,9 @@ class TestRemoteRunEdges : public QObject {
     RemoteRunController c(&client, connector());
     QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error);
     QString err;
-    const QString a = c.startRun("lab", n, "edges", tdguitest::tiny_config(fx_.data, 20), &err);
+    const QString a = tdguitest::start_on_node(c, "lab", n, "edges", tdguitest::tiny_config(fx_.data, 20), &err);
     QVERIFY2(!a.isEmpty(), qPrintable(err));
-    const QString b = c.startRun("lab", n, "edges", tdguitest::tiny_config(fx_.data, 20), &err);
+    const QString b = tdguitest::start_on_node(c, "lab", n, "edges", tdguitest::tiny_config(fx_.data, 20), &err);
     QVERIFY2(!b.isEmpty(), qPrintable(err));
     for (const QString& id : {a, b}) {
       const QString status = tdguitest::wait_ended(ended, id);
@@ -192,15 +193,15 @@ class TestRemoteRunEdges : public QObject {
     StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error),
-        downloaded(&c, &RemoteRunController::checkpointDownloaded);
+        downloaded(&c, &RemoteRunController::checkpointFetched);
     QString err;
-    const QString id = c.startRun("lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
+    const QString id = tdguitest::start_on_node(c, "lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QCOMPARE(tdguitest::wait_ended(ended, id), QStringLiteral("completed"));
     const QString into = fx_.dir.filePath("downloads twice");
     for (int round = 0; round < 2; ++round) {
       downloaded.clear();
-      QVERIFY2(c.downloadCheckpoint(id, into, &err), qPrintable(err));
+      QVERIFY2(c.fetchCheckpoint(id, into, {}, &err), qPrintable(err));
       QVERIFY2(downloaded.wait(tdguitest::kSlowMs) || !downloaded.isEmpty(), "waited for the download");
       QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
       const std::string local = downloaded.first().at(1).toString().toStdString();
@@ -214,11 +215,11 @@ class TestRemoteRunEdges : public QObject {
     // folder is refused, naming both runs, and the first run's copy stays as it was.
     const std::string kept = into.toStdString() + "/step_00000040/model.safetensors";
     const std::string before = td::remote::sha256_file(kept);
-    const QString other = c.startRun("lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
+    const QString other = tdguitest::start_on_node(c, "lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
     QVERIFY2(!other.isEmpty(), qPrintable(err));
     QCOMPARE(tdguitest::wait_ended(ended, other), QStringLiteral("completed"));
     downloaded.clear();
-    QVERIFY2(c.downloadCheckpoint(other, into, &err), qPrintable(err));
+    QVERIFY2(c.fetchCheckpoint(other, into, {}, &err), qPrintable(err));
     QVERIFY2(errs.wait(tdguitest::kSlowMs) || !errs.isEmpty(), "waited for the refused download's error");
     QVERIFY(downloaded.isEmpty());
     const QString message = errs.first().at(0).toString();
@@ -226,7 +227,7 @@ class TestRemoteRunEdges : public QObject {
                  message.contains("another folder"),
              qPrintable(message));
     QCOMPARE(td::remote::sha256_file(kept), before);
-    QVERIFY(!c.isDownloading(other));
+    QVERIFY(!c.isFetching(other));
   }
 
   // The Checkpoints tab's remote source: the node lists every complete checkpoint with its
@@ -237,9 +238,9 @@ class TestRemoteRunEdges : public QObject {
     RemoteRunController c(&client, connector());
     QSignalSpy ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error),
         listed(&c, &RemoteRunController::checkpointsListed),
-        downloaded(&c, &RemoteRunController::checkpointDownloaded);
+        downloaded(&c, &RemoteRunController::checkpointFetched);
     QString err;
-    const QString id = c.startRun("lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
+    const QString id = tdguitest::start_on_node(c, "lab", fx_.node, "edges", tdguitest::tiny_config(fx_.data, 40, 20), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QCOMPARE(tdguitest::wait_ended(ended, id), QStringLiteral("completed"));
     const std::string remote = fx_.node.work_dir + "/runs/" + id.toStdString() + "/checkpoints/";
@@ -266,7 +267,7 @@ class TestRemoteRunEdges : public QObject {
     QCOMPARE(entries[1].bytes, folder_bytes(remote + "step_00000040"));
 
     const QString into = fx_.dir.filePath("chosen");
-    QVERIFY2(c.downloadCheckpoint(id, into, &err, QStringLiteral("step_00000020")), qPrintable(err));
+    QVERIFY2(c.fetchCheckpoint(id, into, QStringLiteral("step_00000020"), &err), qPrintable(err));
     QVERIFY2(downloaded.wait(tdguitest::kSlowMs) || !downloaded.isEmpty(), "waited for the download of step 20");
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     const std::string local = downloaded.first().at(1).toString().toStdString();
@@ -274,17 +275,17 @@ class TestRemoteRunEdges : public QObject {
     for (const char* f : {"model.safetensors", "optimizer.safetensors", "trainer.json"})
       QCOMPARE(td::remote::sha256_file(local + "/" + f), td::remote::sha256_file(remote + "step_00000020/" + f));
 
-    QVERIFY2(c.downloadCheckpoint(id, into, &err, QStringLiteral("step_00000030")), qPrintable(err));
+    QVERIFY2(c.fetchCheckpoint(id, into, QStringLiteral("step_00000030"), &err), qPrintable(err));
     QVERIFY2(errs.wait(tdguitest::kSlowMs) || !errs.isEmpty(), "waited for the missing checkpoint's error");
     const QString missing = errs.first().at(0).toString();
     QVERIFY2(missing.contains("step_00000030") && missing.contains("step_00000040"), qPrintable(missing));
     QVERIFY(!fs::exists(into.toStdString() + "/step_00000030"));
-    QTRY_VERIFY(!c.isDownloading(id));
+    QTRY_VERIFY(!c.isFetching(id));
 
     err.clear();
-    QVERIFY(!c.downloadCheckpoint(id, into, &err, QStringLiteral("../step_00000020")));
+    QVERIFY(!c.fetchCheckpoint(id, into, QStringLiteral("../step_00000020"), &err));
     QVERIFY2(err.contains("not a checkpoint name"), qPrintable(err));
-    QVERIFY(!c.isDownloading(id));
+    QVERIFY(!c.isFetching(id));
   }
 };
 

@@ -11,10 +11,12 @@
 #include <filesystem>
 
 #include "../gui_test_util.h"
+#include "../target_test_util.h"
 #include "remote_node_fixture.h"
 #include "gui/app/run_view.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_run_controller.h"
+#include "gui/runs/run_targets.h"
 #include "gui/runs/run_controller.h"
 #include "remote/cluster.h"
 #include "store/store.h"
@@ -49,22 +51,27 @@ class TestRemoteRunView : public QObject {
 
   void remote_run_page() {
     StoreClient client(fx_.db);
-    RunController local(&client);
-    RemoteRunController remote(&client, connector());
-    RunView view(&client, &local);
-    view.setRemoteRunController(&remote);
-    QSignalSpy progress(&remote, &RemoteRunController::deployProgress),
-        started(&remote, &RemoteRunController::runStarted), ingested(&remote, &RemoteRunController::runIngested),
-        ended(&remote, &RemoteRunController::runEnded), errs(&remote, &RemoteRunController::error),
-        downloaded(&remote, &RemoteRunController::checkpointDownloaded);
-    QSignalSpy local_stop(&view, &RunView::stopRequested), local_resume(&view, &RunView::resumeRequested);
+    // The page holds the router only, as the window's does.
+    RunTargets targets;
+    targets.add(new RunController(nullptr));
+    auto* remote_target = new RemoteRunController(nullptr, connector());
+    targets.add(remote_target);
+    targets.setStoreClient(&client);  // as the window wires it
+    RemoteRunController& remote = *remote_target;
+    RunView view(&client, &targets);
+    tdguitest::StateLog log(&targets);
+    const auto& progress = log.progress;  // (run_id, done, total, phase) while deploying
+    QSignalSpy started(&targets, &RunTarget::runStarted), ingested(&targets, &RunTarget::runIngested),
+        ended(&targets, &RunTarget::runEnded), errs(&targets, &RunTarget::error),
+        downloaded(&targets, &RunTarget::checkpointFetched);
+    QSignalSpy stop_asked(&view, &RunView::stopAsked), resume_asked(&view, &RunView::resumeAsked);
 
     QString err;
-    const QString id = remote.startRun("lab", fx_.node, "view-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
+    const QString id = tdguitest::start_on_node(targets, "lab", fx_.node, "view-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     view.setRun(id);
     // The deploy shows in the progress bar with its phase, under the node's name.
-    QVERIFY2(progress.wait(tdguitest::kSlowMs) || !progress.isEmpty(), "waited for the deploy's first progress");
+    QVERIFY2(log.waitProgress(tdguitest::kSlowMs) || !progress.isEmpty(), "waited for the deploy's first progress");
     QVERIFY(!view.remoteBar()->isHidden());
     QVERIFY(!view.progressBar()->isHidden());
     QVERIFY(view.progressBar()->format().contains(progress.last().at(3).toString()));
@@ -78,10 +85,11 @@ class TestRemoteRunView : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(view.stopButton()->isEnabled(), 60000);
     QVERIFY(!view.downloadButton()->isHidden());
 
-    // Stop goes to the remote controller (the local one is not asked).
+    // Stop goes to the SSH target, which follows the run.
+    QCOMPARE(targets.owner(id), static_cast<RunTarget*>(&remote));
     view.stopButton()->click();
     QCOMPARE(tdguitest::wait_ended(ended, id), QStringLiteral("stopped"));
-    QCOMPARE(local_stop.count(), 0);
+    QCOMPARE(stop_asked.count(), 1);
     QTRY_VERIFY_WITH_TIMEOUT(view.resumeButton()->isEnabled() && view.downloadButton()->isEnabled(), 60000);
     QVERIFY(view.statusLabel()->text().contains("stopped"));
 
@@ -96,11 +104,12 @@ class TestRemoteRunView : public QObject {
     QVERIFY(fs::exists(fs::path(downloaded.first().at(1).toString().toStdString()) / "model.safetensors"));
     QVERIFY(view.nodeLabel()->text().contains(downloaded.first().at(1).toString()));
 
-    // Resume goes to the remote controller too, and the run trains on from its checkpoint.
+    // Resume goes to the SSH target too (the store says where the run trained), and the run
+    // trains on from its checkpoint.
     started.clear();
     ended.clear();
     view.resumeButton()->click();
-    QCOMPARE(local_resume.count(), 0);
+    QCOMPARE(resume_asked.count(), 1);
     QVERIFY2(started.wait(tdguitest::kSlowMs) || !started.isEmpty(), "waited for the resumed run to start");
     QVERIFY2(tdguitest::wait_step(ingested, id, last + 5) >= last + 5, "waited for 5 steps after the resume");
     view.requestStop();

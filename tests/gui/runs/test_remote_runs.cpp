@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "../gui_test_util.h"
+#include "../target_test_util.h"
 #include "remote_node_fixture.h"
 #include "engine/common/error.h"
 #include "gui/core/store_client.h"
@@ -97,28 +98,31 @@ class TestRemoteRuns : public QObject {
     StoreClient client(fx_.db);
     RemoteRunController c(&client, connector());
     QSignalSpy started(&c, &RemoteRunController::runStarted), ingested(&c, &RemoteRunController::runIngested),
-        ended(&c, &RemoteRunController::runEnded), progress(&c, &RemoteRunController::deployProgress),
-        logs(&c, &RemoteRunController::logAppended), states(&c, &RemoteRunController::connectionState),
+        ended(&c, &RemoteRunController::runEnded), logs(&c, &RemoteRunController::logAppended),
         errs(&c, &RemoteRunController::error);
+    tdguitest::StateLog log(&c);
+    const auto& progress = log.progress;  // (run_id, done, total, phase) while deploying
+    const auto& states = log.connection;  // (run_id, how the node is reached)
     // The GUI thread keeps turning during the deploy: a timer counts its ticks.
     int ticks = 0;
     QTimer timer;
     connect(&timer, &QTimer::timeout, [&] { ++ticks; });
     timer.start(5);
     int ticks_at_first_progress = -1;
-    connect(&c, &RemoteRunController::deployProgress, [&] {
-      if (ticks_at_first_progress < 0) ticks_at_first_progress = ticks;
+    connect(&c, &RemoteRunController::stateChanged, [&](const QString& run) {
+      if (ticks_at_first_progress < 0 && c.state(run).phase == td::gui::RunTargetState::Phase::Deploying)
+        ticks_at_first_progress = ticks;
     });
     int ticks_at_started = -1;
     connect(&c, &RemoteRunController::runStarted, [&] { ticks_at_started = ticks; });
 
     const int steps = 300;
     QString err;
-    const QString id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, steps), &err);
+    const QString id = tdguitest::start_on_node(c, "lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, steps), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QCOMPARE(progress.count(), 0);  // nothing happened on this thread: it all goes on a worker
     QVERIFY(c.isActive(id));
-    QVERIFY(c.isDeploying(id));
+    QCOMPARE(int(c.state(id).phase), int(td::gui::RunTargetState::Phase::Deploying));
     expect_end(ended, id, "completed");
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     QCOMPARE(started.count(), 1);
@@ -186,7 +190,7 @@ class TestRemoteRuns : public QObject {
     nlohmann::json cfg = tdguitest::tiny_config(fx_.data, steps);
     cfg["model"].update({{"family", "llama"}, {"n_kv_head", 1}});  // multi-query attention
     QString err;
-    const QString id = c.startRun("lab", fx_.node, "remote-exp", cfg, &err);
+    const QString id = tdguitest::start_on_node(c, "lab", fx_.node, "remote-exp", cfg, &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     expect_end(ended, id, "completed");
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
@@ -227,7 +231,7 @@ class TestRemoteRuns : public QObject {
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
       QString err;
-      id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
+      id = tdguitest::start_on_node(c, "lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
       at_detach = tdguitest::wait_step(ingested, id, 20);
       QVERIFY2(at_detach >= 20, qPrintable("waited for step 20 before the detach: " + errors(errs)));
@@ -243,8 +247,9 @@ class TestRemoteRuns : public QObject {
     StoreClient client(fx_.db);
     RemoteRunController c(&client, nullptr);
     QSignalSpy attached(&c, &RemoteRunController::runAttached), ended(&c, &RemoteRunController::runEnded),
-        ingested(&c, &RemoteRunController::runIngested), states(&c, &RemoteRunController::connectionState),
-        errs(&c, &RemoteRunController::error);
+        ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
+    tdguitest::StateLog log(&c);
+    const auto& states = log.connection;  // (run_id, how the node is reached)
     c.setConnector(connector());
     c.reattach();
     QVERIFY2(attached.wait(tdguitest::kSlowMs) || !attached.isEmpty(), "waited for the reattach");
@@ -254,7 +259,7 @@ class TestRemoteRuns : public QObject {
     QVERIFY2(followed >= at_detach + 20,
              qPrintable(QString("waited for step %1 after the reattach: %2 ").arg(at_detach + 20).arg(followed) + errors(errs)));
     QString err;
-    QVERIFY2(c.stopRun(id, &err), qPrintable(err));
+    QVERIFY2(c.stop(id, &err), qPrintable(err));
     expect_end(ended, id, "stopped");
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     QStringList seen;
@@ -283,12 +288,12 @@ class TestRemoteRuns : public QObject {
     QSignalSpy started(&c, &RemoteRunController::runStarted), ingested(&c, &RemoteRunController::runIngested),
         ended(&c, &RemoteRunController::runEnded), errs(&c, &RemoteRunController::error),
         dl_progress(&c, &RemoteRunController::checkpointProgress),
-        downloaded(&c, &RemoteRunController::checkpointDownloaded);
+        downloaded(&c, &RemoteRunController::checkpointFetched);
     QString err;
-    const QString id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
+    const QString id = tdguitest::start_on_node(c, "lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
-    QVERIFY(c.stopRun(id, &err));
+    QVERIFY(c.stop(id, &err));
     expect_end(ended, id, "stopped");
     auto s = store();
     const auto first = s->get_run(id.toStdString());
@@ -301,11 +306,11 @@ class TestRemoteRuns : public QObject {
     // Resume on the same node: the deploy sends nothing new, the engine continues the steps.
     ended.clear();
     started.clear();
-    QVERIFY(c.resumeRun(id, &err));
+    QVERIFY(c.resume(id, &err));
     QVERIFY2(started.wait(tdguitest::kSlowMs) || !started.isEmpty(), "waited for the resumed run to start");
     QVERIFY2(tdguitest::wait_step(ingested, id, *first.last_step + 5) >= *first.last_step + 5,
              qPrintable(errors(errs)));
-    QVERIFY(c.stopRun(id, &err));
+    QVERIFY(c.stop(id, &err));
     expect_end(ended, id, "stopped");
     const auto second = s->get_run(id.toStdString());
     QCOMPARE(second.attempts, 2);
@@ -315,7 +320,7 @@ class TestRemoteRuns : public QObject {
 
     // The newest checkpoint comes down whole: each file's sha256 equals the node's.
     const QString out = fx_.dir.filePath("downloaded");
-    QVERIFY(c.downloadCheckpoint(id, out, &err));
+    QVERIFY(c.fetchCheckpoint(id, out, {}, &err));
     QVERIFY2(downloaded.wait(tdguitest::kSlowMs) || !downloaded.isEmpty(), "waited for the checkpoint download");
     QVERIFY2(errs.isEmpty(), qPrintable(errors(errs)));
     char name[32];
@@ -340,7 +345,7 @@ class TestRemoteRuns : public QObject {
     QSignalSpy ingested(&c, &RemoteRunController::runIngested), ended(&c, &RemoteRunController::runEnded),
         errs(&c, &RemoteRunController::error);
     QString err;
-    const QString id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
+    const QString id = tdguitest::start_on_node(c, "lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
     QVERIFY2(!id.isEmpty(), qPrintable(err));
     QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
     auto s = store();
@@ -365,7 +370,7 @@ class TestRemoteRuns : public QObject {
       RemoteRunController c(&client, connector());
       QSignalSpy ingested(&c, &RemoteRunController::runIngested), errs(&c, &RemoteRunController::error);
       QString err;
-      id = c.startRun("lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
+      id = tdguitest::start_on_node(c, "lab", fx_.node, "remote-exp", tdguitest::tiny_config(fx_.data, 1000000), &err);
       QVERIFY2(!id.isEmpty(), qPrintable(err));
       QVERIFY2(tdguitest::wait_step(ingested, id, 5) >= 5, qPrintable(errors(errs)));
       c.detachAll();
@@ -395,7 +400,7 @@ class TestRemoteRuns : public QObject {
     RemoteRunController c(&client, connector());
     QString err;
     auto cfg = tdguitest::tiny_config(fx_.dir.filePath("corpus"), 10);  // a corpus, not a prepared dataset
-    QVERIFY(c.startRun("lab", fx_.node, "remote-exp", cfg, &err).isEmpty());
+    QVERIFY(tdguitest::start_on_node(c, "lab", fx_.node, "remote-exp", cfg, &err).isEmpty());
     QVERIFY2(err.contains("manifest.json"), qPrintable(err));
     QVERIFY(c.activeRuns().isEmpty());
   }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "../gui_test_util.h"
+#include "../target_test_util.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/run_controller.h"
 #include "store/store.h"
@@ -70,7 +71,7 @@ class TestRunController : public QObject {
     qputenv("TZ", "XYZ-14");
     tzset();
     const std::time_t before = std::time(nullptr);
-    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 30), &error, QStringLiteral(" lr=1e-3 "));
+    const QString id = tdguitest::start_here(rc, "exp-a", tdguitest::tiny_config(data_, 30), &error, QStringLiteral(" lr=1e-3 "));
     const std::time_t after = std::time(nullptr);
     tz.isNull() ? qunsetenv("TZ") : qputenv("TZ", tz);
     tzset();
@@ -91,7 +92,7 @@ class TestRunController : public QObject {
     }
     // A name the engine would refuse is refused before launch, nothing started.
     QString refused;
-    QVERIFY(rc.startRun("exp-a", tdguitest::tiny_config(data_, 30), &refused, QStringLiteral("a\nb")).isEmpty());
+    QVERIFY(tdguitest::start_here(rc, "exp-a", tdguitest::tiny_config(data_, 30), &refused, QStringLiteral("a\nb")).isEmpty());
     QVERIFY2(refused.contains("control characters"), qPrintable(refused));
     QVERIFY(!rc.isActive(id));
     const Rows r = loss_rows(db_, id);
@@ -120,10 +121,10 @@ class TestRunController : public QObject {
     QString error;
     QStringList errors;
     connect(&rc, &RunController::error, this, [&](const QString& m) { errors << m; });
-    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 1000000), &error);
+    const QString id = tdguitest::start_here(rc, "exp-a", tdguitest::tiny_config(data_, 1000000), &error);
     QVERIFY2(!id.isEmpty(), qPrintable(error));
     QVERIFY2(wait_step(ingested, id, 12) >= 12, qPrintable(errors.join(" | ")));
-    QVERIFY2(rc.stopRun(id, &error), qPrintable(error));
+    QVERIFY2(rc.stop(id, &error), qPrintable(error));
     QCOMPARE(wait_ended(ended, id), QString("stopped"));
     const int64_t stopped_at = *run_info(db_, id).last_step;
     QVERIFY(stopped_at >= 12);
@@ -134,7 +135,7 @@ class TestRunController : public QObject {
     f.write(QByteArray::fromStdString(cfg.dump()));
     f.close();
     ended.clear();
-    QVERIFY2(rc.resumeRun(id, &error), qPrintable(error));
+    QVERIFY2(rc.resume(id, &error), qPrintable(error));
     QCOMPARE(wait_ended(ended, id), QString("completed"));
     const Rows r = loss_rows(db_, id);
     QCOMPARE(r.first, 1);
@@ -154,7 +155,7 @@ class TestRunController : public QObject {
       RunController rc(&client);
       QSignalSpy ingested(&rc, &RunController::runIngested);
       QString error;
-      id = rc.startRun("exp-b", tdguitest::tiny_config(data_, 1000000, 1000000), &error);
+      id = tdguitest::start_here(rc, "exp-b", tdguitest::tiny_config(data_, 1000000, 1000000), &error);
       QVERIFY2(!id.isEmpty(), qPrintable(error));
       seen_before = wait_step(ingested, id, 5);
       QVERIFY(seen_before >= 5);
@@ -173,7 +174,7 @@ class TestRunController : public QObject {
     const qint64 backfilled = wait_step(ingested, id, seen_before + 1);
     QVERIFY2(backfilled > seen_before, "steps written while no GUI ran are backfilled");
     QString error;
-    QVERIFY2(rc.stopRun(id, &error), qPrintable(error));
+    QVERIFY2(rc.stop(id, &error), qPrintable(error));
     QCOMPARE(wait_ended(ended, id), QString("stopped"));
     const Rows r = loss_rows(db_, id);
     QCOMPARE(r.first, 1);
@@ -201,7 +202,7 @@ class TestRunController : public QObject {
     QVERIFY(!rc.isActive(QString::fromStdString(rid)));
     for (const auto& a : attached) QVERIFY(a.at(0).toString() != QString::fromStdString(rid));
     QCOMPARE(QString::fromStdString(run_info(db_, QString::fromStdString(rid)).status), QString("running"));
-    QVERIFY(rc.resumeRun(QString::fromStdString(rid)));
+    QVERIFY(rc.resume(QString::fromStdString(rid), nullptr));
     QTRY_VERIFY_WITH_TIMEOUT(!errors.isEmpty(), tdguitest::kSlowMs);
     QVERIFY2(errors.last().at(0).toString().contains("SSH node"), qPrintable(errors.last().at(0).toString()));
     QVERIFY(!rc.isActive(QString::fromStdString(rid)));
@@ -214,7 +215,7 @@ class TestRunController : public QObject {
     QString error;
     auto cfg = tdguitest::tiny_config(data_, 10);
     cfg["train"]["device"] = "cuda";  // the engine refuses it (no CUDA backend in this build)
-    const QString id = rc.startRun("exp-a", cfg, &error);
+    const QString id = tdguitest::start_here(rc, "exp-a", cfg, &error);
     QVERIFY2(!id.isEmpty(), qPrintable(error));
     QCOMPARE(wait_ended(ended, id), QString("failed"));
     const auto info = run_info(db_, id);
@@ -226,11 +227,11 @@ class TestRunController : public QObject {
     RunController rc(&client);
     const int runs_before = (int)Store(db_.toStdString()).list_runs().size();
     QString error;
-    QVERIFY(rc.startRun("exp-a", tdguitest::tiny_config(dir_.filePath("no-such-dataset"), 10), &error).isEmpty());
+    QVERIFY(tdguitest::start_here(rc, "exp-a", tdguitest::tiny_config(dir_.filePath("no-such-dataset"), 10), &error).isEmpty());
     QVERIFY2(error.contains("no manifest.json") && error.contains("no-such-dataset"), qPrintable(error));
     auto cfg = tdguitest::tiny_config(data_, 10);
     cfg["model"]["vocab_size"] = 300;  // the byte tokenizer has 257
-    QVERIFY(rc.startRun("exp-a", cfg, &error).isEmpty());
+    QVERIFY(tdguitest::start_here(rc, "exp-a", cfg, &error).isEmpty());
     QVERIFY2(error.contains("vocab_size is 300") && error.contains("257"), qPrintable(error));
     cfg["data"].erase("path");
     QVERIFY(!RunController::datasetProblem(cfg).isEmpty());
@@ -244,7 +245,7 @@ class TestRunController : public QObject {
     QSignalSpy ended(&rc, &RunController::runEnded);
     QSignalSpy ingested(&rc, &RunController::runIngested);
     QString error;
-    const QString id = rc.startRun("exp-a", tdguitest::tiny_config(data_, 1000000, 1000000), &error);
+    const QString id = tdguitest::start_here(rc, "exp-a", tdguitest::tiny_config(data_, 1000000, 1000000), &error);
     QVERIFY2(!id.isEmpty(), qPrintable(error));
     const qint64 seen = wait_step(ingested, id, 3, 120000);
     const auto pid = run_info(db_, id).pid;

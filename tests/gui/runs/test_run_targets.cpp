@@ -1,7 +1,7 @@
-// RunTargets (gui/runs/run_targets.h), the one interface every run target sits behind: a start
-// goes to the target that accepts the placement, stop/state/files to the target that follows the
-// run, resume to the target the store says the run went to; every target's signals come out of
-// the router. With the real "local" target (RunController and the real engine) and a recording
+// RunTargets (gui/runs/run_targets.h), the one interface every run target sits behind: "Train
+// on" lists every target's placements, a start goes to the target that accepts the placement,
+// stop/cancel/state/files to the target that follows the run, resume and checkpoints to the
+// target the store says the run went to; every target's signals come out of the router. With the real "local" target (RunController and the real engine) and a recording
 // fake target (what a new target, e.g. Kubernetes, plugs in as).
 #include <QDir>
 #include <QFile>
@@ -55,6 +55,20 @@ class FakeTarget : public RunTarget {
   }
   void reattach() override { ++reattached; }
   void detachAll() override { active.clear(); }
+  bool cancel(const QString& run_id) override {
+    cancelled << run_id;
+    return active.contains(run_id);
+  }
+  QList<PlacementChoice> placements(const std::optional<td::remote::ClusterSpec>& c) const override {
+    if (!c || !accepts(RunPlacement{c, -1})) return {};
+    return {{QString::fromStdString(c->name) + " (fake)", QStringLiteral("remote"), RunPlacement{c, -1}}};
+  }
+  bool fetchesCheckpoints() const override { return true; }
+  void listCheckpoints(const QString& run_id) override { listed << run_id; }
+  bool fetchCheckpoint(const QString& run_id, const QString& dir, const QString& name, QString*) override {
+    fetched << run_id + " " + dir + " " + name;
+    return true;
+  }
   QStringList activeRuns() const override { return active; }
   RunTargetState state(const QString& run_id) const override {
     RunTargetState s;
@@ -70,7 +84,7 @@ class FakeTarget : public RunTarget {
   StoreClient* store = nullptr;
   int started = 0, reattached = 0, last_node = -2;
   QString last_experiment, last_name;
-  QStringList active, stopped, resumed;
+  QStringList active, stopped, resumed, cancelled, listed, fetched;
 };
 
 }  // namespace
@@ -178,6 +192,97 @@ class TestRunTargets : public QObject {
     QCOMPARE(fake->reattached, 1);
     targets.detachAll();
     QVERIFY(targets.activeRuns().isEmpty());
+  }
+
+  // "Train on": every target's entries, this machine first, then each cluster in the order
+  // given, each entry's placement one its own target accepts; make_targets() registers the
+  // app's three targets in that order.
+  void placementsListEveryTargetsEntries() {
+    RunTargets* app = make_targets(nullptr, nullptr);
+    QCOMPARE(app->targets().size(), 3);
+    QCOMPARE(app->targets()[0]->kind(), QStringLiteral("local"));
+    QCOMPARE(app->targets()[1]->kind(), QStringLiteral("ssh"));
+    QCOMPARE(app->targets()[2]->kind(), QStringLiteral("slurm"));
+    app->add(new FakeTarget);
+
+    td::remote::NodeSpec a, b, g;
+    a.host = "a.lab";  // no name: the host is shown
+    b.name = "b";
+    b.host = "b.lab";
+    g.name = "g";
+    g.host = "g.lab";
+    g.gpus = 2;
+    td::remote::ClusterSpec pair{"pair", {a, b}};
+    td::remote::ClusterSpec mixed{"mixed", {g, a}};  // GPU and CPU nodes: no "all nodes" entry
+    td::remote::ClusterSpec hpc{"hpc", {b}};
+    hpc.kind = "slurm";
+    hpc.slurm.nodes = 2;
+    hpc.slurm.gpus_per_node = 4;
+    td::remote::ClusterSpec k8s{"fake-k8s", {b}};
+    k8s.kind = "fake";
+    const QList<PlacementChoice> rows = app->placements(QList<td::remote::ClusterSpec>{pair, mixed, hpc, k8s});
+    QStringList labels;
+    for (const PlacementChoice& c : rows) labels << c.label;
+    QCOMPARE(labels, (QStringList{"This machine", "pair / all 2 nodes (2 ranks)", "pair / a.lab (CPU)", "pair / b (CPU)",
+                                  "mixed / g (2 GPUs)", "mixed / a.lab (CPU)", "hpc (Slurm, 2 nodes × 4 GPUs)",
+                                  "fake-k8s (fake)"}));
+    const QList<int> nodes{-1, -1, 0, 1, 0, 1, -1, -1};
+    const QStringList kinds{"local", "ssh", "ssh", "ssh", "ssh", "ssh", "slurm", "fake"};
+    for (int i = 0; i < rows.size(); ++i) {
+      QCOMPARE(rows[i].placement.node, nodes[i]);
+      QCOMPARE(rows[i].placement.kind(), kinds[i]);
+      QVERIFY2(app->target(kinds[i])->accepts(rows[i].placement), qPrintable(rows[i].label));
+    }
+    QCOMPARE(rows[0].icon, QStringLiteral("run"));
+    QVERIFY(!rows[0].placement.cluster);
+    QCOMPARE(rows[6].placement.cluster->slurm.gpus_per_node, 4);
+    delete app;
+  }
+
+  // Cancel goes to the run's follower; checkpoints of a followed run to its follower, of a run
+  // nobody follows to the target the store says it ran on (a local run's are here: refused).
+  void checkpointsAndCancelGoWhereTheRunIs() {
+    StoreClient client(dir_.filePath("routing.db"));
+    RunTargets targets;
+    targets.add(new RunController(nullptr));
+    auto* fake = new FakeTarget;
+    targets.add(fake);
+    targets.setStoreClient(&client);
+    QVERIFY(targets.fetchesCheckpoints());
+    QVERIFY(!targets.target("local")->fetchesCheckpoints());
+
+    QString error;
+    const QString followed = targets.start(RunPlacement{td::remote::ClusterSpec{"fake-a", {}}, -1}, "exp",
+                                           nlohmann::json::object(), {}, &error);
+    QVERIFY(targets.cancel(followed));
+    QCOMPARE(fake->cancelled, QStringList{followed});
+    QVERIFY(!targets.cancel("nobody-runs-this"));
+    QCOMPARE(fake->cancelled.size(), 1);
+    QVERIFY(targets.fetchCheckpoint(followed, "/tmp/into", "step_00000010", &error));
+    QCOMPARE(fake->fetched, QStringList{followed + " /tmp/into step_00000010"});
+    targets.listCheckpoints(followed);
+    QCOMPARE(fake->listed, QStringList{followed});
+
+    {
+      Store s(dir_.filePath("routing.db").toStdString());
+      s.note_launch("gone-fake", "exp", dir_.filePath("g/events.jsonl").toStdString(), 0, "h", 100.0);
+      td::store::RemoteRun r{"gone-fake", "fake-a", R"({"host":"h"})", "/runs/gone-fake", std::nullopt, 0, {}};
+      r.target = "fake";
+      s.note_remote_run(r);
+      s.note_launch("here", "exp", dir_.filePath("h/events.jsonl").toStdString(), 0, "", 100.0);
+    }
+    targets.listCheckpoints("gone-fake");
+    QTRY_COMPARE_WITH_TIMEOUT(fake->listed.size(), 2, tdguitest::kSlowMs);
+    QCOMPARE(fake->listed.last(), QStringLiteral("gone-fake"));
+    QVERIFY(targets.fetchCheckpoint("gone-fake", "/tmp/into", {}, &error));
+    QTRY_COMPARE_WITH_TIMEOUT(fake->fetched.size(), 2, tdguitest::kSlowMs);
+    QCOMPARE(fake->fetched.last(), QStringLiteral("gone-fake /tmp/into "));
+    QSignalSpy errors(&targets, &RunTarget::error);
+    targets.listCheckpoints("here");
+    QTRY_VERIFY_WITH_TIMEOUT(!errors.isEmpty(), tdguitest::kSlowMs);
+    QVERIFY2(errors.first().at(0).toString().contains("not kept away from this machine"),
+             qPrintable(errors.first().at(0).toString()));
+    QCOMPARE(fake->listed.size(), 2);
   }
 
   void localStopIsGracefulThenHard() {
