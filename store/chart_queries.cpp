@@ -1,6 +1,7 @@
-// Queries for the GUI's charts (gui/metrics): series extents and step -> wall-time samples,
-// both read from the level of detail (docs/store.md "Level of detail") so that their cost does
-// not grow with the run's length.
+// Queries for the GUI's charts (gui/metrics): a series' envelope over a step range, series
+// extents and step -> wall-time samples, all read from the level of detail (docs/store.md
+// "Level of detail", store/lod.h) so that their cost does not grow with the run's length; and
+// the rebuild of a run's level of detail.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -157,6 +158,110 @@ MetricSeries Store::metric_step_times(const std::string& run_id, const std::stri
     at.reset();
   }
   return out;
+}
+
+namespace {
+// Merges runs of `group` adjacent buckets so that at most max_points remain; returns group
+// (1 when nothing was merged).
+int64_t merge_to_fit(std::vector<Bucket>& buckets, int max_points) {
+  if (buckets.size() <= static_cast<size_t>(max_points)) return 1;
+  const size_t group = (buckets.size() + max_points - 1) / max_points;
+  std::vector<Bucket> merged;
+  for (size_t i = 0; i < buckets.size(); i += group) {
+    lod::Acc a;
+    for (size_t j = i; j < std::min(buckets.size(), i + group); ++j) a.merge(buckets[j]);
+    merged.push_back(a);
+  }
+  buckets.swap(merged);
+  return static_cast<int64_t>(group);
+}
+}  // namespace
+
+MetricEnvelope Store::metric_envelope(const std::string& run_id, const std::string& name, int rank,
+                                      int64_t step_lo, int64_t step_hi, int max_points) {
+  const int64_t key = require_run(run_id);
+  TD_CHECK(max_points >= 1, "metric_envelope: max_points is " + std::to_string(max_points) +
+                                "; pass the chart's width in pixel columns (>= 1)");
+  TD_CHECK(step_lo <= step_hi, "metric_envelope: step range [" + std::to_string(step_lo) + ", " +
+                                   std::to_string(step_hi) + "] is empty (lo > hi)");
+  MetricEnvelope env;
+  std::optional<int64_t> name_id;
+  {
+    Stmt st(db_, "SELECT id FROM metric_names WHERE name = ?1");
+    st.bind(1, name);
+    if (st.step()) name_id = st.col_int(0);
+  }
+  if (!name_id) return env;
+
+  // The steps of the range that hold rows: two index lookups (SQLite's min/max optimisation
+  // applies to a query with a single min() or max() only; both in one query scan the range).
+  auto edge = [&](const char* order) -> std::optional<int64_t> {
+    Stmt st(db_, std::string("SELECT step FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
+                             " AND step BETWEEN ?4 AND ?5 ORDER BY step ") + order + " LIMIT 1");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, step_lo).bind(5, step_hi);
+    if (!st.step()) return std::nullopt;
+    return st.col_int(0);
+  };
+  const auto lo_row = edge("ASC");
+  if (!lo_row) return env;
+  const int64_t first = *lo_row, last = edge("DESC").value_or(first);
+  // About one bucket per pixel column at any run length and zoom: between max_points / 2 and
+  // max_points buckets whenever the range holds more than max_points / 2 rows.
+  const int64_t cols = max_points, span = last - first + 1;
+  // A span of at most kRawPerColumn rows per column is read raw (one row per step at most: a
+  // later attempt replaces a value) and summarised in memory; level 0 (16 steps) then has
+  // more than cols / 2 buckets for the longer spans.
+  constexpr int64_t kRawPerColumn = 8;
+  auto read_raw = [&] {
+    Stmt st(db_,
+            "SELECT step, value FROM metrics WHERE run = ?1 AND name = ?2 AND rank = ?3"
+            " AND step BETWEEN ?4 AND ?5 ORDER BY step");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, step_lo).bind(5, step_hi);
+    while (st.step()) {
+      lod::Acc a;
+      a.add(st.col_int(0), st.col_double(1));
+      env.buckets.push_back(a);
+    }
+    env.level = -1;
+    env.bucket_steps = merge_to_fit(env.buckets, max_points);
+    return env;
+  };
+  if (span <= kRawPerColumn * cols) return read_raw();
+  // The finest level with at most 2 * max_points buckets over [first, last] (more than
+  // max_points / 2 of them, since the next finer level had more than 2 * max_points).
+  int level = lod::kLevels - 1;
+  for (int k = 0; k < lod::kLevels; ++k)
+    if ((last >> lod::shift(k)) - (first >> lod::shift(k)) + 1 <= 2 * cols) {
+      level = k;
+      break;
+    }
+  std::vector<Bucket> lod_buckets;
+  int64_t rows = 0;  // the rows of the buckets read: a bound of the rows in the range
+  {
+    Stmt st(db_, std::string("SELECT ") + lod::kBucketCols +
+                     " FROM metric_lod WHERE run = ?1 AND name = ?2 AND rank = ?3 AND level = ?4"
+                     " AND bucket BETWEEN ?5 AND ?6 ORDER BY bucket");
+    st.bind(1, key).bind(2, *name_id).bind(3, rank).bind(4, level);
+    st.bind(5, first >> lod::shift(level)).bind(6, last >> lod::shift(level));
+    while (st.step()) {
+      lod_buckets.push_back(lod::read_bucket(st, 0));
+      rows += lod_buckets.back().n;
+    }
+  }
+  // A sparse series (val_loss every few hundred steps) over a long span: few rows, read raw.
+  if (rows <= kRawPerColumn * cols) return read_raw();
+  env.level = level;
+  env.buckets = std::move(lod_buckets);
+  // Buckets whole; more than max_points of them are merged in pairs (or more, past level 8).
+  env.bucket_steps = (int64_t{1} << lod::shift(level)) * merge_to_fit(env.buckets, max_points);
+  return env;
+}
+
+void Store::rebuild_lod(const std::string& run_id) {
+  const int64_t key = require_run(run_id);
+  Transaction tx(db_);
+  lod::rebuild(db_, key);
+  tx.commit();
 }
 
 }  // namespace td::store

@@ -28,6 +28,12 @@ struct Acc : Bucket {
   void merge(const Bucket& o);
 };
 
+/// The summary columns of a metric_lod row, in read_bucket()'s order.
+inline constexpr const char* kBucketCols =
+    "step_min, step_max, step_at_min, step_at_max, v_min, v_max, v_first, v_last, v_sum, n";
+/// The bucket summary in columns c0 .. c0 + 9 of `st`'s current row (kBucketCols' order).
+Bucket read_bucket(const Stmt& st, int c0);
+
 /// Rebuilds metric_lod from the raw rows of run `run` (every run when nullopt) in one
 /// sequential pass over `metrics`. The caller holds the write transaction.
 void rebuild(sqlite3* db, std::optional<int64_t> run);

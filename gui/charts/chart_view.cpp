@@ -1,10 +1,5 @@
 #include "gui/charts/chart_view.h"
 
-#include <QFile>
-#include <QLocale>
-#include <QMouseEvent>
-#include <QTextStream>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <qcustomplot.h>
@@ -26,13 +21,6 @@ const QColor kPalette[] = {QColor(0x4E, 0x79, 0xA7), QColor(0xF2, 0x8E, 0x2B), Q
                            QColor(0xBA, 0xB0, 0xAC)};
 
 QColor seriesColour(int i) { return kPalette[static_cast<size_t>(i) % std::size(kPalette)]; }
-
-// The shortest text that reads back to the same double (CSV).
-QString num(double v) { return QString::number(v, 'g', QLocale::FloatingPointShortest); }
-// A value as the hover shows it: 5 significant digits (2.4837, 11748, 0.00030000 -> 0.0003).
-QString shown(double v) { return QString::number(v, 'g', 5); }
-
-double mid(const td::store::Bucket& b) { return 0.5 * (static_cast<double>(b.step_min) + static_cast<double>(b.step_max)); }
 
 }  // namespace
 
@@ -560,13 +548,13 @@ void ChartView::drawSeries(Series& s) {
   const size_t n = s.buckets.size();
   auto xOf = [&](double step) { return f ? f->toX(axis_, step) : step; };
   s.xs.resize(n);
-  for (size_t i = 0; i < n; ++i) s.xs[i] = xOf(mid(s.buckets[i]));
+  for (size_t i = 0; i < n; ++i) s.xs[i] = xOf(midStep(s.buckets[i]));
   // The line: every bucket's mean at its middle; a bucketed series also starts at its first
   // step's stored value and ends at its last step's, so the run's first and last values are
   // drawn exactly (a 64-step bucket's mean of 3.3 hid a first loss of 5.5).
   QVector<double> x, y, bx, lo, hi;  // the line; the band (one point per bucket)
   const bool anchors = !s.raw && n > 0;
-  if (anchors && s.buckets.front().step_min < mid(s.buckets.front())) {
+  if (anchors && s.buckets.front().step_min < midStep(s.buckets.front())) {
     x << xOf(static_cast<double>(s.buckets.front().step_min));
     y << s.buckets.front().v_first;
   }
@@ -578,7 +566,7 @@ void ChartView::drawSeries(Series& s) {
     lo << b.v_min;
     hi << b.v_max;
   }
-  if (anchors && s.buckets.back().step_max > mid(s.buckets.back())) {
+  if (anchors && s.buckets.back().step_max > midStep(s.buckets.back())) {
     x << xOf(static_cast<double>(s.buckets.back().step_max));
     y << s.buckets.back().v_last;
   }
@@ -660,154 +648,8 @@ void ChartView::updateEmpty() {
 
 bool ChartView::emptyTextVisible() const { return empty_->visible(); }
 
-SeriesKey ChartView::seriesKey(int i) const { return series_.at(static_cast<size_t>(i)).key; }
-QString ChartView::seriesLabel(int i) const { return series_.at(static_cast<size_t>(i)).label; }
-QColor ChartView::seriesColor(int i) const { return series_.at(static_cast<size_t>(i)).color; }
-
-int ChartView::seriesIndex(const SeriesKey& key) const {
-  for (size_t i = 0; i < series_.size(); ++i)
-    if (series_[i].key == key) return static_cast<int>(i);
-  return -1;
-}
-
-ChartView::Drawn ChartView::drawn(int i) const {
-  Drawn d;
-  const Series& s = series_.at(static_cast<size_t>(i));
-  d.raw = s.raw;
-  for (auto it = s.line->data()->constBegin(); it != s.line->data()->constEnd(); ++it) {
-    d.x.push_back(it->key);
-    d.line.push_back(it->value);
-  }
-  for (auto it = s.lo->data()->constBegin(); it != s.lo->data()->constEnd(); ++it) {
-    d.band_x.push_back(it->key);
-    d.lo.push_back(it->value);
-  }
-  for (auto it = s.hi->data()->constBegin(); it != s.hi->data()->constEnd(); ++it) d.hi.push_back(it->value);
-  if (s.faint)
-    for (auto it = s.faint->data()->constBegin(); it != s.faint->data()->constEnd(); ++it) d.unsmoothed.push_back(it->value);
-  return d;
-}
-
-QStringList ChartView::legendLabels() const {
-  QStringList out;
-  for (int i = 0; i < plot_->legend->itemCount(); ++i)
-    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i))) out << item->plottable()->name();
-  return out;
-}
-
-QList<QColor> ChartView::legendColors() const {
-  QList<QColor> out;
-  for (int i = 0; i < plot_->legend->itemCount(); ++i)
-    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot_->legend->item(i)))
-      out << item->plottable()->pen().color();
-  return out;
-}
-
-Readout ChartView::readoutOf(const Series& s, size_t i) const {
-  const td::store::Bucket& b = s.buckets[i];
-  Readout r;
-  r.valid = true;
-  r.key = s.key;
-  r.label = s.label;
-  r.raw = b.n == 1;
-  r.x = s.xs[i];
-  r.step = r.raw ? b.step_min : static_cast<int64_t>(std::llround(mid(b)));
-  r.value = r.raw ? b.v_first : b.mean();
-  r.step_min = b.step_min;
-  r.step_max = b.step_max;
-  r.n = b.n;
-  r.v_min = b.v_min;
-  r.v_max = b.v_max;
-  r.step_at_min = b.step_at_min;
-  r.step_at_max = b.step_at_max;
-  if (r.raw)
-    r.text = tr("%1: %2 at step %3").arg(s.label, shown(r.value)).arg(r.step);
-  else
-    r.text = tr("%1: steps %2-%3 (%4 values): min %5 at step %6, max %7 at step %8, mean %9")
-                 .arg(s.label)
-                 .arg(b.step_min)
-                 .arg(b.step_max)
-                 .arg(b.n)
-                 .arg(shown(b.v_min))
-                 .arg(b.step_at_min)
-                 .arg(shown(b.v_max))
-                 .arg(b.step_at_max)
-                 .arg(shown(b.mean()));
-  // The second scale's value of the same point (MFU of a tokens/s point), per run.
-  if (!secondary_metric_.isEmpty() && s.key.metric == secondary_of_ && s.key.rank == 0) {
-    const RunFacts* f = factsOf(s.key.run_id);
-    const double k = f ? f->ratio(secondary_metric_, secondary_of_) : 0;
-    if (k > 0) r.text += tr(" · %1: %2").arg(secondary_label_, shown(r.value * k));
-  }
-  return r;
-}
-
-Readout ChartView::pointNear(double x, int series) const {
-  Readout best;
-  double best_d = std::numeric_limits<double>::max();
-  for (size_t si = 0; si < series_.size(); ++si) {
-    if (series >= 0 && static_cast<size_t>(series) != si) continue;
-    const Series& s = series_[si];
-    if (s.xs.empty()) continue;
-    size_t i = static_cast<size_t>(std::lower_bound(s.xs.begin(), s.xs.end(), x) - s.xs.begin());
-    if (i == s.xs.size() || (i > 0 && std::abs(s.xs[i - 1] - x) <= std::abs(s.xs[i] - x))) i = i == 0 ? 0 : i - 1;
-    const double d = std::abs(s.xs[i] - x);
-    if (d < best_d) {
-      best_d = d;
-      best = readoutOf(s, i);
-    }
-  }
-  return best;
-}
-
-QString ChartView::readoutAt(double x) const {
-  QStringList lines;
-  for (int i = 0; i < seriesCount(); ++i) {
-    const Readout r = pointNear(x, i);
-    if (r.valid) lines << r.text;
-  }
-  return lines.join(QLatin1Char('\n'));
-}
-
-void ChartView::onMouseMove(QMouseEvent* e) {
-  if (!plot_->axisRect()->rect().contains(e->pos())) {
-    QToolTip::hideText();
-    return;
-  }
-  hover_text_ = readoutAt(plot_->xAxis->pixelToCoord(e->pos().x()));
-  if (!hover_text_.isEmpty()) QToolTip::showText(e->globalPosition().toPoint(), hover_text_, plot_);
-}
-
-void ChartView::replotNow() { plot_->replot(QCustomPlot::rpImmediateRefresh); }
-
-QWidget* ChartView::plotWidget() const { return plot_; }
-
-QPoint ChartView::pixelOf(double x) const {
-  return QPoint(static_cast<int>(std::lround(plot_->xAxis->coordToPixel(x))), plot_->axisRect()->center().y());
-}
-
-bool ChartView::exportPng(const QString& path, int width, int height) {
-  return plot_->savePng(path, width, height);
-}
-
-bool ChartView::exportCsv(const QString& path) const {
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) return false;
-  QTextStream out(&f);
-  writeCsv(out, title_ ? title_->text() : QString(), true);
-  out.flush();
-  return out.status() == QTextStream::Ok && f.error() == QFile::NoError;
-}
-
-void ChartView::writeCsv(QTextStream& out, const QString& chart, bool header) const {
-  if (header) out << "chart,run_id,metric,rank,x,step_min,step_max,n,value,min,max\n";
-  for (const Series& s : series_)
-    for (size_t i = 0; i < s.buckets.size(); ++i) {
-      const td::store::Bucket& b = s.buckets[i];
-      out << chart << ',' << s.key.run_id << ',' << s.key.metric << ',' << s.key.rank << ',' << num(s.xs[i]) << ','
-          << b.step_min << ',' << b.step_max << ',' << b.n << ',' << num(b.n == 1 ? b.v_first : b.mean()) << ','
-          << num(b.v_min) << ',' << num(b.v_max) << '\n';
-    }
+double ChartView::midStep(const td::store::Bucket& b) {
+  return 0.5 * (static_cast<double>(b.step_min) + static_cast<double>(b.step_max));
 }
 
 }  // namespace td::gui

@@ -255,6 +255,8 @@ class ChartView : public QWidget {
   void updateSecondary();
   void setRangeQuietly(double lo, double hi);
   Readout readoutOf(const Series& s, size_t i) const;
+  // The middle of a bucket's step span (where a bucket of several steps is drawn).
+  static double midStep(const td::store::Bucket& b);
   const RunFacts* factsOf(const QString& run) const;
 
   MetricsModel* model_;

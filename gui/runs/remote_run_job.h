@@ -78,7 +78,7 @@ struct RemoteRunEvent {
   QString text;
   bool cancelled = false;
   RunTargetState::Connection connection = RunTargetState::Connection::None;  ///< State: the connection
-  QStringList ranks;                                                         ///< RanksLost
+  QStringList ranks{};                                                        ///< RanksLost
 };
 
 /// Whether `spec` is a multi-rank run (RemoteRunSpec::nodes set).

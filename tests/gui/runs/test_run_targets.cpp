@@ -87,6 +87,14 @@ class FakeTarget : public RunTarget {
   QStringList active, stopped, resumed, cancelled, listed, fetched;
 };
 
+// A cluster named `name` of `nodes` (kind "ssh" unless changed).
+td::remote::ClusterSpec cluster_of(const std::string& name, std::vector<td::remote::NodeSpec> nodes = {}) {
+  td::remote::ClusterSpec c;
+  c.name = name;
+  c.nodes = std::move(nodes);
+  return c;
+}
+
 }  // namespace
 
 class TestRunTargets : public QObject {
@@ -120,7 +128,7 @@ class TestRunTargets : public QObject {
 
     QSignalSpy state_changed(&targets, &RunTarget::stateChanged);
     RunPlacement on_fake;
-    on_fake.cluster = td::remote::ClusterSpec{"fake-k8s", {}};
+    on_fake.cluster = cluster_of("fake-k8s");
     on_fake.node = 3;
     QVERIFY(targets.accepts(on_fake));
     QString error;
@@ -149,7 +157,7 @@ class TestRunTargets : public QObject {
 
     // An SSH placement with no SSH target registered: nothing starts, the error names the kind.
     RunPlacement on_ssh;
-    on_ssh.cluster = td::remote::ClusterSpec{"lab", {td::remote::NodeSpec{}}};
+    on_ssh.cluster = cluster_of("lab", {td::remote::NodeSpec{}});
     QCOMPARE(on_ssh.kind(), QStringLiteral("ssh"));
     QVERIFY(!targets.accepts(on_ssh));
     QVERIFY(targets.start(on_ssh, "exp", nlohmann::json::object(), {}, &error).isEmpty());
@@ -212,13 +220,13 @@ class TestRunTargets : public QObject {
     g.name = "g";
     g.host = "g.lab";
     g.gpus = 2;
-    td::remote::ClusterSpec pair{"pair", {a, b}};
-    td::remote::ClusterSpec mixed{"mixed", {g, a}};  // GPU and CPU nodes: no "all nodes" entry
-    td::remote::ClusterSpec hpc{"hpc", {b}};
+    td::remote::ClusterSpec pair = cluster_of("pair", {a, b});
+    td::remote::ClusterSpec mixed = cluster_of("mixed", {g, a});  // GPU and CPU nodes: no "all nodes" entry
+    td::remote::ClusterSpec hpc = cluster_of("hpc", {b});
     hpc.kind = "slurm";
     hpc.slurm.nodes = 2;
     hpc.slurm.gpus_per_node = 4;
-    td::remote::ClusterSpec k8s{"fake-k8s", {b}};
+    td::remote::ClusterSpec k8s = cluster_of("fake-k8s", {b});
     k8s.kind = "fake";
     const QList<PlacementChoice> rows = app->placements(QList<td::remote::ClusterSpec>{pair, mixed, hpc, k8s});
     QStringList labels;
@@ -252,7 +260,7 @@ class TestRunTargets : public QObject {
     QVERIFY(!targets.target("local")->fetchesCheckpoints());
 
     QString error;
-    const QString followed = targets.start(RunPlacement{td::remote::ClusterSpec{"fake-a", {}}, -1}, "exp",
+    const QString followed = targets.start(RunPlacement{cluster_of("fake-a"), -1}, "exp",
                                            nlohmann::json::object(), {}, &error);
     QVERIFY(targets.cancel(followed));
     QCOMPARE(fake->cancelled, QStringList{followed});
