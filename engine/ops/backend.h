@@ -55,14 +55,15 @@ std::vector<unsigned char> nccl_unique_id();
 std::unique_ptr<dist::Communicator> make_nccl_device_communicator(Backend& backend, int rank, int world_size,
                                                                   const std::vector<unsigned char>& id, double timeout_s);
 
-/// The ABI version the engine and libtraindeck-cuda.so must share; bump it whenever ops.h, the
-/// Backend class, dist::Communicator or the exported functions below change, and record it with
+/// The ABI version the engine and libtraindeck-cuda.so must share; bump it whenever ops.h or
+/// activation_ops.def, the Backend class, dist::Communicator or the exported functions below change, and record it with
 /// the headers' hash in engine/ops/backend_abi.txt (tests/engine/test_backend_abi.cpp fails until
 /// then). 3: the NCCL communicator's functions. 4: the activation ops behind Backend::ops<Act>().
 /// 5: the Llama ops (RMSNorm, SwiGLU, RoPE) and attention's NKV. 6: Communicator::split.
 /// 7: the vocabulary-parallel cross-entropy, fused attention, the GEMM-epilogue GELU and the
 /// multi-span AdamW ops, CommStats by collective kind (changed at 6 without a bump).
-constexpr int kBackendAbiVersion = 7;
+/// 8: the activation ops declared from activation_ops.def (the same virtuals, in the same order).
+constexpr int kBackendAbiVersion = 8;
 
 /// sizeof(ncclUniqueId) (NCCL_UNIQUE_ID_BYTES), without the engine needing nccl.h.
 constexpr unsigned long kNcclUniqueIdBytes = 128;

@@ -46,113 +46,13 @@ class ProfilingOps final : public ActivationOps<Act> {
  public:
   ProfilingOps(Backend& be, OpTimes& times) : be_(be), in_(be.ops<Act>()), times_(times) {}
 
-  void encoder_forward(Act* out, const int32_t* inp, const Act* wte, const Act* wpe, int B, int T, int C) override {
-    TD_TIMED(kEncoderForward);
-    in_.encoder_forward(out, inp, wte, wpe, B, T, C);
+  // One timed forward per entry of activation_ops.def.
+#define TD_ACTIVATION_OP(name, op, params, args) \
+  void name params override {                      \
+    TD_TIMED(op);                                  \
+    in_.name args;                                 \
   }
-  void encoder_backward(float* dwte, float* dwpe, const Act* dout, const int32_t* inp, int B, int T, int C) override {
-    TD_TIMED(kEncoderBackward);
-    in_.encoder_backward(dwte, dwpe, dout, inp, B, T, C);
-  }
-  void layernorm_forward(Act* out, float* mean, float* rstd, const Act* inp, const Act* weight, const Act* bias, int N,
-                         int C) override {
-    TD_TIMED(kLayerNormForward);
-    in_.layernorm_forward(out, mean, rstd, inp, weight, bias, N, C);
-  }
-  void layernorm_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight,
-                          const float* mean, const float* rstd, int N, int C) override {
-    TD_TIMED(kLayerNormBackward);
-    in_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
-  }
-  void rmsnorm_forward(Act* out, float* rstd, const Act* inp, const Act* weight, int N, int C, float eps) override {
-    TD_TIMED(kRmsNormForward);
-    in_.rmsnorm_forward(out, rstd, inp, weight, N, C, eps);
-  }
-  void rmsnorm_backward(Act* dinp, float* dweight, const Act* dout, const Act* inp, const Act* weight, const float* rstd,
-                        int N, int C) override {
-    TD_TIMED(kRmsNormBackward);
-    in_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C);
-  }
-  void matmul_forward(Act* out, const Act* inp, const Act* weight, const Act* bias, int N, int C, int OC) override {
-    TD_TIMED(kMatmulForward);
-    in_.matmul_forward(out, inp, weight, bias, N, C, OC);
-  }
-  void matmul_backward(Act* dinp, float* dweight, float* dbias, const Act* dout, const Act* inp, const Act* weight,
-                       int N, int C, int OC, bool overwrite_dinp) override {
-    TD_TIMED(kMatmulBackward);
-    in_.matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC, overwrite_dinp);
-  }
-  void matmul_gelu_forward(Act* out, Act* pre, const Act* inp, const Act* weight, const Act* bias, int N, int C,
-                           int OC) override {
-    TD_TIMED(kMatmulGeluForward);
-    in_.matmul_gelu_forward(out, pre, inp, weight, bias, N, C, OC);
-  }
-  void matmul_backward_dgelu(Act* dpre, float* dweight, float* dbias, const Act* dout, const Act* inp,
-                             const Act* weight, const Act* pre, int N, int C, int OC) override {
-    TD_TIMED(kMatmulBackwardDgelu);
-    in_.matmul_backward_dgelu(dpre, dweight, dbias, dout, inp, weight, pre, N, C, OC);
-  }
-  void attention_forward(Act* out, Act* att, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
-    TD_TIMED(kAttentionForward);
-    in_.attention_forward(out, att, qkv, B, T, C, NH, NKV);
-  }
-  void attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* att, int B, int T, int C, int NH,
-                          int NKV) override {
-    TD_TIMED(kAttentionBackward);
-    in_.attention_backward(dqkv, dout, qkv, att, B, T, C, NH, NKV);
-  }
-  void flash_attention_forward(Act* out, float* lse, const Act* qkv, int B, int T, int C, int NH, int NKV) override {
-    TD_TIMED(kFlashAttentionForward);
-    in_.flash_attention_forward(out, lse, qkv, B, T, C, NH, NKV);
-  }
-  void flash_attention_backward(Act* dqkv, const Act* dout, const Act* qkv, const Act* out, const float* lse, int B,
-                                int T, int C, int NH, int NKV) override {
-    TD_TIMED(kFlashAttentionBackward);
-    in_.flash_attention_backward(dqkv, dout, qkv, out, lse, B, T, C, NH, NKV);
-  }
-  void gelu_forward(Act* out, const Act* inp, size_t N) override {
-    TD_TIMED(kGeluForward);
-    in_.gelu_forward(out, inp, N);
-  }
-  void gelu_backward(Act* dinp, const Act* inp, const Act* dout, size_t N) override {
-    TD_TIMED(kGeluBackward);
-    in_.gelu_backward(dinp, inp, dout, N);
-  }
-  void swiglu_forward(Act* out, const Act* inp, int N, int F) override {
-    TD_TIMED(kSwigluForward);
-    in_.swiglu_forward(out, inp, N, F);
-  }
-  void swiglu_backward(Act* dinp, const Act* inp, const Act* dout, int N, int F) override {
-    TD_TIMED(kSwigluBackward);
-    in_.swiglu_backward(dinp, inp, dout, N, F);
-  }
-  void rope_forward(Act* qkv, int B, int T, int NH, int NKV, int hs, float theta) override {
-    TD_TIMED(kRopeForward);
-    in_.rope_forward(qkv, B, T, NH, NKV, hs, theta);
-  }
-  void rope_backward(Act* dqkv, int B, int T, int NH, int NKV, int hs, float theta) override {
-    TD_TIMED(kRopeBackward);
-    in_.rope_backward(dqkv, B, T, NH, NKV, hs, theta);
-  }
-  void residual_forward(Act* out, const Act* a, const Act* b, size_t N) override {
-    TD_TIMED(kResidualForward);
-    in_.residual_forward(out, a, b, N);
-  }
-  void softmax_cross_entropy(float* losses, Act* dlogits, const Act* logits, const int32_t* targets, int N, int V,
-                             float grad_scale) override {
-    TD_TIMED(kSoftmaxCrossEntropy);
-    in_.softmax_cross_entropy(losses, dlogits, logits, targets, N, V, grad_scale);
-  }
-  void cross_entropy_shard_stats(float* lse, float* target_logit, const Act* logits, const int32_t* targets, int N,
-                                 int V, int v0) override {
-    TD_TIMED(kCrossEntropyShardStats);
-    in_.cross_entropy_shard_stats(lse, target_logit, logits, targets, N, V, v0);
-  }
-  void cross_entropy_shard_backward(Act* dlogits, const Act* logits, const float* lse, const int32_t* targets, int N,
-                                    int V, int v0, float grad_scale) override {
-    TD_TIMED(kCrossEntropyShardBackward);
-    in_.cross_entropy_shard_backward(dlogits, logits, lse, targets, N, V, v0, grad_scale);
-  }
+#include "engine/ops/activation_ops.def"
 
  private:
   Backend& be_;

@@ -23,7 +23,8 @@
 namespace {
 
 // What the CUDA module includes from the engine (cuda/*.cu, *.h) and calls through.
-const std::vector<std::string> kAbiHeaders = {"engine/ops/ops.h", "engine/ops/dtype.h", "engine/ops/backend.h",
+const std::vector<std::string> kAbiHeaders = {"engine/ops/ops.h", "engine/ops/activation_ops.def",
+                                              "engine/ops/dtype.h", "engine/ops/backend.h",
                                               "engine/dist/communicator.h"};
 
 std::string read_file(const std::string& path) {
@@ -131,7 +132,8 @@ class TestBackendAbi : public QObject {
               " but engine/ops/backend_abi.txt ends at " + std::to_string(last_version) + ": append the line '" + line +
               "'").c_str());
     QVERIFY2(last_hash == now,
-             ("the ABI-bearing headers (engine/ops/ops.h, dtype.h, backend.h, engine/dist/communicator.h) changed "
+             ("the ABI-bearing headers (engine/ops/ops.h, activation_ops.def, dtype.h, backend.h, "
+              "engine/dist/communicator.h) changed "
               "since version " + std::to_string(last_version) +
               " was recorded: an older libtraindeck-cuda.so would pass the version check and then be called "
               "through a mismatched vtable. Bump kBackendAbiVersion in engine/ops/backend.h, run this test again "
