@@ -1,22 +1,13 @@
 #include "gui/runs/remote_run_controller.h"
 
-#include <QDateTime>
-#include <QDir>
 #include <QFileInfo>
-#include <QRegularExpression>
 
-#include <chrono>
-#include <filesystem>
 #include <utility>
 
 #include "engine/common/error.h"
 #include "engine/common/run_id.h"
-#include "gui/core/paths.h"
 #include "gui/core/store_client.h"
-#include "gui/runs/remote_task.h"
-#include "remote/checkpoints.h"
 #include "remote/multinode.h"
-#include "gui/runs/run_controller.h"
 #include "store/store.h"
 
 namespace td::gui {

@@ -73,16 +73,21 @@ RunFiles RemoteTargetBase::files(const QString& run_id) const {
   return f;
 }
 
-QString RemoteTargetBase::startChecks(const nlohmann::json& config, const QString& name, QString* run_name,
-                                      QString* error) const {
+bool RemoteTargetBase::canReachNodes(QString* error) const {
   if (!store_) {
     set_error(error, tr("No store is open."));
-    return {};
+    return false;
   }
   if (!connect_) {
     set_error(error, tr("No way to connect to nodes is set up (no connector)."));
-    return {};
+    return false;
   }
+  return true;
+}
+
+QString RemoteTargetBase::startChecks(const nlohmann::json& config, const QString& name, QString* run_name,
+                                      QString* error) const {
+  if (!canReachNodes(error)) return {};
   if (!acceptRunName(name, run_name, error)) return {};
   if (const QString problem = RunController::datasetProblem(config); !problem.isEmpty()) {
     set_error(error, problem);
@@ -147,10 +152,7 @@ bool RemoteTargetBase::cancel(const QString& run_id) {
 }
 
 bool RemoteTargetBase::resume(const QString& run_id, QString* error) {
-  if (!store_ || !connect_) {
-    set_error(error, !store_ ? tr("No store is open.") : tr("No way to connect to nodes is set up (no connector)."));
-    return false;
-  }
+  if (!canReachNodes(error)) return false;
   if (runs_.count(run_id)) {
     set_error(error, tr("Run %1 is still running.").arg(run_id));
     return false;
@@ -257,10 +259,7 @@ void RemoteTargetBase::startNodeTask(const QString& run_id, std::map<QString, st
 
 bool RemoteTargetBase::fetchCheckpoint(const QString& run_id, const QString& local_dir, const QString& name,
                                        QString* error) {
-  if (!store_ || !connect_) {
-    set_error(error, !store_ ? tr("No store is open.") : tr("No way to connect to nodes is set up (no connector)."));
-    return false;
-  }
+  if (!canReachNodes(error)) return false;
   static const QRegularExpression kName(QStringLiteral("^step_[0-9]{8}$"));
   if (!name.isEmpty() && !kName.match(name).hasMatch()) {
     set_error(error, tr("'%1' is not a checkpoint name (step_ and 8 digits).").arg(name));
@@ -319,10 +318,7 @@ bool RemoteTargetBase::fetchCheckpoint(const QString& run_id, const QString& loc
 }
 
 void RemoteTargetBase::listCheckpoints(const QString& run_id) {
-  if (!store_ || !connect_)
-    return emit this->error(tr("Checkpoints of run %1: %2")
-                          .arg(run_id, !store_ ? tr("No store is open.")
-                                               : tr("No way to connect to nodes is set up (no connector).")));
+  if (QString why; !canReachNodes(&why)) return emit this->error(tr("Checkpoints of run %1: %2").arg(run_id, why));
   if (listings_.count(run_id)) return;  // the listing going on answers this call too
   listings_[run_id] = nullptr;
   auto connect = connect_;

@@ -107,6 +107,8 @@ class RemoteTargetBase : public RunTarget {
     QStringList jobs;       ///< a scheduler's job ids, oldest first
   };
 
+  /// A store is open and a connector set; else false with *error saying which is missing.
+  bool canReachNodes(QString* error) const;
   /// What every start checks first: a store and a connector, the run name (its normalised form
   /// in *run_name), the dataset (RunController::datasetProblem) and the engine binary. The
   /// engine's path, or "" with *error.

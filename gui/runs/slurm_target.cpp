@@ -1,7 +1,6 @@
 #include "gui/runs/slurm_target.h"
 
 #include <QCoreApplication>
-#include <QDir>
 #include <QFileInfo>
 
 #include <chrono>
@@ -14,10 +13,8 @@
 #include "engine/common/error.h"
 #include "engine/common/fileio.h"
 #include "engine/common/run_id.h"
-#include "gui/core/paths.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_ops.h"
-#include "gui/runs/run_controller.h"
 #include "remote/remote_run.h"
 #include "remote/slurm.h"
 #include "store/store.h"

@@ -68,7 +68,8 @@ class TestRemoteClusterRuns : public QObject {
     QString err;
     QVERIFY(tdguitest::start_on_cluster(c, mixed, "e", tdguitest::tiny_config(fx_.data, 10), &err).isEmpty());
     QVERIFY2(err.contains("mixes GPU nodes and CPU nodes"), qPrintable(err));
-    td::remote::ClusterSpec empty{"none", {}};
+    td::remote::ClusterSpec empty;
+    empty.name = "none";
     QVERIFY(tdguitest::start_on_cluster(c, empty, "e", tdguitest::tiny_config(fx_.data, 10), &err).isEmpty());
     QVERIFY2(err.contains("has no nodes"), qPrintable(err));
     QVERIFY(c.activeRuns().isEmpty());

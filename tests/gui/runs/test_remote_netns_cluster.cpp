@@ -79,7 +79,9 @@ class TestRemoteNetnsCluster : public QObject {
     n2.port = 22;
     n2.work_dir = (fx_.sshd.dir / "node2 work").string();  // separate disks, as on real nodes
     // Saved as the cluster designer does, and read back as "Train on" does.
-    td::remote::ClusterSpec c{"netns", {n3, n2}};  // node3 first: rank 0 and the rendezvous there
+    td::remote::ClusterSpec c;  // node3 first: rank 0 and the rendezvous there
+    c.name = "netns";
+    c.nodes = {n3, n2};
     QVERIFY(td::remote::validate(c).empty());
     td::store::Store s(fx_.db.toStdString());
     s.save_cluster(c.name, td::remote::to_json(c).dump());
