@@ -7,10 +7,14 @@ namespace td {
 
 const char* op_name(Op op) {
   switch (op) {
+#define TD_ACTIVATION_OP(name, op, params, args) \
+  case Op::op:                                   \
+    return #name;
+#include "engine/ops/activation_ops.def"
 #define TD_OP_NAME(e, name) \
   case Op::e:               \
     return name;
-    TD_OPS(TD_OP_NAME)
+    TD_BACKEND_OPS(TD_OP_NAME)
 #undef TD_OP_NAME
     case Op::kCount: break;
   }

@@ -30,40 +30,20 @@
 
 namespace td {
 
-// Every op, in one list: X(enum name, printed name). The enum Op and op_name() are made from it.
-#define TD_OPS(X)                                  \
-  X(kEncoderForward, "encoder_forward")            \
-  X(kEncoderBackward, "encoder_backward")          \
-  X(kLayerNormForward, "layernorm_forward")        \
-  X(kLayerNormBackward, "layernorm_backward")      \
-  X(kRmsNormForward, "rmsnorm_forward")            \
-  X(kRmsNormBackward, "rmsnorm_backward")          \
-  X(kMatmulForward, "matmul_forward")              \
-  X(kMatmulBackward, "matmul_backward")            \
-  X(kMatmulGeluForward, "matmul_gelu_forward")     \
-  X(kMatmulBackwardDgelu, "matmul_backward_dgelu") \
-  X(kAttentionForward, "attention_forward")        \
-  X(kAttentionBackward, "attention_backward")      \
-  X(kFlashAttentionForward, "flash_attention_forward") \
-  X(kFlashAttentionBackward, "flash_attention_backward") \
-  X(kGeluForward, "gelu_forward")                  \
-  X(kGeluBackward, "gelu_backward")                \
-  X(kSwigluForward, "swiglu_forward")              \
-  X(kSwigluBackward, "swiglu_backward")            \
-  X(kRopeForward, "rope_forward")                  \
-  X(kRopeBackward, "rope_backward")                \
-  X(kResidualForward, "residual_forward")          \
-  X(kSoftmaxCrossEntropy, "softmax_cross_entropy") \
-  X(kCrossEntropyShardStats, "cross_entropy_shard_stats") \
-  X(kCrossEntropyShardBackward, "cross_entropy_shard_backward") \
-  X(kConvert, "convert")                           \
-  X(kAdamW, "adamw")                               \
-  X(kGradNormSquared, "grad_norm_squared")         \
+// Every op: the activation ops of activation_ops.def (each printed as its method name,
+// "layernorm_forward"), then the backend's conversion and optimizer ops, X(enum name, printed
+// name). The enum Op and op_name() are made from them.
+#define TD_BACKEND_OPS(X)                      \
+  X(kConvert, "convert")                       \
+  X(kAdamW, "adamw")                           \
+  X(kGradNormSquared, "grad_norm_squared")     \
   X(kScale, "scale")
 
 enum class Op {
+#define TD_ACTIVATION_OP(name, op, params, args) op,
+#include "engine/ops/activation_ops.def"
 #define TD_OP_ENUM(e, name) e,
-  TD_OPS(TD_OP_ENUM)
+  TD_BACKEND_OPS(TD_OP_ENUM)
 #undef TD_OP_ENUM
   kCount
 };
