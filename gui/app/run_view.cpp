@@ -256,7 +256,12 @@ void RunView::setRunTargets(RunTargets* targets) {
       cancel_progress_->setVisible(false);
     }
     updateRemoteBar();
-    updateStatus();
+    // The status line and buttons follow the phase; a deploy's byte counts and connection
+    // words change only the bar above (no store query per progress report).
+    if (st.phase != shown_phase_) {
+      shown_phase_ = st.phase;
+      updateStatus();
+    }
   });
   connect(targets, &RunTarget::runIngested, this, [this](const QString& id, qint64) { onIngested(id); });
   connect(targets, &RunTarget::logAppended, this, &RunView::appendLog);
@@ -367,6 +372,7 @@ void RunView::setStoreClient(StoreClient* store) {
 
 void RunView::setRun(const QString& run_id) {
   run_ = run_id;
+  shown_phase_ = targets_ && !run_id.isEmpty() ? targets_->state(run_id).phase : RunTargetState::Phase::Unknown;
   remote_run_ = false;
   remote_kind_.clear();
   remote_node_.clear();

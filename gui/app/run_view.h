@@ -15,6 +15,7 @@
 
 #include <optional>
 
+#include "gui/runs/run_target.h"
 #include "store/types.h"
 
 namespace td::store {
@@ -163,6 +164,7 @@ class RunView : public QWidget {
 
   QPointer<StoreClient> store_;
   QPointer<RunTargets> targets_;
+  RunTargetState::Phase shown_phase_ = RunTargetState::Phase::Unknown;  // the run's phase at the last status read
   bool remote_run_ = false;
   QString remote_kind_;  // the target the store says the run went to ("ssh", "slurm"), "" for this machine
   QString remote_node_;  // where it went, from the store: the node's display name, a Slurm cluster's name
