@@ -39,6 +39,11 @@ class TestLauncher : public QObject {
     QVERIFY(getpgid(pid) != getpgid(0));
     QTRY_COMPARE(read_all(dir.filePath("err.log")), QByteArray("to-err\n"));
     QTRY_COMPARE(read_all(dir.filePath("out.log")), QByteArray("to-out\n"));
+    // The shell execs sleep right after its last echo. While execve runs, /proc/<pid>/cmdline
+    // reads empty, which process_alive counts as alive whatever the marks (an engine mid-exec
+    // is alive): the marks are checked once sleep is what runs.
+    QTRY_VERIFY2(read_all(QStringLiteral("/proc/%1/cmdline").arg(pid)).startsWith("sleep"),
+                 "waited for the shell to exec sleep");
     QVERIFY(process_alive(pid));
     QVERIFY(process_alive(pid, {"sleep"}));
     QVERIFY(!process_alive(pid, {"traindeck-engine"}));  // a recycled pid is not our engine
