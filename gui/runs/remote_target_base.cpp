@@ -60,12 +60,7 @@ RunTargetState RemoteTargetBase::state(const QString& run_id) const {
 }
 
 RunFiles RemoteTargetBase::files(const QString& run_id) const {
-  RunFiles f;
-  f.local_dir = runDir(run_id);
-  if (f.local_dir.isEmpty()) return f;
-  f.events = QDir(f.local_dir).filePath(QStringLiteral("events.jsonl"));
-  const QString log = QDir(f.local_dir).filePath(QStringLiteral("engine.log"));
-  if (QFileInfo::exists(log)) f.log = log;
+  RunFiles f = runFolderFiles(runDir(run_id));
   if (auto it = runs_.find(run_id); it != runs_.end()) {
     f.host = it->second.host;
     f.remote_dir = it->second.remote_dir;

@@ -229,15 +229,7 @@ RunTargetState RunController::state(const QString& run_id) const {
   return s;
 }
 
-RunFiles RunController::files(const QString& run_id) const {
-  RunFiles f;
-  f.local_dir = runDir(run_id);
-  if (f.local_dir.isEmpty()) return f;
-  f.events = QDir(f.local_dir).filePath(QStringLiteral("events.jsonl"));
-  const QString log = QDir(f.local_dir).filePath(QStringLiteral("engine.log"));
-  if (QFileInfo::exists(log)) f.log = log;
-  return f;
-}
+RunFiles RunController::files(const QString& run_id) const { return runFolderFiles(runDir(run_id)); }
 
 bool RunController::resume(const QString& run_id, QString* error) {
   if (!store_) {

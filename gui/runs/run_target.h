@@ -220,6 +220,9 @@ class RunTarget : public QObject {
   /// `name` as the store keeps it (td::normalise_run_name: trimmed, at most 120 bytes, no
   /// control characters) in *normalised; false with *error ("The run name is refused: ...").
   static bool acceptRunName(const QString& name, QString* normalised, QString* error);
+  /// The files of run folder `dir` here: local_dir, its events.jsonl, and its engine.log when it
+  /// exists ("" otherwise); nothing for an empty `dir`. host and remote_dir stay empty.
+  static RunFiles runFolderFiles(const QString& dir);
 
   int kill_timeout_ms_ = 30000;
 };

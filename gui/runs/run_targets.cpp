@@ -1,5 +1,8 @@
 #include "gui/runs/run_targets.h"
 
+#include <QDir>
+#include <QFileInfo>
+
 #include "engine/common/run_id.h"
 #include "gui/core/store_client.h"
 #include "gui/runs/remote_run_controller.h"
@@ -23,6 +26,16 @@ bool RunTarget::acceptRunName(const QString& name, QString* normalised, QString*
   }
   if (normalised) *normalised = QString::fromStdString(n);
   return true;
+}
+
+RunFiles RunTarget::runFolderFiles(const QString& dir) {
+  RunFiles f;
+  f.local_dir = dir;
+  if (dir.isEmpty()) return f;
+  f.events = QDir(dir).filePath(QStringLiteral("events.jsonl"));
+  const QString log = QDir(dir).filePath(QStringLiteral("engine.log"));
+  if (QFileInfo::exists(log)) f.log = log;
+  return f;
 }
 
 void RunTarget::listCheckpoints(const QString& run_id) {
